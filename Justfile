@@ -1,0 +1,24 @@
+# anonpsy task runner. `just --list` shows the recipes.
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+# Run the whole test suite (HYPOTHESIS_PROFILE=dev|ci|nightly picks the profile; default ci).
+test *ARGS:
+    HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}" python -m pytest {{ARGS}}
+
+# ruff and mypy over the package and the tests.
+lint:
+    ruff check src tests
+    mypy src
+
+# Validate every rule file and run every pass/fail case.
+rules-check:
+    anonpsy rules check
+
+# Regenerate the JSON Schemas derived from the models.
+schemas:
+    anonpsy schema export -o schemas/graph.v1.json
+
+# Benchmarks (numbers are printed; targets are documented in README.md).
+bench:
+    python tests/bench/bench_core.py

@@ -1,0 +1,53 @@
+"""Provenance of a de-identification run: every changed field, the rule that allowed it, and the seed.
+
+The audit is written to a file the user controls, next to the outputs; it holds before/after values and is as
+sensitive as the input. It is never logged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Change(_Model):
+    path: str = Field(description="Dotted path of the changed field, e.g. demographics.age or symptoms[sx_1].contexts[0].situation")
+    rule_id: str = Field(description="Id of the rule (file-qualified) that allowed the change.")
+    old: Any = None
+    new: Any = None
+    detail: str | None = None
+
+
+class Kept(_Model):
+    path: str
+    reason: str = Field(description="Code explaining why the field was kept.")
+    rule_id: str | None = None
+    detail: str | None = None
+
+
+class Unmapped(_Model):
+    path: str
+    start: int
+    end: int
+    reason: str
+
+
+class Audit(_Model):
+    case_id: str
+    seed: int
+    operator: str = "perturb"
+    backend: str = "rules"
+    changes: list[Change] = Field(default_factory=list)
+    kept: list[Kept] = Field(default_factory=list)
+    unmapped_values: list[Unmapped] = Field(default_factory=list)
+    generalized: list[Change] = Field(default_factory=list)
+    violations: list[dict[str, Any]] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+    def changed_paths(self) -> set[str]:
+        return {c.path for c in self.changes}

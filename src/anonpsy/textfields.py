@@ -1,0 +1,72 @@
+"""Addressing the free-text fields of a graph by stable, human-readable paths.
+
+Paths name list items by node id where there is one: ``symptoms[sx_low_mood].contexts[0].situation``,
+``visit_event.visit_episode``, ``test_results.labs``, ``family_history[1].evidence_text``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from anonpsy.graph import CaseGraph
+
+# Keys whose string values are narrative text that may carry identifiers.
+NARRATIVE_KEYS = frozenset({
+    "evidence_text", "situation", "thought", "emotion", "behavior", "reason_for_visit", "visit_episode", "pathway",
+    "labs", "imaging", "mental_status", "other", "outcome", "family_structure",
+})
+# Keys that hold lists of short narrative strings.
+NARRATIVE_LIST_KEYS = frozenset({"source_of_information"})
+
+
+def _label(item: Any, index: int) -> str:
+    if isinstance(item, dict) and isinstance(item.get("id"), str):
+        return str(item["id"])
+    return str(index)
+
+
+def iter_text(data: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
+    """Yield (path, text) for every narrative string in a dumped graph."""
+    if isinstance(data, dict):
+        for k, v in data.items():
+            path = f"{prefix}.{k}" if prefix else k
+            if isinstance(v, str) and k in NARRATIVE_KEYS:
+                yield path, v
+            elif isinstance(v, list) and k in NARRATIVE_LIST_KEYS:
+                for i, s in enumerate(v):
+                    if isinstance(s, str):
+                        yield f"{path}[{i}]", s
+            elif isinstance(v, dict | list):
+                yield from iter_text(v, path)
+    elif isinstance(data, list):
+        for i, item in enumerate(data):
+            yield from iter_text(item, f"{prefix}[{_label(item, i)}]")
+
+
+def map_text(data: Any, fn: Callable[[str, str], str], prefix: str = "") -> Any:
+    """Return a copy of dumped graph data with ``fn(path, text)`` applied to every narrative string."""
+    if isinstance(data, dict):
+        out: dict[str, Any] = {}
+        for k, v in data.items():
+            path = f"{prefix}.{k}" if prefix else k
+            if isinstance(v, str) and k in NARRATIVE_KEYS:
+                out[k] = fn(path, v)
+            elif isinstance(v, list) and k in NARRATIVE_LIST_KEYS:
+                out[k] = [fn(f"{path}[{i}]", s) if isinstance(s, str) else s for i, s in enumerate(v)]
+            elif isinstance(v, dict | list):
+                out[k] = map_text(v, fn, path)
+            else:
+                out[k] = v
+        return out
+    if isinstance(data, list):
+        return [map_text(item, fn, f"{prefix}[{_label(item, i)}]") for i, item in enumerate(data)]
+    return data
+
+
+def graph_texts(graph: CaseGraph) -> list[tuple[str, str]]:
+    return list(iter_text(graph.model_dump(mode="json")))
+
+
+def map_graph_text(graph: CaseGraph, fn: Callable[[str, str], str]) -> CaseGraph:
+    return CaseGraph.model_validate(map_text(graph.model_dump(mode="json"), fn))
