@@ -173,12 +173,12 @@ def _spec(kind: str, m: re.Match[str], age: int | None) -> TimeSpec | None:
         if n is None:
             return None
         unit = _unit(g[1])
-        return TimeSpec(-n, n, unit, ongoing=True, coarse=g[0].lower() in NUMBER_WORDS and not g[0].isdigit()
-                        and g[0].lower() not in ("one", "two", "three", "four", "five", "six", "seven", "eight",
-                                                 "nine", "ten", "a", "an"))
+        vague = g[0].lower() in ("a couple of", "a few", "couple", "few", "several", "many", "some")
+        # Ongoing up to the visit: the span is closed by the temporal engine at the case horizon (covers day 0).
+        return TimeSpec(-n, None, unit, ongoing=True, coarse=vague)
     if kind == "past_unit":
         unit = _unit(g[0])
-        return TimeSpec(-1, 1, unit, ongoing=True)
+        return TimeSpec(-1, None, unit, ongoing=True)
     if kind == "n_ago":
         n = parse_number(g[0])
         return None if n is None else TimeSpec(-n, 1, _unit(g[1]))
@@ -189,7 +189,7 @@ def _spec(kind: str, m: re.Match[str], age: int | None) -> TimeSpec | None:
         return TimeSpec(1, 1, Unit.day)
     if kind == "since_n_ago":
         n = parse_number(g[0])
-        return None if n is None else TimeSpec(-n, n, _unit(g[1]), ongoing=True)
+        return None if n is None else TimeSpec(-n, None, _unit(g[1]), ongoing=True)
     if kind == "at_age":
         at = int(g[0])
         if age is None or at > age:
@@ -448,7 +448,8 @@ def _reconcile_once(graph: CaseGraph) -> CaseGraph:
             for block in blocks:
                 if block in by_interval:
                     bid = by_interval[block]
-                    new_durations[bid] = dmap[bid]
+                    if bid in dmap:
+                        new_durations[bid] = dmap[bid]
                 else:
                     bid = _block_id(block, taken)
                     taken.add(bid)

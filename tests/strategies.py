@@ -1,0 +1,117 @@
+"""Hypothesis strategies for anonpsy tests. Each strategy's docstring shows what it generates.
+
+All graphs are structurally valid (ids unique, references resolved, edge pairs permitted) and temporally
+normalised where the name says so; clinically feasible graphs are built from the DSM rules themselves.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from anonpsy.graph import (
+    STEB,
+    ArrivalMode,
+    CaseGraph,
+    Demographics,
+    Diagnosis,
+    Duration,
+    Edge,
+    LegalStatus,
+    PastHistory,
+    RelationType,
+    Setting,
+    Sex,
+    Symptom,
+    TestResults,
+    Treatment,
+    Unit,
+    VisitEvent,
+)
+
+TEXTS = ["after an argument at work", "believed neighbours were watching", "frightened", "stopped going out",
+         "when alone at night", "felt guilty", "paced the corridor", None]
+
+
+@st.composite
+def durations(draw: Any, prefix: str = "d", min_size: int = 1, max_size: int = 8) -> list[Duration]:
+    """A pool of durations: offsets −400..+10 in a random unit, span 1..24 or open, some ongoing.
+
+    e.g. [Duration(id='d0', offset=-3, span=2, unit=week), Duration(id='d1', offset=-12, span=None, ongoing=True)]
+    """
+    n = draw(st.integers(min_size, max_size))
+    out = []
+    for i in range(n):
+        unit = draw(st.sampled_from(list(Unit)))
+        lim = {Unit.day: 400, Unit.week: 60, Unit.month: 24, Unit.year: 10}[unit]
+        offset = draw(st.integers(-lim, 3))
+        ongoing = draw(st.booleans()) and offset <= 0
+        if ongoing:
+            span = draw(st.one_of(st.none(), st.integers(max(1, -offset + 1), -offset + 6)))
+        else:
+            span = draw(st.one_of(st.none(), st.integers(1, 24)))
+        out.append(Duration(id=f"{prefix}{i}", offset=offset, span=span, unit=unit, ongoing=ongoing))
+    return out
+
+
+steb_frames = st.builds(
+    STEB,
+    situation=st.sampled_from(TEXTS), thought=st.sampled_from(TEXTS),
+    emotion=st.sampled_from(TEXTS), behavior=st.sampled_from(TEXTS),
+)
+
+
+@st.composite
+def case_graphs(
+    draw: Any,
+    rule_ids: list[str] | None = None,
+    ages: st.SearchStrategy[int] = st.integers(18, 80),
+    sexes: st.SearchStrategy[Sex] = st.sampled_from([Sex.female, Sex.male]),
+) -> CaseGraph:
+    """A structurally valid, un-normalised case graph.
+
+    1–3 diagnoses (rule ids drawn from ``rule_ids`` if given), 1–8 symptoms each with 0–3 durations and 0–3 STEB
+    frames, 0–3 treatments, 0–2 past-history items, MANIFESTS_AS/TREATMENT_OF/INDUCES edges between them.
+    """
+    pool = draw(durations())
+    ids = [d.id for d in pool]
+    pick = st.lists(st.sampled_from(ids), max_size=3, unique=True)
+    dx_rules = draw(st.lists(st.sampled_from(rule_ids), min_size=1, max_size=3, unique=True)) if rule_ids else [None]
+    diagnoses = [Diagnosis(id=f"dx_{i}", label=r or "unspecified", rule_id=r, duration_ids=draw(pick))
+                 for i, r in enumerate(dx_rules)]
+    n_sx = draw(st.integers(1, 8))
+    symptoms = [
+        Symptom(id=f"sx_{i}", headword=draw(st.sampled_from(["depressed mood", "insomnia", "paranoia",
+                                                               "auditory hallucination", "excessive worry"])),
+                evidence_text=draw(st.sampled_from(TEXTS)), contexts=draw(st.lists(steb_frames, max_size=3)),
+                duration_ids=draw(pick))
+        for i in range(n_sx)
+    ]
+    treatments = [Treatment(id=f"tx_{i}", name=draw(st.sampled_from(["sertraline", "lithium", "cbt"])),
+                            duration_ids=draw(pick)) for i in range(draw(st.integers(0, 3)))]
+    past = [PastHistory(id=f"ph_{i}", condition=draw(st.sampled_from(["asthma", "head injury", "cannabis use"])),
+                        duration_ids=draw(pick)) for i in range(draw(st.integers(0, 2)))]
+    edges: list[Edge] = []
+    for dx in diagnoses:
+        for sx in draw(st.lists(st.sampled_from(symptoms), unique_by=lambda s: s.id, max_size=4)):
+            edges.append(Edge(type=RelationType.MANIFESTS_AS, source=dx.id, target=sx.id))
+    for tx in treatments:
+        edges.append(Edge(type=RelationType.TREATMENT_OF, source=tx.id, target=draw(st.sampled_from(diagnoses)).id))
+    for ph in past:
+        if draw(st.booleans()):
+            edges.append(Edge(type=RelationType.INDUCES, source=ph.id, target=draw(st.sampled_from(symptoms)).id,
+                              evidence_text="due to"))
+    return CaseGraph(
+        case_id=f"gen_{draw(st.integers(0, 9999))}",
+        demographics=Demographics(age=draw(ages), sex=draw(sexes),
+                                  ethnicity=draw(st.sampled_from([None, "Hispanic or Latino", "White"])),
+                                  occupation=draw(st.sampled_from([None, "teacher", "nurse"]))),
+        test_results=TestResults(labs=draw(st.sampled_from([None, "TSH 2.4 mIU/L, sodium 139 mmol/L"])),
+                                 other=draw(st.sampled_from([None, "PHQ-9 18", "MMSE 22/30"]))),
+        diagnoses=diagnoses, symptoms=symptoms, treatments=treatments, past_history=past,
+        visit_event=VisitEvent(setting=draw(st.sampled_from(list(Setting))),
+                               arrival_mode=draw(st.sampled_from(list(ArrivalMode))),
+                               legal_status=draw(st.sampled_from(list(LegalStatus)))),
+        durations=pool, edges=edges,
+    )

@@ -1,0 +1,88 @@
+"""`anonpsy rules check`: the whole rules directory passes, and broken rule files are reported with file:line."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from anonpsy.cli import main
+from anonpsy.paths import rules_dir
+from anonpsy.rules.check import check_rules, rule_files
+from anonpsy.rules.registry import load_all_kinds
+
+# Pinned counts: adding or removing rules is a deliberate act that updates these numbers.
+PINNED_KINDS_MIN = 10
+
+
+def test_every_rule_file_passes_schema_and_cases() -> None:
+    report = check_rules()
+    problems = [p.one_line() for p in report.problems if not p.todo]
+    assert problems == [], "\n".join(problems[:50])
+    assert report.cases_passed + report.todo == report.cases
+
+
+def test_every_rule_file_has_cases_and_a_kind() -> None:
+    kinds = load_all_kinds()
+    assert len(kinds) >= PINNED_KINDS_MIN
+    for path in rule_files(rules_dir()):
+        cases = path.with_name(path.name[: -len(".yaml")] + ".cases.yaml")
+        assert cases.is_file(), f"{path} has no cases file"
+
+
+def test_cli_rules_check_exit_zero() -> None:
+    result = CliRunner().invoke(main, ["rules", "check"])
+    assert result.exit_code == 0, result.output[-2000:]
+    assert "0 problems" in result.output
+
+
+@pytest.fixture()
+def broken_rules(tmp_path: Path) -> Path:
+    dst = tmp_path / "rules"
+    shutil.copytree(rules_dir() / "graph", dst / "graph")
+    return dst
+
+
+def test_schema_violation_is_reported_with_line(broken_rules: Path) -> None:
+    path = next(p for p in rule_files(broken_rules))
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text + "\nunexpected_top_level_key: 1\n", encoding="utf-8")
+    report = check_rules(broken_rules)
+    assert not report.ok
+    assert any(p.code == "R100" and p.path.endswith(path.name) for p in report.problems)
+
+
+def test_malformed_yaml_is_reported(broken_rules: Path) -> None:
+    path = next(p for p in rule_files(broken_rules))
+    path.write_text("kind: [unclosed\n", encoding="utf-8")
+    report = check_rules(broken_rules)
+    assert [p.code for p in report.problems] == ["R101"]
+    assert report.problems[0].line == 1
+
+
+def test_missing_cases_file_is_reported(broken_rules: Path) -> None:
+    path = next(p for p in rule_files(broken_rules))
+    path.with_name(path.name[: -len(".yaml")] + ".cases.yaml").unlink()
+    report = check_rules(broken_rules)
+    assert any(p.code == "R103" for p in report.problems)
+
+
+def test_failing_case_is_reported_with_case_line(broken_rules: Path) -> None:
+    path = next(p for p in rule_files(broken_rules))
+    cases = path.with_name(path.name[: -len(".yaml")] + ".cases.yaml")
+    text = cases.read_text(encoding="utf-8")
+    flipped = text.replace("expect: pass", "expect: PLACEHOLDER").replace("expect: fail", "expect: pass")
+    flipped = flipped.replace("expect: PLACEHOLDER", "expect: fail\n    violations: [NOT_A_REAL_CODE]")
+    cases.write_text(flipped, encoding="utf-8")
+    report = check_rules(broken_rules)
+    failing = [p for p in report.problems if p.code in ("R102", "R100")]
+    assert failing, "flipping every expectation must make cases fail"
+    assert all(p.line >= 1 for p in failing)
+
+
+def test_unknown_kind_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "x.yaml").write_text("kind: no_such_kind\nversion: 1\n", encoding="utf-8")
+    report = check_rules(tmp_path)
+    assert [p.code for p in report.problems] == ["R108"]
