@@ -1,0 +1,50 @@
+"""Language-model adapter layer: server profiles, the HTTP client, the reply cache and prompt templates.
+
+Only :mod:`anonpsy.llm.client` touches the network. Typical use::
+
+    from anonpsy.llm import LLMClient, load_config, load_template
+
+    with LLMClient(load_config("llm.yaml")) as client:
+        reply = client.complete_json(load_template("echo"), {"text": "..."}, operator="extraction")
+"""
+
+from anonpsy.llm.cache import ResponseCache, cache_key
+from anonpsy.llm.client import AsyncLLMClient, LLMClient, template_marker
+from anonpsy.llm.config import LLMConfig, Profile, Temperatures, Timeouts, load_config, load_profile
+from anonpsy.llm.errors import (
+    LLMConfigError,
+    LLMConnectionError,
+    LLMError,
+    LLMHTTPError,
+    LLMRemoteEndpointError,
+    LLMReplyError,
+    LLMTemplateError,
+)
+from anonpsy.llm.metrics import CallRecord, Metrics
+from anonpsy.llm.prompts import PromptTemplate, list_templates, load_template
+
+__all__ = [
+    "AsyncLLMClient",
+    "CallRecord",
+    "LLMClient",
+    "LLMConfig",
+    "LLMConfigError",
+    "LLMConnectionError",
+    "LLMError",
+    "LLMHTTPError",
+    "LLMRemoteEndpointError",
+    "LLMReplyError",
+    "LLMTemplateError",
+    "Metrics",
+    "Profile",
+    "PromptTemplate",
+    "ResponseCache",
+    "Temperatures",
+    "Timeouts",
+    "cache_key",
+    "list_templates",
+    "load_config",
+    "load_profile",
+    "load_template",
+    "template_marker",
+]

@@ -1,0 +1,926 @@
+"""The one module that talks HTTP to a language-model server (OpenAI-compatible chat completions).
+
+:class:`LLMClient` (threads) and :class:`AsyncLLMClient` (asyncio) share one request/validation state
+machine (:meth:`_Core._call`, a generator that yields "send this request" / "sleep this long" steps); the
+two classes only differ in how they perform those steps.
+
+Behaviour:
+
+* explicit ``httpx.Timeout(connect, read, write, pool)``; proxies from the environment are ignored
+  (``trust_env=False``) so case text cannot be routed off the machine by an inherited ``HTTP_PROXY``;
+* at most ``retries`` extra attempts (default 2) on 408, 409, 429, 5xx and connection errors / timeouts,
+  with exponential backoff and full jitter capped at ``backoff_cap``, honouring ``Retry-After`` (seconds or
+  HTTP date, capped at ``retry_after_cap``) and ``retry-after-ms``;
+* structured output requested in the profile's form; when the server rejects that form (HTTP 400/422, or 500
+  naming ``response_format``) the next form of the profile's ``fallback`` chain is used from then on;
+* the reply is parsed as JSON (```` ```json ```` fences stripped), validated against the template's JSON
+  Schema, then by a pydantic model if given; on failure the client re-asks ONCE, appending its reply and the
+  list of problems; a second failure raises :class:`LLMReplyError` with ``attempts=2``;
+* a system-message marker ``[template:<id>@v<N>]`` names the template for servers and logs;
+* logs carry only template id, attempt, mode, HTTP status, latency and token counts — never prompt or reply
+  text.
+
+Error mapping (all subclasses of :class:`anonpsy.llm.errors.LLMError`)::
+
+    httpx.TimeoutException / httpx.TransportError  -> LLMConnectionError  (after retries)
+    HTTP 408/409/429/5xx                           -> LLMHTTPError(status) (after retries)
+    other HTTP 4xx, malformed response envelope    -> LLMHTTPError(status)
+    unparsable / invalid reply after one re-ask    -> LLMReplyError(template_id, attempts, errors)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import random
+import re
+import threading
+import time
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import lru_cache
+from types import TracebackType
+from typing import Any, TypeVar, overload
+
+import httpx
+import jsonschema
+from pydantic import BaseModel, ValidationError
+
+from anonpsy.llm.cache import MISS, ResponseCache, cache_key, canonical_json, sha256_text
+from anonpsy.llm.config import LLMConfig, StructuredOutput, ensure_allowed_endpoint
+from anonpsy.llm.errors import LLMConnectionError, LLMError, LLMHTTPError, LLMReplyError, LLMTemplateError
+from anonpsy.llm.metrics import CallRecord, Metrics
+from anonpsy.llm.prompts import PromptTemplate
+
+log = logging.getLogger("anonpsy.llm")
+
+M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
+
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+MAX_REASKS = 1
+_FENCE_RE = re.compile(r"^```[A-Za-z0-9_-]*[ \t]*\n?(.*?)\n?[ \t]*```$", re.DOTALL)
+
+
+def template_marker(template: PromptTemplate) -> str:
+    """The marker the client puts on the first line of the system message."""
+    return f"[template:{template.id}@v{template.version}]"
+
+
+# ---------------------------------------------------------------------------------------- pure helpers
+
+
+def parse_retry_after(headers: dict[str, str], *, now: datetime | None = None) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or HTTP date); None if absent."""
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            value = float(ms) / 1000.0
+        except ValueError:
+            value = -1.0
+        if value >= 0:
+            return value
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    raw = raw.strip()
+    try:
+        seconds = float(raw)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(raw)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - (now or datetime.now(UTC))).total_seconds()
+    return max(0.0, seconds)
+
+
+def backoff_delay(retry: int, *, base: float, cap: float, rng: random.Random) -> float:
+    """Full-jitter backoff for the ``retry``-th retry (1-based): uniform in [0, min(cap, base·2^(n-1))]."""
+    return rng.uniform(0.0, min(cap, base * (2 ** (retry - 1))))
+
+
+def strip_fences(content: str) -> str:
+    """Remove surrounding whitespace and one pair of Markdown code fences (```json … ```)."""
+    text = content.strip()
+    m = _FENCE_RE.match(text)
+    return m.group(1).strip() if m else text
+
+
+def _json_path(parts: Any) -> str:
+    return "/" + "/".join(str(p) for p in parts)
+
+
+def _schema_names(schema: Any, names: set[str] | None = None) -> set[str]:
+    """Every property name declared anywhere in a JSON Schema."""
+    found = set() if names is None else names
+    if isinstance(schema, dict):
+        props = schema.get("properties")
+        if isinstance(props, dict):
+            found.update(str(k) for k in props)
+        for value in schema.values():
+            _schema_names(value, found)
+    elif isinstance(schema, list):
+        for item in schema:
+            _schema_names(item, found)
+    return found
+
+
+@lru_cache(maxsize=128)
+def _model_names(model_cls: type[BaseModel]) -> frozenset[str]:
+    names = _schema_names(model_cls.model_json_schema(mode="validation"))
+    return frozenset(names | set(model_cls.model_fields))
+
+
+def _safe_path(parts: Any, known: set[str]) -> str:
+    """A JSON path keeping array indices and schema-declared names; other keys become ``*``."""
+    return "/" + "/".join(
+        str(p) if isinstance(p, int) or (isinstance(p, str) and p in known) else "*" for p in parts
+    )
+
+
+def _safe_schema_problem(err: jsonschema.ValidationError, known: set[str]) -> str:
+    """A problem description built from the schema only (the reply's values and keys never appear)."""
+    path = _safe_path(err.absolute_path, known)
+    kw = str(err.validator)
+    value = err.validator_value
+    if kw == "required" and isinstance(err.instance, dict) and isinstance(value, list):
+        # One error per missing property; its name (from the schema) is the one the message quotes.
+        missing = [str(k) for k in value if k not in err.instance and err.message.startswith(repr(k))]
+        if not missing:
+            missing = [str(k) for k in value if k not in err.instance]
+        return f"{path}: missing required {', '.join(missing)}"
+    if kw == "type":
+        return f"{path}: expected type {value}"
+    if kw in ("enum", "const"):
+        return f"{path}: not one of the allowed values"
+    if kw == "additionalProperties":
+        return f"{path}: properties not in the schema"
+    if kw in (
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "minProperties",
+        "maxProperties",
+        "multipleOf",
+    ):
+        return f"{path}: violates {kw} {value}"
+    return f"{path}: violates {kw}"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One reason a reply was rejected: ``safe`` for errors and logs, ``detail`` only for the re-ask."""
+
+    safe: str
+    detail: str
+
+
+def check_reply(
+    content: str, schema: dict[str, Any] | None, model_cls: type[BaseModel] | None
+) -> tuple[Any, list[Problem]]:
+    """Parse and validate a JSON reply. Returns ``(value, [])`` or ``(None, problems)``."""
+    known = _schema_names(schema) | (_model_names(model_cls) if model_cls is not None else set())
+    text = strip_fences(content)
+    if not text:
+        return None, [Problem("/: reply is empty", "The reply was empty; answer with one JSON value.")]
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno} column {exc.colno}: {exc.msg}"
+        return None, [Problem(f"/: not valid JSON ({where})", f"The reply is not valid JSON ({where}).")]
+    if schema is not None:
+        validator = jsonschema.Draft202012Validator(schema)
+        errors = sorted(
+            validator.iter_errors(value), key=lambda e: (list(map(str, e.absolute_path)), e.message)
+        )
+        if errors:
+            return None, [
+                Problem(_safe_schema_problem(e, known), f"{_json_path(e.absolute_path)}: {e.message}")
+                for e in errors
+            ]
+    if model_cls is not None:
+        try:
+            model_cls.model_validate(value)
+        except ValidationError as exc:
+            return None, [
+                Problem(f"{_safe_path(e['loc'], known)}: {e['type']}", f"{_json_path(e['loc'])}: {e['msg']}")
+                for e in exc.errors()
+            ]
+    return value, []
+
+
+def reask_message(problems: list[Problem]) -> str:
+    """The user message of the single re-ask."""
+    lines = "\n".join(f"- {p.detail}" for p in problems[:20])
+    return (
+        "Your previous reply could not be used. Problems found:\n"
+        f"{lines}\n"
+        "Reply again with only the corrected JSON, matching the required schema exactly, with no other text."
+    )
+
+
+def _format_rejected(status: int, body: bytes) -> bool:
+    text = body[:4000].decode("utf-8", errors="replace").lower()
+    if status in (400, 422):
+        return any(k in text for k in ("response_format", "json_schema", "json_object", "format"))
+    return status == 500 and "response_format" in text
+
+
+def _transport_kind(exc: httpx.TransportError) -> str:
+    names = {
+        httpx.ConnectTimeout: "connect timeout",
+        httpx.ReadTimeout: "read timeout",
+        httpx.WriteTimeout: "write timeout",
+        httpx.PoolTimeout: "pool timeout",
+        httpx.ConnectError: "connection refused or unreachable",
+        httpx.RemoteProtocolError: "protocol error",
+        httpx.ReadError: "read error",
+        httpx.WriteError: "write error",
+    }
+    for cls, name in names.items():
+        if isinstance(exc, cls):
+            return name
+    return "transport error"
+
+
+# ----------------------------------------------------------------------------------- the state machine
+
+
+@dataclass(frozen=True)
+class _Post:
+    url: str
+    body: dict[str, Any]
+    native: bool
+
+
+@dataclass(frozen=True)
+class _Sleep:
+    seconds: float
+
+
+@dataclass(frozen=True)
+class _Response:
+    status: int | None
+    headers: dict[str, str]
+    content: bytes
+    error: str | None
+    latency_s: float
+
+
+@dataclass
+class _Stats:
+    requests: int = 0
+    retries: int = 0
+    reasks: int = 0
+    fallbacks: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+
+
+_Step = Generator[_Post | _Sleep, _Response | None, T]
+
+
+@dataclass
+class _Reply:
+    content: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class _Core:
+    """Shared configuration, request building, retry policy and validation of both clients."""
+
+    def __init__(self, config: LLMConfig, *, cache: ResponseCache | None, metrics: Metrics | None) -> None:
+        self.config = config
+        self.profile = config.endpoint
+        ensure_allowed_endpoint(self.profile.base_url, allow_remote=config.allow_remote)
+        if self.profile.native_base_url:
+            ensure_allowed_endpoint(self.profile.native_base_url, allow_remote=config.allow_remote)
+        self._chain: tuple[StructuredOutput, ...] = self.profile.mode_chain()
+        self._mode_index = 0
+        self._mode_lock = threading.Lock()
+        self._rng = random.Random(config.seed)
+        self._rng_lock = threading.Lock()
+        self._owns_cache = cache is None and config.cache_path is not None
+        self.cache: ResponseCache | None = cache
+        if self._owns_cache and config.cache_path is not None:
+            self.cache = ResponseCache(config.cache_path)
+        self.metrics = metrics if metrics is not None else Metrics()
+        self._timeout = httpx.Timeout(
+            connect=config.timeouts.connect,
+            read=config.timeouts.read,
+            write=config.timeouts.write,
+            pool=config.timeouts.pool,
+        )
+        self._limits = httpx.Limits(
+            max_connections=config.concurrency, max_keepalive_connections=config.concurrency
+        )
+        headers = {"Accept": "application/json"}
+        key = config.api_key()
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        self._headers = headers
+
+    @property
+    def structured_output(self) -> StructuredOutput:
+        """The structured-output form currently used (after any fallback)."""
+        return self._chain[self._mode_index]
+
+    # -- request building ----------------------------------------------------------------------------------
+
+    def _messages(
+        self, template: PromptTemplate, variables: dict[str, Any], schema: dict[str, Any] | None
+    ) -> list[dict[str, str]]:
+        values = dict(variables)
+        if "schema" in template.placeholders and "schema" not in values and schema is not None:
+            values["schema"] = json.dumps(schema, ensure_ascii=False, indent=1, sort_keys=True)
+        messages = template.render(**values)
+        marker = template_marker(template)
+        if messages and messages[0]["role"] == "system":
+            system = f"{marker}\n{messages[0]['content']}"
+            messages = messages[1:]
+        else:
+            system = marker
+        if self.profile.merge_system:
+            user = messages[0]
+            return [{"role": "user", "content": f"{system}\n\n{user['content']}"}, *messages[1:]]
+        return [{"role": "system", "content": system}, *messages]
+
+    def _build(
+        self,
+        mode: StructuredOutput,
+        messages: list[dict[str, str]],
+        template: PromptTemplate,
+        temperature: float,
+        seed: int | None,
+        schema: dict[str, Any] | None,
+    ) -> _Post:
+        max_tokens = self.profile.max_tokens
+        if mode == "ollama_format" and self.profile.native_base_url:
+            options: dict[str, Any] = {
+                "temperature": temperature,
+                "num_predict": max_tokens,
+                "num_ctx": self.profile.context_size,
+            }
+            if seed is not None:
+                options["seed"] = seed
+            body_native: dict[str, Any] = {
+                "model": self.profile.model,
+                "messages": messages,
+                "stream": False,
+                "options": options,
+            }
+            if schema is not None:
+                body_native["format"] = schema
+            return _Post(self.profile.native_base_url.rstrip("/") + "/chat", body_native, native=True)
+        body: dict[str, Any] = {
+            "model": self.profile.model,
+            "messages": messages,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "stream": False,
+        }
+        if seed is not None:
+            body["seed"] = seed
+        if schema is not None:
+            if mode == "json_schema":
+                body["response_format"] = {
+                    "type": "json_schema",
+                    "json_schema": {
+                        "name": template.id.replace("-", "_")[:64],
+                        "schema": schema,
+                        "strict": True,
+                    },
+                }
+            elif mode == "json_object_schema":
+                body["response_format"] = {"type": "json_object", "schema": schema}
+            elif mode == "json_object":
+                body["response_format"] = {"type": "json_object"}
+            elif mode == "ollama_format":
+                body["format"] = schema
+        return _Post(self.profile.base_url.rstrip("/") + "/chat/completions", body, native=False)
+
+    def _retry_delay(self, retry: int, headers: dict[str, str] | None) -> float:
+        if headers:
+            after = parse_retry_after(headers)
+            if after is not None:
+                return min(after, self.config.retry_after_cap)
+        with self._rng_lock:
+            return backoff_delay(
+                retry, base=self.config.backoff_base, cap=self.config.backoff_cap, rng=self._rng
+            )
+
+    def _advance_mode(self, used: int) -> bool:
+        with self._mode_lock:
+            if self._mode_index != used:
+                return True  # another request already moved on
+            if self._mode_index + 1 >= len(self._chain):
+                return False
+            self._mode_index += 1
+            return True
+
+    @staticmethod
+    def _parse_envelope(resp: _Response, native: bool, template_id: str, attempts: int) -> _Reply:
+        status = resp.status or 0
+        try:
+            payload = json.loads(resp.content)
+            if native:
+                content = payload["message"].get("content")
+                usage = {
+                    "prompt_tokens": payload.get("prompt_eval_count", 0),
+                    "completion_tokens": payload.get("eval_count", 0),
+                }
+            else:
+                content = payload["choices"][0]["message"].get("content")
+                usage = payload.get("usage") or {}
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            raise LLMHTTPError(
+                status, template_id=template_id, attempts=attempts, reason="response is not a chat completion"
+            ) from None
+        if content is not None and not isinstance(content, str):
+            raise LLMHTTPError(
+                status, template_id=template_id, attempts=attempts, reason="reply content is not text"
+            )
+
+        def _int(v: Any) -> int:
+            return int(v) if isinstance(v, int | float) else 0
+
+        return _Reply(content or "", _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")))
+
+    # -- the state machine ---------------------------------------------------------------------------------
+
+    def _exchange(
+        self,
+        messages: list[dict[str, str]],
+        template: PromptTemplate,
+        temperature: float,
+        seed: int | None,
+        schema: dict[str, Any] | None,
+        stats: _Stats,
+    ) -> _Step[_Reply]:
+        """One logical request: retries on retryable failures, format fallback. Returns the reply text."""
+        retries_done = 0
+        attempts = 0
+        while True:
+            used = self._mode_index
+            mode: StructuredOutput = self._chain[used] if schema is not None else "none"
+            post = self._build(mode, messages, template, temperature, seed, schema)
+            attempts += 1
+            stats.requests += 1
+            resp = yield post
+            assert resp is not None
+            stats.latency_s += resp.latency_s
+            log.info(
+                "llm request template=%s attempt=%d mode=%s status=%s latency_ms=%.0f",
+                template.ref,
+                attempts,
+                mode,
+                resp.status if resp.error is None else resp.error,
+                resp.latency_s * 1000,
+            )
+            if resp.error is not None:
+                if retries_done >= self.config.retries:
+                    raise LLMConnectionError(resp.error, template_id=template.id, attempts=attempts)
+                retries_done += 1
+                stats.retries += 1
+                yield _Sleep(self._retry_delay(retries_done, None))
+                continue
+            status = resp.status or 0
+            if (
+                schema is not None
+                and mode != "none"
+                and _format_rejected(status, resp.content)
+                and self._advance_mode(used)
+            ):
+                stats.fallbacks += 1
+                log.warning(
+                    "llm server rejected structured output form %s; now using %s",
+                    mode,
+                    self.structured_output,
+                )
+                continue
+            if status in RETRYABLE_STATUS or status >= 500:
+                if retries_done >= self.config.retries:
+                    raise LLMHTTPError(status, template_id=template.id, attempts=attempts)
+                retries_done += 1
+                stats.retries += 1
+                yield _Sleep(self._retry_delay(retries_done, resp.headers))
+                continue
+            if status >= 400 or status < 200:
+                raise LLMHTTPError(status, template_id=template.id, attempts=attempts)
+            reply = self._parse_envelope(resp, post.native, template.id, attempts)
+            stats.prompt_tokens += reply.prompt_tokens
+            stats.completion_tokens += reply.completion_tokens
+            log.info(
+                "llm reply template=%s attempt=%d prompt_tokens=%d completion_tokens=%d",
+                template.ref,
+                attempts,
+                reply.prompt_tokens,
+                reply.completion_tokens,
+            )
+            return reply
+
+    def _call(
+        self,
+        template: PromptTemplate,
+        variables: dict[str, Any],
+        *,
+        operator: str,
+        model_cls: type[BaseModel] | None,
+        seed: int | None,
+        case_id: str | None,
+        want_json: bool,
+    ) -> _Step[Any]:
+        temperature = self.config.temperatures.for_operator(operator)
+        schema: dict[str, Any] | None = None
+        if want_json:
+            schema = template.reply_schema
+            if schema is None and model_cls is not None:
+                schema = model_cls.model_json_schema()
+            if schema is None:
+                raise LLMTemplateError(
+                    f"template {template.ref} has no reply_schema and no model was given",
+                    template_id=template.id,
+                )
+        seed = seed if seed is not None else self.config.seed
+        messages = self._messages(template, variables, schema)
+        stats = _Stats()
+        started = time.perf_counter()
+
+        def record(*, hit: bool, ok: bool) -> None:
+            self.metrics.record(
+                CallRecord(
+                    template_id=template.id,
+                    template_version=template.version,
+                    operator=operator,
+                    case_id=case_id,
+                    cache_hit=hit,
+                    requests=stats.requests,
+                    retries=stats.retries,
+                    reasks=stats.reasks,
+                    fallbacks=stats.fallbacks,
+                    prompt_tokens=stats.prompt_tokens,
+                    completion_tokens=stats.completion_tokens,
+                    latency_s=time.perf_counter() - started if not hit else 0.0,
+                    ok=ok,
+                )
+            )
+
+        key = cache_key(
+            model=self.profile.model,
+            template_id=template.id,
+            template_version=template.version,
+            messages=messages,
+            params={
+                "temperature": temperature,
+                "max_tokens": self.profile.max_tokens,
+                "response_format": list(self._chain) if want_json else "text",
+                "schema_sha256": sha256_text(canonical_json(schema)) if schema is not None else None,
+            },
+            seed=seed,
+        )
+        if self.cache is not None:
+            cached = self.cache.get(key)
+            if cached is not MISS:
+                log.info("llm cache hit template=%s", template.ref)
+                record(hit=True, ok=True)
+                return model_cls.model_validate(cached) if model_cls is not None and want_json else cached
+
+        conversation = list(messages)
+        problems: list[Problem] = []
+        asks = 0
+        try:
+            while True:
+                asks += 1
+                reply = yield from self._exchange(conversation, template, temperature, seed, schema, stats)
+                if want_json:
+                    value, problems = check_reply(reply.content, schema, model_cls)
+                else:
+                    value = reply.content
+                    problems = (
+                        []
+                        if reply.content.strip()
+                        else [Problem("/: reply is empty", "The reply was empty; answer the request.")]
+                    )
+                if not problems:
+                    if self.cache is not None:
+                        self.cache.put(
+                            key,
+                            value,
+                            template_id=template.id,
+                            template_version=template.version,
+                            model=self.profile.model,
+                        )
+                    record(hit=False, ok=True)
+                    return model_cls.model_validate(value) if model_cls is not None and want_json else value
+                log.warning(
+                    "llm reply rejected template=%s ask=%d problems=%s",
+                    template.ref,
+                    asks,
+                    [p.safe for p in problems[:10]],
+                )
+                if asks > MAX_REASKS:
+                    raise LLMReplyError(template.id, asks, [p.safe for p in problems])
+                stats.reasks += 1
+                conversation = [
+                    *conversation,
+                    {"role": "assistant", "content": reply.content},
+                    {"role": "user", "content": reask_message(problems)},
+                ]
+        except LLMError:
+            record(hit=False, ok=False)
+            raise
+
+
+# ----------------------------------------------------------------------------------------- sync client
+
+
+class LLMClient(_Core):
+    """Blocking client; safe to share between threads (a semaphore bounds simultaneous requests)."""
+
+    def __init__(
+        self,
+        config: LLMConfig,
+        *,
+        cache: ResponseCache | None = None,
+        metrics: Metrics | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        super().__init__(config, cache=cache, metrics=metrics)
+        self._slots = threading.BoundedSemaphore(config.concurrency)
+        self._http = httpx.Client(
+            timeout=self._timeout,
+            limits=self._limits,
+            headers=self._headers,
+            transport=transport,
+            trust_env=False,
+            follow_redirects=False,
+        )
+
+    def _send(self, post: _Post) -> _Response:
+        with self._slots:
+            started = time.perf_counter()
+            try:
+                r = self._http.post(post.url, json=post.body)
+            except httpx.TransportError as exc:
+                return _Response(None, {}, b"", _transport_kind(exc), time.perf_counter() - started)
+            return _Response(
+                r.status_code,
+                {k.lower(): v for k, v in r.headers.items()},
+                r.content,
+                None,
+                time.perf_counter() - started,
+            )
+
+    def _drive(self, steps: _Step[T]) -> T:
+        try:
+            step = next(steps)
+            while True:
+                if isinstance(step, _Sleep):
+                    time.sleep(step.seconds)
+                    step = steps.send(None)
+                else:
+                    step = steps.send(self._send(step))
+        except StopIteration as stop:
+            result: T = stop.value
+            return result
+
+    @overload
+    def complete_json(
+        self,
+        template: PromptTemplate,
+        variables: dict[str, Any],
+        *,
+        operator: str,
+        model_cls: type[M],
+        seed: int | None = None,
+        case_id: str | None = None,
+    ) -> M: ...
+
+    @overload
+    def complete_json(
+        self,
+        template: PromptTemplate,
+        variables: dict[str, Any],
+        *,
+        operator: str,
+        model_cls: None = None,
+        seed: int | None = None,
+        case_id: str | None = None,
+    ) -> Any: ...
+
+    def complete_json(
+        self,
+        template: PromptTemplate,
+        variables: dict[str, Any],
+        *,
+        operator: str,
+        model_cls: type[BaseModel] | None = None,
+        seed: int | None = None,
+        case_id: str | None = None,
+    ) -> Any:
+        """Render ``template`` with ``variables``, ask for JSON, validate and return it (or a ``model_cls``).
+
+        If the template has a ``{{ schema }}`` placeholder and no ``schema`` variable is given, the reply
+        schema is filled in. Raises :class:`LLMReplyError`, :class:`LLMHTTPError` or
+        :class:`LLMConnectionError`.
+        """
+        return self._drive(
+            self._call(
+                template,
+                variables,
+                operator=operator,
+                model_cls=model_cls,
+                seed=seed,
+                case_id=case_id,
+                want_json=True,
+            )
+        )
+
+    def complete_text(
+        self,
+        template: PromptTemplate,
+        variables: dict[str, Any],
+        *,
+        operator: str,
+        seed: int | None = None,
+        case_id: str | None = None,
+    ) -> str:
+        """Render ``template`` and return the free-text reply (non-empty; one re-ask if empty)."""
+        result: str = self._drive(
+            self._call(
+                template,
+                variables,
+                operator=operator,
+                model_cls=None,
+                seed=seed,
+                case_id=case_id,
+                want_json=False,
+            )
+        )
+        return result
+
+    def close(self) -> None:
+        """Close the HTTP connection pool and the cache if this client opened it."""
+        self._http.close()
+        if self._owns_cache and self.cache is not None:
+            self.cache.close()
+
+    def __enter__(self) -> LLMClient:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+# ---------------------------------------------------------------------------------------- async client
+
+
+class AsyncLLMClient(_Core):
+    """asyncio client; at most ``concurrency`` requests are in flight at once (``asyncio.Semaphore``)."""
+
+    def __init__(
+        self,
+        config: LLMConfig,
+        *,
+        cache: ResponseCache | None = None,
+        metrics: Metrics | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        super().__init__(config, cache=cache, metrics=metrics)
+        self._slots = asyncio.Semaphore(config.concurrency)
+        self._http = httpx.AsyncClient(
+            timeout=self._timeout,
+            limits=self._limits,
+            headers=self._headers,
+            transport=transport,
+            trust_env=False,
+            follow_redirects=False,
+        )
+
+    async def _send(self, post: _Post) -> _Response:
+        async with self._slots:
+            started = time.perf_counter()
+            try:
+                r = await self._http.post(post.url, json=post.body)
+            except httpx.TransportError as exc:
+                return _Response(None, {}, b"", _transport_kind(exc), time.perf_counter() - started)
+            return _Response(
+                r.status_code,
+                {k.lower(): v for k, v in r.headers.items()},
+                r.content,
+                None,
+                time.perf_counter() - started,
+            )
+
+    async def _drive(self, steps: _Step[T]) -> T:
+        try:
+            step = next(steps)
+            while True:
+                if isinstance(step, _Sleep):
+                    await asyncio.sleep(step.seconds)
+                    step = steps.send(None)
+                else:
+                    step = steps.send(await self._send(step))
+        except StopIteration as stop:
+            result: T = stop.value
+            return result
+
+    @overload
+    async def complete_json(
+        self,
+        template: PromptTemplate,
+        variables: dict[str, Any],
+        *,
+        operator: str,
+        model_cls: type[M],
+        seed: int | None = None,
+        case_id: str | None = None,
+    ) -> M: ...
+
+    @overload
+    async def complete_json(
+        self,
+        template: PromptTemplate,
+        variables: dict[str, Any],
+        *,
+        operator: str,
+        model_cls: None = None,
+        seed: int | None = None,
+        case_id: str | None = None,
+    ) -> Any: ...
+
+    async def complete_json(
+        self,
+        template: PromptTemplate,
+        variables: dict[str, Any],
+        *,
+        operator: str,
+        model_cls: type[BaseModel] | None = None,
+        seed: int | None = None,
+        case_id: str | None = None,
+    ) -> Any:
+        """Async :meth:`LLMClient.complete_json`."""
+        return await self._drive(
+            self._call(
+                template,
+                variables,
+                operator=operator,
+                model_cls=model_cls,
+                seed=seed,
+                case_id=case_id,
+                want_json=True,
+            )
+        )
+
+    async def complete_text(
+        self,
+        template: PromptTemplate,
+        variables: dict[str, Any],
+        *,
+        operator: str,
+        seed: int | None = None,
+        case_id: str | None = None,
+    ) -> str:
+        """Async :meth:`LLMClient.complete_text`."""
+        result: str = await self._drive(
+            self._call(
+                template,
+                variables,
+                operator=operator,
+                model_cls=None,
+                seed=seed,
+                case_id=case_id,
+                want_json=False,
+            )
+        )
+        return result
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool and the cache if this client opened it."""
+        await self._http.aclose()
+        if self._owns_cache and self.cache is not None:
+            self.cache.close()
+
+    async def __aenter__(self) -> AsyncLLMClient:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
