@@ -115,3 +115,83 @@ def case_graphs(
                                legal_status=draw(st.sampled_from(list(LegalStatus)))),
         durations=pool, edges=edges,
     )
+
+
+def _simple_rules() -> list[Any]:
+    from anonpsy.rules.dsm import load_dsm
+
+    return [r for r in load_dsm().values()
+            if not r.requires_history and r.age_gap is None and r.stressor_onset is None]
+
+
+@st.composite
+def feasible_graphs(draw: Any) -> CaseGraph:
+    """A normalised graph whose diagnosis (drawn from rules/dsm) is clinically feasible for its demographics.
+
+    e.g. a 9-year-old boy with ADHD whose illness began 3 years ago (onset before 12), or a 41-year-old woman with
+    PMDD; sex respects sex-specific rules, age respects present-age rules, the illness duration lies inside the
+    rule's duration window and its onset inside the onset window. Extra symptoms, treatments and test values are
+    added around it.
+    """
+    from hypothesis import assume
+
+    from anonpsy.rules.dsm import required_sex
+    from anonpsy.temporal import normalize
+    from anonpsy.validate import dsm_violations
+
+    rule = draw(st.sampled_from(_simple_rules()))
+    fixed = required_sex(rule, ())
+    sex = Sex(fixed) if fixed else draw(st.sampled_from([Sex.female, Sex.male]))
+    lo = max(4, rule.present_age.min if rule.present_age and rule.present_age.min is not None else 4)
+    hi = min(85, rule.present_age.max if rule.present_age and rule.present_age.max is not None else 85)
+    assume(lo <= hi)
+    age = draw(st.integers(lo, hi))
+    dmin, dmax = 1, 3 * 365
+    for band in rule.duration_bands():
+        if band.age_max_exclusive is None or age < band.age_max_exclusive:
+            dmin = band.min_days or 1
+            dmax = (band.max_days_exclusive - 1) if band.max_days_exclusive else max(dmin * 3, 3 * 365)
+            break
+    if rule.onset_age is not None:
+        if rule.onset_age.max_exclusive is not None:
+            dmin = max(dmin, int((age - rule.onset_age.max_exclusive) * 365) + 2)
+        if rule.onset_age.min is not None:
+            dmax = min(dmax, int((age - rule.onset_age.min) * 365) - 1)
+    dmax = min(dmax, age * 365 - 1)
+    assume(1 <= dmin <= dmax)
+    dur = draw(st.integers(dmin, dmax))
+    half = max(1, dur // 2)
+    durations = [Duration(id="d_dx", offset=-dur, span=dur, unit=Unit.day),
+                 Duration(id="d_late", offset=-half, span=half, unit=Unit.day)]
+    n_sx = draw(st.integers(1, 4))
+    heads = list(rule.symptoms) or ["depressed mood"]
+    symptoms = [Symptom(id=f"sx_{i}", headword=heads[i % len(heads)],
+                        evidence_text=draw(st.sampled_from(TEXTS)),
+                        contexts=draw(st.lists(steb_frames, max_size=2)),
+                        duration_ids=[draw(st.sampled_from(["d_dx", "d_late"]))]) for i in range(n_sx)]
+    dx = Diagnosis(id="dx_main", label=rule.name, rule_id=rule.id, duration_ids=["d_dx"])
+    edges = [Edge(type=RelationType.MANIFESTS_AS, source=dx.id, target=s.id) for s in symptoms]
+    treatments = []
+    if draw(st.booleans()):
+        treatments.append(Treatment(id="tx_0", name="sertraline", dose="50 mg", duration_ids=["d_late"]))
+        edges.append(Edge(type=RelationType.TREATMENT_OF, source="tx_0", target=dx.id))
+    g = CaseGraph(
+        case_id=f"feasible_{rule.id}",
+        demographics=Demographics(age=age, sex=sex,
+                                  ethnicity=draw(st.sampled_from([None, "Hispanic or Latino", "White"])),
+                                  occupation=draw(st.sampled_from([None, "student", "teacher"])) if age >= 18
+                                  else draw(st.sampled_from([None, "student"]))),
+        test_results=TestResults(labs=draw(st.sampled_from([None, "TSH 2.4 mIU/L, sodium 139 mmol/L",
+                                                            "Lithium level 0.8 mmol/L"])),
+                                 other=draw(st.sampled_from([None, "PHQ-9 18", "MMSE 22/30"]))),
+        diagnoses=[dx], symptoms=symptoms, treatments=treatments,
+        visit_event=VisitEvent(setting=draw(st.sampled_from(list(Setting))),
+                               arrival_mode=draw(st.sampled_from(list(ArrivalMode))),
+                               legal_status=draw(st.sampled_from(list(LegalStatus))),
+                               visit_episode=draw(st.sampled_from([None, "The patient, a 40-year-old, said he "
+                                                                   "was frightened."]))),
+        durations=durations, edges=edges,
+    )
+    g = normalize(g)
+    assume(not dsm_violations(g))
+    return g

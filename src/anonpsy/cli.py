@@ -259,20 +259,12 @@ def check_cmd(original: Path, perturbed: Path, as_json: bool) -> None:
     sys.exit(1 if violations else 0)
 
 
-def _register_optional_commands() -> None:
-    """Commands that live in their own packages register here."""
-    import importlib
+# Commands defined in their own modules attach themselves to ``main`` on import.
+from anonpsy import cli_deid  # noqa: E402, F401
+from anonpsy.phi import cli as _phi_cli  # noqa: E402
 
-    for module in ("anonpsy.phi.cli",):
-        try:
-            mod = importlib.import_module(module)
-        except ImportError:
-            continue
-        for cmd in getattr(mod, "COMMANDS", []):
-            main.add_command(cmd)
-
-
-_register_optional_commands()
+for _cmd in _phi_cli.COMMANDS:
+    main.add_command(_cmd)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -110,7 +110,11 @@ def _perturb_age(graph: CaseGraph, seed: int, audit: Audit, timed: list[TimedFac
 
 
 def required_sex(graph: CaseGraph) -> tuple[str | None, str | None]:
-    """(sex, rule id) fixed by a sex-specific diagnosis, specifier or term in the case; (None, None) if free."""
+    """(sex, rule id) fixed by a sex-specific diagnosis, specifier or term about the patient; (None, None) if free.
+
+    Only the patient's own clinical items are read (diagnoses, past history, symptoms, treatments), with the age,
+    so that a relative's condition or a child's birth history never fixes the patient's sex.
+    """
     for dx in graph.diagnoses:
         rule = rule_for(dx)
         if rule is None:
@@ -118,18 +122,17 @@ def required_sex(graph: CaseGraph) -> tuple[str | None, str | None]:
         fixed = dsm_rules.required_sex(rule, tuple(dx.specifiers))
         if fixed:
             return fixed, f"dsm.{rule.id}"
-    for path, text in graph_texts(graph):
-        fixed = tables.sex_fixed_by_terms(text)
+    age = graph.demographics.age
+    items = [
+        *(" ".join([dx.label, *dx.specifiers]) for dx in graph.diagnoses),
+        *(ph.condition for ph in graph.past_history),
+        *(s.headword for s in graph.symptoms),
+        *(t.name for t in graph.treatments),
+    ]
+    for text in items:
+        fixed = tables.sex_fixed_by_terms(text, age=age)
         if fixed:
-            return fixed, f"sex_specific.terms@{path}"
-    for dx in graph.diagnoses:
-        fixed = tables.sex_fixed_by_terms(" ".join([dx.label, *dx.specifiers]))
-        if fixed:
-            return fixed, "sex_specific.terms"
-    for ph in graph.past_history:
-        fixed = tables.sex_fixed_by_terms(ph.condition)
-        if fixed:
-            return fixed, "sex_specific.terms"
+            return fixed, tables.sex_terms_rule_id()
     return None, None
 
 
@@ -226,6 +229,8 @@ def _perturb_tests(graph: CaseGraph, seed: int, audit: Audit) -> CaseGraph:
         new_text, changes, unmapped = resample_values(text, rng)
         path = f"test_results.{name}"
         for c in changes:
+            if c.old == c.new:  # a single-value pool leaves nothing to change
+                continue
             audit.changes.append(Change(path=path, rule_id=f"test_values.{c.test_id}", old=c.old, new=c.new,
                                         detail=f"resampled within pool '{c.interpretation}'"))
         for u in unmapped:

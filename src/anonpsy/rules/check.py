@@ -148,9 +148,9 @@ def _entry_problems(
     out: list[Problem] = []
     file_source = doc.get("source")
     entries = kind.entries(doc)
-    key = _entries_key(doc, entries)
+    pointers = _entry_pointers(doc)
     for i, entry in enumerate(entries):
-        ptr = f"/{key}/{i}" if key else f"/{i}"
+        ptr = pointers.get(id(entry), "/")
         line = line_for(lines, ptr)
         rid = entry.get("id") if isinstance(entry, dict) else None
         if not isinstance(rid, str) or not ID_RE.match(rid):
@@ -168,11 +168,20 @@ def _entry_problems(
     return out
 
 
-def _entries_key(doc: dict[str, Any], entries: list[dict[str, Any]]) -> str | None:
-    for k, v in doc.items():
-        if isinstance(v, list) and v is not None and len(v) == len(entries) and v == entries:
-            return str(k)
-    return None
+def _entry_pointers(doc: Any, prefix: str = "", depth: int = 0) -> dict[int, str]:
+    """Map the identity of every mapping nested in lists of the document to its JSON pointer."""
+    out: dict[int, str] = {}
+    if depth > 4:
+        return out
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            out.update(_entry_pointers(v, f"{prefix}/{k}", depth + 1))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            if isinstance(v, dict):
+                out[id(v)] = f"{prefix}/{i}"
+            out.update(_entry_pointers(v, f"{prefix}/{i}", depth + 1))
+    return out
 
 
 def _run_cases(

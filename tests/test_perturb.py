@@ -1,0 +1,140 @@
+"""Perturbation P: invariants as named Hypothesis properties, a stateful chain, and fixture-based examples."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, assume, example, given, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+from anonpsy.graph import CaseGraph, Sex
+from anonpsy.graphio import dump_graph, read_graph
+from anonpsy.perturb import check, perturb, shift_age_mentions
+from anonpsy.rules import tables
+from anonpsy.temporal import normalize, temporal_backbone
+from anonpsy.validate import dsm_violations, structural_violations
+from tests.strategies import feasible_graphs
+
+ROOT = Path(__file__).resolve().parents[1]
+GRAPHS = sorted((ROOT / "fixtures" / "graphs").glob("*.yaml"))
+
+
+@given(feasible_graphs(), st.integers(0, 2**32 - 1))
+def test_perturbation_keeps_temporal_backbone(g: CaseGraph, seed: int) -> None:
+    new, _ = perturb(g, seed)
+    assert temporal_backbone(new) == temporal_backbone(g)
+
+
+@given(feasible_graphs(), st.integers(0, 2**32 - 1))
+def test_perturbation_keeps_edges_ids_and_scaffold(g: CaseGraph, seed: int) -> None:
+    new, _ = perturb(g, seed)
+    assert [i for i in new.iter_nodes()] == [i for i in g.iter_nodes()]
+    assert sorted(e.key() for e in new.edges) == sorted(e.key() for e in g.edges)
+    assert new.durations == g.durations
+    for fld in tables.immutable_visit_fields():
+        assert getattr(new.visit_event, fld) == getattr(g.visit_event, fld)
+
+
+@given(feasible_graphs(), st.integers(0, 2**32 - 1))
+def test_perturbed_demographics_satisfy_every_rule(g: CaseGraph, seed: int) -> None:
+    assume(not dsm_violations(g))
+    new, audit = perturb(g, seed)
+    assert dsm_violations(new) == []
+    assert audit.violations == []
+    assert check(g, new) == []
+
+
+@given(feasible_graphs(), st.integers(0, 2**32 - 1))
+def test_same_seed_gives_identical_output(g: CaseGraph, seed: int) -> None:
+    a, audit_a = perturb(g, seed)
+    b, audit_b = perturb(g, seed)
+    assert dump_graph(a) == dump_graph(b)
+    assert audit_a == audit_b
+
+
+@given(feasible_graphs(), st.integers(0, 2**32 - 1))
+def test_every_change_names_a_rule(g: CaseGraph, seed: int) -> None:
+    _, audit = perturb(g, seed)
+    for c in audit.changes:
+        assert c.rule_id, c.path
+        assert c.old != c.new
+
+
+@pytest.mark.parametrize("path", GRAPHS, ids=[p.stem for p in GRAPHS])
+def test_fixture_graphs_perturb_cleanly(path: Path) -> None:
+    g = normalize(read_graph(path))
+    assert structural_violations(g) == []
+    assert dsm_violations(g) == [], "fixtures are clinically consistent"
+    for seed in range(5):
+        new, audit = perturb(g, seed)
+        assert audit.violations == []
+        assert check(g, new) == []
+
+
+def test_sex_fixed_by_specific_diagnosis_is_kept() -> None:
+    for path in GRAPHS:
+        g = normalize(read_graph(path))
+        rule_ids = {d.rule_id for d in g.diagnoses}
+        if rule_ids & {"premenstrual_dysphoric_disorder", "erectile_disorder"}:
+            for seed in range(10):
+                new, audit = perturb(g, seed)
+                assert new.demographics.sex == g.demographics.sex
+                assert any(k.reason == "SEX_FIXED_BY_RULE" for k in audit.kept)
+
+
+def test_test_values_are_resampled_and_unmapped_listed() -> None:
+    g = CaseGraph(case_id="tv", test_results={"labs": "TSH 2.4 mIU/L, sodium 139 mmol/L, zorblin 55 units"})
+    new, audit = perturb(g, 3)
+    assert new.test_results.labs != g.test_results.labs
+    assert any(c.path == "test_results.labs" and c.rule_id.startswith("test_values.") for c in audit.changes)
+    assert audit.unmapped_values, "a number that maps to no test is listed, never dropped"
+
+
+@pytest.mark.parametrize(
+    ("text", "age", "delta", "expected"),
+    [
+        ("A 34-year-old woman", 34, 2, "A 36-year-old woman"),
+        ("first admitted at age 15", 34, -3, "first admitted at age 12"),
+        ("her 62-year-old mother", 34, 2, "her 62-year-old mother"),
+        ("in her 30s", 34, 8, "in her 40s"),
+    ],
+)
+def test_shift_age_mentions(text: str, age: int, delta: int, expected: str) -> None:
+    assert shift_age_mentions(text, age, delta) == expected
+
+
+class RepeatedPerturbation(RuleBasedStateMachine):
+    """Perturbing an already-perturbed graph again and again keeps every invariant against the original."""
+
+    @initialize(g=feasible_graphs())
+    def start(self, g: CaseGraph) -> None:
+        self.original = g
+        self.current = g
+
+    @rule(seed=st.integers(0, 2**32 - 1))
+    def perturb_again(self, seed: int) -> None:
+        self.current, _ = perturb(self.current, seed)
+
+    @invariant()
+    def backbone_and_structure_hold(self) -> None:
+        assert temporal_backbone(self.current) == temporal_backbone(self.original)
+        assert sorted(e.key() for e in self.current.edges) == sorted(e.key() for e in self.original.edges)
+        assert [i for i in self.current.iter_nodes()] == [i for i in self.original.iter_nodes()]
+
+    @invariant()
+    def rules_still_satisfied(self) -> None:
+        before = {(v.code, v.node_ids) for v in dsm_violations(self.original)}
+        assert {(v.code, v.node_ids) for v in dsm_violations(self.current)} <= before
+
+    @invariant()
+    def sex_constraint_holds(self) -> None:
+        if self.original.demographics.sex == Sex.unknown:
+            assert self.current.demographics.sex == Sex.unknown
+
+
+TestRepeatedPerturbation = RepeatedPerturbation.TestCase
+TestRepeatedPerturbation.settings = settings(max_examples=15, stateful_step_count=6, deadline=None,
+                                             suppress_health_check=[HealthCheck.too_slow])
+_ = example
