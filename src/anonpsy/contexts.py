@@ -1,0 +1,183 @@
+"""Context perturbation in P (rules backend): identifying details inside STEB frames and visit text.
+
+Situations that name a life event are replaced by an analogous, non-identifying alternative from the stressor
+taxonomy in ``rules/contexts/stressors.yaml``; a similarity filter (rapidfuzz against the original field) rejects a
+replacement that stays too close and tries the next; what cannot be made distant is generalised ("a stressful event
+at work") and listed in the audit. Names, places, institutions, dates, ages and occupations inside any narrative
+field are replaced by neutral descriptions. Contexts are rewritten in retrograde temporal order (most recent first)
+so that earlier rewrites never depend on later ones. The visit scaffold and clinical content are never touched.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable
+
+from rapidfuzz import fuzz
+
+from anonpsy import lexicon
+from anonpsy.audit import Audit, Change
+from anonpsy.context_rules import stressor_category
+from anonpsy.graph import STEB, CaseGraph, Symptom
+from anonpsy.temporal import duration_interval, horizon
+from anonpsy.textfields import map_graph_text
+
+#: A replacement whose token-set similarity to the original is at or above this is rejected as too close.
+SIMILARITY_MAX = 60.0
+RULE_STRESSOR = "contexts.stressors"
+RULE_SCRUB = "contexts.identifier_scrub"
+
+_NEUTRAL: dict[str, str] = {
+    "PERSON": "a person close to the patient",
+    "LOCATION": "another town",
+    "ADDRESS": "a local address",
+    "ZIP_CODE": "",
+    "ORGANIZATION": "a local organization",
+    "PHARMACY": "a local pharmacy",
+    "DATE": "at that time",
+    "BIRTH_DATE_TIME": "",
+    "DEATH_DATE_TIME": "at that time",
+    "OCCUPATION": "work",
+    "TELEPHONE_NUMBER": "",
+    "FAX_NUMBER": "",
+    "EMAIL": "",
+    "URL": "",
+    "MEDICAL_RECORD_NUMBER": "",
+    "ACCOUNT_NUMBER": "",
+    "HEALTH_PLAN_ID": "",
+    "SSN_OR_TAXPAYER": "",
+}
+_YEAR = re.compile(r"(?<![\w/.-])(?:19[0-9]{2}|20[0-9]{2})(?![\w/.-])")
+_ADJ_AGE = re.compile(r"^\d{1,3}[- ](?:year|yr)s?[- ]old$", re.I)
+_KINSHIP_AFTER = re.compile(r"^\s*(?:,\s*)?(?:his|her|their|the patient's)\s+(?:wife|husband|partner|mother|father|"
+                            r"son|daughter|sister|brother|friend|boss|girlfriend|boyfriend)\b", re.I)
+
+
+def scrub_identifiers(text: str, *, keep_ages: set[int] | None = None) -> tuple[str, list[str]]:
+    """Replace detected identifiers by neutral descriptions; returns (text, list of replaced types)."""
+    from anonpsy.phi.analyzer import analyze
+
+    from anonpsy.anchors import find_anchors
+
+    spans: list[tuple[int, int, str]] = [(s.start, s.end, s.type) for s in analyze(text)
+                                         if s.type in _NEUTRAL or s.type == "AGE"]
+    taken = [(a, b) for a, b, _ in spans]
+    for anc in find_anchors(text):
+        if not any(anc.start < b and a < anc.end for a, b in taken):
+            spans.append((anc.start, anc.end, "ANCHOR"))
+    for m in _YEAR.finditer(text):
+        if not any(m.start() < b and a < m.end() for a, b, _ in spans):
+            spans.append((m.start(), m.end(), "YEAR"))
+    if not spans:
+        return text, []
+    out: list[str] = []
+    types: list[str] = []
+    pos = 0
+    for start, end, typ in sorted(spans):
+        if start < pos:
+            continue
+        surface = text[start:end]
+        if typ == "AGE":
+            num = re.search(r"\d{1,3}", surface)
+            if num and keep_ages and int(num.group(0)) in keep_ages:
+                continue
+            repl = "" if _ADJ_AGE.match(surface.strip()) else "an earlier age"
+        elif typ == "ANCHOR":
+            repl = "a specific place"
+        elif typ == "YEAR":
+            repl = "" if text[start - 1:start] == "(" and text[end:end + 1] == ")" else "a prior year"
+        else:
+            repl = _NEUTRAL[typ]
+        out.append(text[pos:start])
+        out.append(repl)
+        types.append(typ)
+        pos = end
+    out.append(text[pos:])
+    new = re.sub(r"[ \t]{2,}", " ", "".join(out))
+    new = re.sub(r"\s+([,.;:])", r"\1", new)
+    new = re.sub(r"\(\s*\)|,\s*,", "", new).strip()
+    return new, types
+
+
+def _retro_order(graph: CaseGraph, retro: bool) -> list[Symptom]:
+    dmap = graph.duration_map()
+    h = horizon(graph)
+
+    def start(s: Symptom) -> int:
+        ivs = [duration_interval(dmap[i], h) for i in s.duration_ids if i in dmap]
+        return min((a for a, _ in ivs), default=10**9)
+
+    ordered = sorted(graph.symptoms, key=lambda s: (start(s), s.id))
+    return list(reversed(ordered)) if retro else ordered
+
+
+def _replace_situation(
+    text: str, rng: random.Random, age: int | None, used: set[str]
+) -> tuple[str, str | None, bool]:
+    """(new text, rule id, generalised?) for a situation clause."""
+    category = stressor_category(text)
+    if category is None:
+        return text, None, False
+    options = [a for a in lexicon.stressor_alternatives(category, age) if a not in used]
+    rng.shuffle(options)
+    for cand in options:
+        if fuzz.token_set_ratio(text.lower(), cand.lower()) < SIMILARITY_MAX:
+            used.add(cand)
+            return cand, f"{RULE_STRESSOR}.{category}", False
+    return lexicon.stressor_generalized(category), f"{RULE_STRESSOR}.{category}.generalized", True
+
+
+def perturb_contexts(
+    graph: CaseGraph, *, seed: int, audit: Audit, source_text: str | None = None, retro: bool = True
+) -> CaseGraph:
+    """Rewrite identifying context in STEB frames and narrative fields; every change goes to ``audit``."""
+    rng = random.Random(f"anonpsy:{seed}:{graph.case_id}:contexts")
+    age = graph.demographics.age
+    keep_ages = {age} if age is not None else set()
+    used: set[str] = set()
+    new_contexts: dict[str, list[STEB]] = {}
+    for s in _retro_order(graph, retro):
+        frames: list[STEB] = []
+        for k, frame in enumerate(s.contexts):
+            update: dict[str, str | None] = {}
+            for fld in frame.present_fields():
+                old = getattr(frame, fld)
+                path = f"symptoms[{s.id}].contexts[{k}].{fld}"
+                new = old
+                if fld == "situation":
+                    new, rule_id, generalized = _replace_situation(old, rng, age, used)
+                    if rule_id is not None and new != old:
+                        change = Change(path=path, rule_id=rule_id, old=old, new=new)
+                        (audit.generalized if generalized else audit.changes).append(change)
+                        update[fld] = new
+                        continue
+                scrubbed, types = scrub_identifiers(new, keep_ages=keep_ages)
+                if scrubbed != old:
+                    audit.changes.append(Change(path=path, rule_id=RULE_SCRUB, old=old, new=scrubbed or None,
+                                                detail="replaced: " + ", ".join(sorted(set(types)))))
+                    update[fld] = scrubbed or None
+            new_frame = frame.model_copy(update=update) if update else frame
+            # A field may never appear where it did not exist; a scrubbed-empty field keeps a neutral value.
+            for fld in frame.present_fields():
+                if getattr(new_frame, fld) is None:
+                    new_frame = new_frame.model_copy(update={fld: "an unspecified circumstance"})
+            frames.append(new_frame)
+        new_contexts[s.id] = frames
+    symptoms = [s.model_copy(update={"contexts": new_contexts.get(s.id, s.contexts)}) for s in graph.symptoms]
+    g = graph.model_copy(update={"symptoms": symptoms})
+    return _scrub_other_text(g, audit, keep_ages)
+
+
+def _scrub_other_text(graph: CaseGraph, audit: Audit, keep_ages: set[int]) -> CaseGraph:
+    def fn(path: str, text: str) -> str:
+        if ".contexts[" in path:
+            return text
+        new, types = scrub_identifiers(text, keep_ages=keep_ages)
+        if new != text:
+            audit.changes.append(Change(path=path, rule_id=RULE_SCRUB, old=text, new=new,
+                                        detail="replaced: " + ", ".join(sorted(set(types)))))
+        return new if new else "details withheld"
+
+    mapper: Callable[[str, str], str] = fn
+    return map_graph_text(graph, mapper)

@@ -1,0 +1,431 @@
+"""Deterministic template generation (the ``rules`` backend of D).
+
+Phrasings are chosen by a seeded RNG so outputs do not all read alike; the same graph and seed always give the same
+text. Pronouns and kinship follow the graph's (perturbed) sex.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+from anonpsy.generate.plan import Block, NarrativePlan, plan_narrative
+from anonpsy.graph import (
+    ArrivalMode,
+    CaseGraph,
+    Diagnosis,
+    LegalStatus,
+    NodeType,
+    PastHistory,
+    Setting,
+    Sex,
+    Symptom,
+    Treatment,
+)
+from anonpsy.temporal import Interval
+
+NUMBER_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+                "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"]
+
+SETTING_PHRASE = {
+    Setting.emergency_department: "the emergency department",
+    Setting.inpatient: "the inpatient psychiatric unit",
+    Setting.outpatient: "the outpatient clinic",
+    Setting.consultation_liaison: "the consultation-liaison psychiatry service",
+    Setting.telehealth: "a telehealth appointment",
+    Setting.community: "the community mental health team",
+    Setting.residential: "a residential treatment program",
+    Setting.forensic: "a forensic psychiatric evaluation",
+    Setting.unknown: "psychiatric evaluation",
+}
+ARRIVAL_PHRASE = {
+    ArrivalMode.self: "on {pos} own initiative",
+    ArrivalMode.family: "brought by family",
+    ArrivalMode.police: "brought by police",
+    ArrivalMode.ambulance: "brought by ambulance",
+    ArrivalMode.referral: "on referral",
+    ArrivalMode.transfer: "on transfer from another facility",
+    ArrivalMode.scheduled: "for a scheduled appointment",
+    ArrivalMode.unknown: "",
+}
+LEGAL_PHRASE = {
+    LegalStatus.voluntary: "on a voluntary basis",
+    LegalStatus.involuntary: "on an involuntary basis",
+    LegalStatus.legal_hold: "on an emergency legal hold",
+    LegalStatus.court_ordered: "under a court order",
+    LegalStatus.unknown: "",
+}
+SAFETY_PHRASE = {
+    "suicidal_ideation": "suicidal ideation",
+    "suicide_attempt": "a suicide attempt",
+    "homicidal_ideation": "homicidal ideation",
+    "self_harm": "self-harm",
+    "violence": "violent behavior",
+    "intoxication": "intoxication",
+    "medical_instability": "medical instability",
+    "vulnerability": "vulnerability",
+}
+_PREPOSITIONS = ("after", "when", "while", "during", "following", "at ", "in ", "on ", "before", "since", "as ",
+                 "whenever", "once", "amid", "because")
+_THOUGHT_VERBS = ("believed", "thought", "worried", "feared", "was convinced", "felt that", "was afraid",
+                  "expected", "assumed", "wondered", "insisted", "reported", "described", "stated", "said")
+
+
+class Voice:
+    """Pronouns and nouns for the patient."""
+
+    def __init__(self, sex: Sex, age: int | None) -> None:
+        self.sex = sex
+        fem, masc = sex == Sex.female, sex == Sex.male
+        self.subj = "she" if fem else "he" if masc else "they"
+        self.obj = "her" if fem else "him" if masc else "them"
+        self.pos = "her" if fem else "his" if masc else "their"
+        self.plural = not (fem or masc)
+        if age is not None and age < 13:
+            self.noun = "girl" if fem else "boy" if masc else "child"
+        elif age is not None and age < 18:
+            self.noun = "adolescent girl" if fem else "adolescent boy" if masc else "adolescent"
+        else:
+            self.noun = "woman" if fem else "man" if masc else "person"
+
+    def was(self) -> str:
+        return "were" if self.plural else "was"
+
+    def has(self) -> str:
+        return "have" if self.plural else "has"
+
+
+def _cap(s: str) -> str:
+    return s[:1].upper() + s[1:] if s else s
+
+
+def _num(n: int) -> str:
+    return NUMBER_WORDS[n] if 0 <= n < len(NUMBER_WORDS) else str(n)
+
+
+def _amount(days: int) -> str:
+    """Human amount of time for a positive number of days, in the coarsest sensible unit."""
+    days = abs(days)
+    if days >= 365 and days % 365 < 60:
+        n, unit = round(days / 365), "year"
+    elif days >= 365:
+        n, unit = round(days / 365), "year"
+    elif days >= 60:
+        n, unit = round(days / 30), "month"
+    elif days >= 14:
+        n, unit = round(days / 7), "week"
+    else:
+        n, unit = days, "day"
+    n = max(1, n)
+    return f"{_num(n)} {unit}{'s' if n != 1 else ''}"
+
+
+def _join(items: list[str]) -> str:
+    items = [i for i in items if i]
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _lead_in(when: str, clause: str) -> str:
+    """'When, clause' or just 'Clause' when there is no time phrase."""
+    return f"{_cap(when)}, {clause}" if when else _cap(clause)
+
+
+def _strip_end(s: str) -> str:
+    return s.strip().rstrip(".;,")
+
+
+class Renderer:
+    def __init__(self, graph: CaseGraph, seed: int) -> None:
+        self.g = graph
+        self.rng = random.Random(f"anonpsy-render:{seed}:{graph.case_id}")
+        self.voice = Voice(graph.demographics.sex, graph.demographics.age)
+        setting = graph.visit_event.setting
+        self.event = "admission" if setting in (Setting.inpatient, Setting.residential) else (
+            "presentation" if setting == Setting.emergency_department else "visit")
+        self.dx_named: set[str] = set()
+
+    def pick(self, options: list[str]) -> str:
+        return options[self.rng.randrange(len(options))]
+
+    # -- time phrases ---------------------------------------------------------------------------------------
+
+    def age_at(self, day: int) -> int | None:
+        age = self.g.demographics.age
+        if age is None:
+            return None
+        return int(age + day / 365)
+
+    def when(self, iv: Interval | None) -> str:
+        """A time phrase for an interval relative to the index encounter."""
+        if iv is None:
+            return ""
+        s, e = iv
+        if s == 0:
+            return f"on the day of the {self.event}"
+        if s > 0:
+            return "the day after " + self.event if s == 1 else f"{_amount(s)} after the {self.event}"
+        if e >= 1:  # ongoing through the index encounter
+            return self.pick([f"for the past {_amount(-s)}", f"over the past {_amount(-s)}"])
+        age_then = self.age_at(s)
+        if age_then is not None and -s >= 5 * 365:
+            if age_then < 13:
+                return self.pick(["in childhood", f"at age {age_then}"])
+            if age_then < 18:
+                return self.pick(["in adolescence", f"at age {age_then}"])
+            return f"at age {age_then}"
+        return f"{_amount(-s)} before the {self.event}"
+
+    def lasting(self, iv: Interval | None) -> str:
+        if iv is None:
+            return ""
+        s, e = iv
+        if e >= 1 or s >= 0:
+            return ""
+        return f", lasting about {_amount(e - s)}"
+
+    # -- sections -------------------------------------------------------------------------------------------
+
+    def lead(self) -> str:
+        d, v, ve = self.g.demographics, self.voice, self.g.visit_event
+        art_age = ""
+        if d.age is not None:
+            art_age = f"{d.age}-year-old"
+        who = " ".join(x for x in [art_age, d.ethnicity or "", v.noun] if x)
+        article = "an" if who[:1].lower() in "aeiou" or who.startswith(("8", "11", "18")) else "a"
+        occ = f", {'an' if d.occupation and d.occupation[0].lower() in 'aeiou' else 'a'} {d.occupation}," \
+            if d.occupation else ""
+        where = SETTING_PHRASE[ve.setting]
+        verb = "was seen in" if ve.setting in (Setting.outpatient, Setting.telehealth, Setting.community) else (
+            "was admitted to" if ve.setting == Setting.inpatient else "presented to")
+        if ve.setting == Setting.consultation_liaison:
+            verb = "was evaluated by"
+        how = ARRIVAL_PHRASE[ve.arrival_mode].format(pos=v.pos)
+        legal = LEGAL_PHRASE[ve.legal_status]
+        parts = [f"The patient is {article} {who}{occ} who {verb} {where}"]
+        tail = ", ".join(x for x in [how, legal] if x)
+        sent = parts[0] + (f", {tail}" if tail else "")
+        if ve.reason_for_visit:
+            sent += f" because of {_strip_end(ve.reason_for_visit)}"
+        out = [sent + "."]
+        flags = [SAFETY_PHRASE.get(f.value, f.value) for f in ve.safety_flags]
+        if flags:
+            out.append(self.pick([f"The presentation involved {_join(flags)}.",
+                                  f"Safety concerns at {self.event} included {_join(flags)}."]))
+        if d.family_structure:
+            fs = _strip_end(d.family_structure)
+            be = "are" if v.plural else "is"
+            if fs.lower().startswith(("married", "single", "divorced", "widowed", "separated", "engaged")):
+                out.append(f"Socially, {v.subj} {be} {fs}.")
+            elif fs.lower().startswith(("lives", "has", "shares", "stays", "resides")):
+                out.append(f"Socially, {v.subj} {fs}.")
+            else:
+                out.append(f"Family situation: {fs}.")
+        if ve.source_of_information:
+            out.append(f"History was obtained from {_join([_strip_end(s) for s in ve.source_of_information])}.")
+        if ve.visit_episode:
+            out.append(_cap(_strip_end(ve.visit_episode)) + ".")
+        return " ".join(out)
+
+    def steb(self, s: Symptom) -> list[str]:
+        v = self.voice
+        out: list[str] = []
+        for frame in s.contexts:
+            if frame.situation:
+                sit = _strip_end(frame.situation)
+                if sit.lower().startswith(_PREPOSITIONS):
+                    out.append(f"The {s.headword} arose {sit}.")
+                else:
+                    out.append(f"The {s.headword} arose in the context of {sit}.")
+            if frame.thought:
+                th = _strip_end(frame.thought)
+                if th.lower().startswith(_THOUGHT_VERBS):
+                    out.append(f"{_cap(v.subj)} {th}.")
+                else:
+                    verb = self.pick(["believed", "was convinced", "thought"])
+                    out.append(f"{_cap(v.subj)} {verb} that {th}.")
+            if frame.emotion:
+                em = _strip_end(frame.emotion)
+                if em.lower().startswith(("felt", "was", "became", "grew")):
+                    out.append(f"{_cap(v.subj)} {em}.")
+                else:
+                    out.append(f"{_cap(v.subj)} felt {em}.")
+            if frame.behavior:
+                be = _strip_end(frame.behavior)
+                first = be.split(" ", 1)[0].lower()
+                if first.endswith("ed") or first in {"began", "stopped", "kept", "went", "ran", "took", "made",
+                                                     "left", "spent", "hid", "stayed", "threw", "broke", "drove",
+                                                     "fled", "sought", "wrote", "told", "refused", "would",
+                                                     "could", "had", "did", "gave", "lost", "quit", "got"}:
+                    out.append(f"{self.pick(['In response, ', 'As a result, ', ''])}{v.subj} {be}."
+                               .replace(". " + v.subj, ". " + _cap(v.subj)))
+                else:
+                    out.append(f"This was accompanied by {be}.")
+        return [_cap(x) for x in out]
+
+    def episode(self, b: Block) -> str:
+        v = self.voice
+        when = self.when(b.interval)
+        current = [s for s in b.symptoms if s.current_symptom]
+        heads = _join(list(dict.fromkeys(s.headword for s in b.symptoms)))
+        if current and len(current) == len(b.symptoms):
+            opener = self.pick([_lead_in(when, f"{v.subj} {v.has()} experienced {heads}"),
+                                f"{_cap(v.subj)} {v.has()} had {heads} {when}",
+                                _lead_in(when, f"{v.subj} {v.has()} reported {heads}")])
+        else:
+            opener = self.pick([_lead_in(when, f"{v.subj} developed {heads}"),
+                                _lead_in(when, f"{v.subj} experienced {heads}"),
+                                f"{_cap(v.subj)} first experienced {heads} {when}"])
+        sent = [opener.strip() + self.lasting(b.interval) + "."]
+        for s in b.symptoms:
+            if s.pattern:
+                sent.append(f"The {s.headword} was {_strip_end(s.pattern)}.")
+            sent += self.steb(s)
+        if b.diagnosis is not None:
+            sent.append(self.dx_sentence(b.diagnosis))
+        return " ".join(sent)
+
+    def dx_sentence(self, dx: Diagnosis) -> str:
+        label = dx.label
+        spec = f" ({', '.join(dx.specifiers)})" if dx.specifiers else ""
+        if dx.id in self.dx_named:
+            return self.pick([f"These symptoms were again attributed to {label}.",
+                              f"This was understood as part of the same {label}."])
+        self.dx_named.add(dx.id)
+        if dx.status == "provisional":
+            return f"The presentation was provisionally diagnosed as {label}{spec}."
+        if dx.status == "rule_out":
+            return f"{_cap(label)}{spec} was considered and remains to be ruled out."
+        if dx.status == "historical":
+            return f"This was diagnosed at the time as {label}{spec}."
+        return self.pick([f"These symptoms were consistent with {label}{spec}.",
+                          f"The clinical picture met criteria for {label}{spec}.",
+                          f"A diagnosis of {label}{spec} was made."])
+
+    def treatment_phrase(self, t: Treatment) -> str:
+        bits = [t.name]
+        if t.dose:
+            bits.append(t.dose)
+        if t.route and t.route.value not in ("unknown", "not_applicable"):
+            bits.append(t.route.value.replace("_", "-").replace("long-acting-injectable", "long-acting injectable"))
+        if t.frequency:
+            bits.append(t.frequency)
+        return " ".join(bits)
+
+    def regimen(self, b: Block) -> str:
+        v = self.voice
+        when = self.when(b.interval)
+        meds = [t for t in b.treatments if t.type.value == "medication"]
+        other = [t for t in b.treatments if t.type.value != "medication"]
+        out = []
+        target = f" for {b.diagnosis.label}" if b.diagnosis is not None else ""
+        if meds:
+            regimen = _join([self.treatment_phrase(t) for t in meds])
+            out.append(self.pick([_lead_in(when, f"{v.subj} {v.was()} started on {regimen}{target}"),
+                                  _lead_in(when, f"{v.subj} received {regimen}{target}"),
+                                  f"{_cap(v.subj)} {v.was()} treated with {regimen}{target} {when}"]).strip() + ".")
+        if other:
+            therapy = _join([self.treatment_phrase(t) for t in other])
+            out.append(_lead_in(when, f"{v.subj} engaged in {therapy}{target}."))
+        for t in b.treatments:
+            if t.outcome:
+                out.append(f"With {t.name}, the outcome was {_strip_end(t.outcome)}.")
+        return " ".join(x.replace("  ", " ").replace(", ,", ",") for x in out)
+
+    def name_of(self, node_id: str) -> str:
+        node = self.g.node(node_id)
+        t = self.g.node_types()[node_id]
+        if t == NodeType.diagnosis:
+            return node.label  # type: ignore[union-attr]
+        if t == NodeType.symptom:
+            return node.headword  # type: ignore[union-attr]
+        if t == NodeType.treatment:
+            return node.name  # type: ignore[union-attr]
+        if t == NodeType.past_history:
+            return node.condition  # type: ignore[union-attr]
+        return "the index episode"
+
+    def induces(self, b: Block) -> str:
+        src = self.name_of(b.source_id or "")
+        targets = _join([self.name_of(t) for t in b.target_ids])
+        return self.pick([f"The {targets} {'were' if len(b.target_ids) > 1 else 'was'} attributed to {src}.",
+                          f"{_cap(src)} induced the {targets}.",
+                          f"The {targets} developed as a consequence of {src}."])
+
+    def history(self, b: Block) -> str:
+        ph = b.history
+        assert ph is not None
+        when = self.when(b.interval)
+        status = "" if ph.status.value == "unknown" else f" ({ph.status.value})"
+        return _lead_in(when, f"{self.voice.pos} history included {ph.condition}{status}.")
+
+    def closing(self, plan: NarrativePlan) -> list[str]:
+        v, g = self.voice, self.g
+        paras: list[str] = []
+        sent: list[str] = []
+        if plan.closing_history:
+            items = [self._history_item(p) for p in plan.closing_history]
+            sent.append(self.pick([f"Past history is notable for {_join(items)}.",
+                                   f"{_cap(v.pos)} past history includes {_join(items)}."]))
+        if g.family_history:
+            fam = [f"{f.condition} in {v.pos} {f.member}" for f in g.family_history]
+            sent.append(f"Family history is significant for {_join(fam)}.")
+        if sent:
+            paras.append(" ".join(sent))
+        tests: list[str] = []
+        tr = g.test_results
+        if tr.labs:
+            tests.append(f"Laboratory results: {_strip_end(tr.labs)}.")
+        if tr.imaging:
+            tests.append(f"Imaging: {_strip_end(tr.imaging)}.")
+        if tr.other:
+            tests.append(f"Other assessments: {_strip_end(tr.other)}.")
+        if tr.mental_status:
+            tests.append(f"On mental status examination, {_strip_end(tr.mental_status)}.")
+        if g.visit_event.pathway:
+            tests.append(f"Disposition: {_strip_end(g.visit_event.pathway)}.")
+        if tests:
+            paras.append(" ".join(tests))
+        return paras
+
+    def _history_item(self, p: PastHistory) -> str:
+        status = "" if p.status.value == "unknown" else f" ({p.status.value})"
+        return f"{p.condition}{status}"
+
+    def render(self) -> str:
+        plan = plan_narrative(self.g)
+        paras = [self.lead()]
+        body: list[str] = []
+        for b in plan.blocks:
+            if b.kind == "episode":
+                body.append(self.episode(b))
+            elif b.kind == "regimen":
+                body.append(self.regimen(b))
+            elif b.kind == "induces":
+                body.append(self.induces(b))
+            else:
+                body.append(self.history(b))
+        # Diagnoses with no symptoms are still stated.
+        unnamed = [d for d in self.g.diagnoses if d.id not in self.dx_named]
+        for d in unnamed:
+            body.append(self.dx_sentence(d))
+        # Group the chronological body into paragraphs of a few blocks each.
+        for i in range(0, len(body), 3):
+            paras.append(" ".join(x for x in body[i:i + 3] if x))
+        paras += self.closing(plan)
+        text = "\n\n".join(p for p in paras if p.strip())
+        return _tidy(text)
+
+
+def _tidy(text: str) -> str:
+    text = re.sub(r"[ \t]+", " ", text)
+    text = re.sub(r" ([,.;])", r"\1", text)
+    text = re.sub(r"\.\.+", ".", text)
+    text = re.sub(r",\s*,", ",", text)
+    return text.strip() + "\n"
+
+
+def render(graph: CaseGraph, *, seed: int = 0) -> str:
+    """Render a case graph as a clinical case history (deterministic given the seed)."""
+    return Renderer(graph, seed).render()

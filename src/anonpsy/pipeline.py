@@ -1,0 +1,170 @@
+"""The de-identification pipeline: text → graph (E) → perturbed graph (P) → text (D), with audits.
+
+``deid_text`` is pure apart from the optional LLM backend (which talks only to the configured endpoint). It never
+writes files; the CLI writes its results atomically.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from anonpsy.audit import Audit
+from anonpsy.graph import CaseGraph
+
+BACKENDS = ("rules", "llm")
+
+
+class Leak(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: str = Field(description="Identifier class: PERSON, LOCATION, DATE, AGE, NUMBER, ANCHOR, …")
+    source_start: int
+    source_end: int
+    output_start: int
+    output_end: int
+
+
+class LeakAudit(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    checked: int = 0
+    leaks: list[Leak] = Field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        return not self.leaks
+
+
+@dataclass
+class DeidResult:
+    case_id: str
+    original: CaseGraph
+    perturbed: CaseGraph
+    text: str
+    audit: Audit
+    leaks: LeakAudit
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def ok(self, allow_leaks: bool = False) -> bool:
+        return not self.audit.violations and (allow_leaks or self.leaks.clean)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Leak audit
+
+LEAK_TYPES = {
+    "PERSON": "PERSON", "LOCATION": "LOCATION", "ADDRESS": "LOCATION", "ORGANIZATION": "ORGANIZATION",
+    "PHARMACY": "ORGANIZATION", "DATE": "DATE", "BIRTH_DATE_TIME": "DATE", "DEATH_DATE_TIME": "DATE",
+    "AGE": "AGE", "TELEPHONE_NUMBER": "NUMBER", "FAX_NUMBER": "NUMBER", "EMAIL": "CONTACT", "URL": "CONTACT",
+    "MEDICAL_RECORD_NUMBER": "NUMBER", "SSN_OR_TAXPAYER": "NUMBER", "HEALTH_PLAN_ID": "NUMBER",
+    "ACCOUNT_NUMBER": "NUMBER", "ZIP_CODE": "LOCATION", "IP_ADDRESS": "NUMBER", "LICENSE_NUMBER": "NUMBER",
+    "DEVICE_IDENTIFIER": "NUMBER", "VEHICLE_IDENTIFIER_US": "NUMBER", "VEHICLE_LICENSE_PLATE_US": "NUMBER",
+    "CERTIFICATE_NUMBER": "NUMBER", "FIN": "NUMBER", "CREDIT_DEBIT_NUMBER": "NUMBER", "GUID": "NUMBER",
+}
+# Long numbers are identifying unless they are a dose or a measurement (clinical content kept on purpose).
+_LONG_NUMBER = re.compile(r"(?<![\w.,])\d{4,}(?![\w.,])(?!\s*(?:mg|mcg|µg|ug|g|mL|ml|units?|IU|mmol|mEq|kcal|cal|"
+                          r"steps|ng|pg|%|/))")
+
+
+def _age_phrase(n: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w)(?:{n}[- ](?:year|yr)s?[- ]old|{n} ?(?:yo|y/o|y\.o\.)|(?:age|aged|age of|at) {n})(?!\w)",
+                      re.I)
+
+
+def leak_audit(
+    source: str, output: str, *, exclude: set[str] | None = None, patient_age: int | None = None,
+    age_shift: int = 0,
+) -> LeakAudit:
+    """Source identifiers (names, places, dates, ages, long numbers, …) that appear verbatim in the output.
+
+    ``exclude`` lists surface strings that may legitimately appear (e.g. an age the rules had to keep) — each such
+    string must itself be recorded in the perturbation audit by the caller.
+    """
+    from anonpsy.phi.analyzer import analyze
+
+    exclude = {e.lower() for e in (exclude or set())}
+    ages: dict[str, tuple[int, int]] = {}
+    seen: dict[str, tuple[str, int, int]] = {}
+    for span in analyze(source):
+        kind = LEAK_TYPES.get(span.type)
+        if kind is None:
+            continue
+        surface = source[span.start:span.end].strip()
+        if kind == "AGE":
+            num = re.search(r"\d{1,3}", surface)
+            if num is None:
+                continue
+            n = int(num.group(0))
+            # Every age of the patient moved with the perturbed present age; a coincidence is not a leak.
+            if age_shift != 0 and patient_age is not None and (n <= patient_age or n == patient_age + age_shift):
+                continue
+            ages.setdefault(num.group(0), (span.start, span.end))
+            continue
+        if len(surface) < 3:
+            continue
+        seen.setdefault(surface.lower(), (kind, span.start, span.end))
+    for m in _LONG_NUMBER.finditer(source):
+        seen.setdefault(m.group(0), ("NUMBER", m.start(), m.end()))
+    from anonpsy.anchors import find_anchors
+
+    for anc in find_anchors(source):
+        surface = source[anc.start:anc.end].strip()
+        if len(surface) >= 3:
+            seen.setdefault(surface.lower(), ("ANCHOR", anc.start, anc.end))
+    report = LeakAudit(checked=len(seen) + len(ages))
+    low_out = output.lower()
+    for n, (s, e) in sorted(ages.items(), key=lambda kv: kv[1]):
+        m = _age_phrase(n).search(output)
+        if m:
+            report.leaks.append(Leak(kind="AGE", source_start=s, source_end=e, output_start=m.start(),
+                                     output_end=m.end()))
+    for surface, (kind, s, e) in sorted(seen.items(), key=lambda kv: kv[1][1]):
+        if surface in exclude:
+            continue
+        for m in re.finditer(rf"(?<!\w){re.escape(surface)}(?!\w)", low_out):
+            report.leaks.append(Leak(kind=kind, source_start=s, source_end=e,
+                                     output_start=m.start(), output_end=m.end()))
+            break
+    return report
+
+
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def deid_text(
+    text: str,
+    *,
+    seed: int = 0,
+    backend: str = "rules",
+    case_id: str = "case",
+    llm: Any = None,
+    options: dict[str, Any] | None = None,
+) -> DeidResult:
+    """De-identify one narrative: extraction, attribute and context perturbation, generation, audits."""
+    from anonpsy.contexts import perturb_contexts
+    from anonpsy.extract import extract
+    from anonpsy.generate import render
+    from anonpsy.perturb import check, perturb
+    from anonpsy.temporal import normalize
+
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    opts = options or {}
+    if backend == "llm":
+        from anonpsy.llm_backend import deid_with_llm
+
+        return deid_with_llm(text, seed=seed, case_id=case_id, llm=llm, options=opts)
+    graph = normalize(extract(text, case_id=case_id))
+    perturbed, audit = perturb(graph, seed)
+    perturbed = perturb_contexts(perturbed, seed=seed, audit=audit, source_text=text)
+    audit.violations = [v.model_dump() for v in check(graph, perturbed)]
+    out = render(perturbed, seed=seed)
+    age0, age1 = graph.demographics.age, perturbed.demographics.age
+    shift = (age1 - age0) if age0 is not None and age1 is not None else 0
+    leaks = leak_audit(text, out, patient_age=age0, age_shift=shift)
+    return DeidResult(case_id=case_id, original=graph, perturbed=perturbed, text=out, audit=audit, leaks=leaks)
+

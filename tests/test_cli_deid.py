@@ -1,0 +1,157 @@
+"""`anonpsy deid`, `graph`, `render` and `deid-batch`: outputs, audits, bad input and resumable batches."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from anonpsy import pipeline
+from anonpsy.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES = sorted((ROOT / "fixtures" / "cases").glob("*.txt"))
+CASE = ROOT / "fixtures" / "cases" / "06_schizophrenia_ed.txt"
+
+
+def run(*args: str, input: str | bytes | None = None) -> object:
+    return CliRunner().invoke(main, list(args), input=input)
+
+
+def test_deid_one_case_with_emit(tmp_path: Path) -> None:
+    out, emit = tmp_path / "out.txt", tmp_path / "emit"
+    result = run("deid", str(CASE), "--seed", "7", "-o", str(out), "--emit", str(emit))
+    assert result.exit_code == 0, result.output
+    text = out.read_text(encoding="utf-8")
+    assert len(text.split()) > 80
+    stem = CASE.stem
+    for suffix in ("graph.yaml", "perturbed.yaml", "audit.json", "leaks.json"):
+        assert (emit / f"{stem}.{suffix}").is_file(), suffix
+    audit = json.loads((emit / f"{stem}.audit.json").read_text(encoding="utf-8"))
+    assert audit["changes"] and all(c["rule_id"] for c in audit["changes"])
+    assert audit["violations"] == []
+    assert json.loads((emit / f"{stem}.leaks.json").read_text(encoding="utf-8"))["leaks"] == []
+
+
+def test_deid_is_deterministic_and_seed_dependent(tmp_path: Path) -> None:
+    a = run("deid", str(CASE), "--seed", "3").output
+    b = run("deid", str(CASE), "--seed", "3").output
+    c = run("deid", str(CASE), "--seed", "4").output
+    assert a == b
+    assert a != c
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_deid_structured_formats(fmt: str) -> None:
+    result = run("deid", str(CASE), "--format", fmt)
+    assert result.exit_code == 0
+    if fmt == "json":
+        payload = json.loads(result.output)
+        assert set(payload) >= {"case_id", "text", "graph", "leaks", "violations"}
+    else:
+        assert result.output.startswith("case_id:")
+
+
+def test_deid_reads_stdin() -> None:
+    result = run("deid", "-", input=CASE.read_text(encoding="utf-8"))
+    assert result.exit_code == 0, result.output
+    assert "year-old" in result.output
+
+
+def test_identifiers_of_fixture_do_not_survive(tmp_path: Path) -> None:
+    import yaml
+
+    for case in CASES:
+        expected = yaml.safe_load(case.with_suffix(".expected.yaml").read_text(encoding="utf-8"))
+        result = pipeline.deid_text(case.read_text(encoding="utf-8"), seed=11, case_id=case.stem)
+        assert result.audit.violations == [], case.stem
+        low = result.text.lower()
+        survived = [i for i in expected["identifiers"] if len(i) > 3 and i.lower() in low]
+        assert survived == [], f"{case.stem}: {len(survived)} identifiers survived"
+
+
+def test_leaks_make_the_command_fail_unless_allowed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    real = pipeline.leak_audit
+
+    def leaky(source: str, output: str, **kw: object) -> pipeline.LeakAudit:
+        report = real(source, output, **kw)  # type: ignore[arg-type]
+        report.leaks.append(pipeline.Leak(kind="PERSON", source_start=0, source_end=1, output_start=0, output_end=1))
+        return report
+
+    monkeypatch.setattr(pipeline, "leak_audit", leaky)
+    out = tmp_path / "o.txt"
+    result = run("deid", str(CASE), "-o", str(out))
+    assert result.exit_code == 1
+    assert "leak audit" in result.output
+    assert out.is_file(), "the output is written; the exit status reports the leak"
+    assert run("deid", str(CASE), "--allow-leaks").exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("content", "code"),
+    [(b"", "E101"), (b"  \n\t ", "E101"), (b"\x00\x01binary", "E106"), ("caf\xe9".encode("latin-1"), "E105")],
+)
+def test_deid_bad_input(tmp_path: Path, content: bytes, code: str) -> None:
+    src, out = tmp_path / "case.txt", tmp_path / "out.txt"
+    src.write_bytes(content)
+    result = run("deid", str(src), "-o", str(out))
+    assert result.exit_code == 2
+    assert result.output.strip().startswith(code) and "\n" not in result.output.strip()
+    assert not out.exists()
+
+
+def test_deid_too_large_and_missing(tmp_path: Path) -> None:
+    result = run("deid", str(CASE), "--max-bytes", "100")
+    assert result.exit_code == 2 and result.output.startswith("E107")
+    result = run("deid", str(tmp_path / "nope.txt"))
+    assert result.exit_code == 2 and result.output.startswith("E100")
+
+
+def test_graph_and_render_commands(tmp_path: Path) -> None:
+    g = tmp_path / "g.yaml"
+    assert run("graph", str(CASE), "-o", str(g)).exit_code == 0
+    assert run("validate", str(g)).exit_code in (0, 1)
+    result = run("render", str(g), "--seed", "2")
+    assert result.exit_code == 0
+    assert "The patient is" in result.output
+
+
+def test_deid_batch_resumes_and_isolates_failures(tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    for case in CASES[:4]:
+        (src / case.name).write_bytes(case.read_bytes())
+    (src / "zz_broken.txt").write_bytes(b"\x00\x00not text")
+    out = tmp_path / "out"
+    first = run("deid-batch", str(src), "-o", str(out), "--jobs", "2", "--no-progress")
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["total"] == 5 and summary["failed"] == 1 and summary["ok"] == 4
+    assert first.exit_code == 1
+    failed = [c for c in summary["cases"] if c["status"] == "failed"]
+    assert failed[0]["case_id"] == "zz_broken" and failed[0]["error"].startswith("E106")
+    assert len(list((out / "cases").glob("*.txt"))) == 4
+    (src / "zz_broken.txt").write_text(CASES[5].read_text(encoding="utf-8"), encoding="utf-8")
+    second = run("deid-batch", str(src), "-o", str(out), "--no-progress")
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["skipped"] == 4 and summary["processed"] == 1 and summary["failed"] == 0
+    assert second.exit_code == 0, second.output
+
+
+def test_deid_batch_jsonl(tmp_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    lines = [json.dumps({"id": f"n{i}", "text": c.read_text(encoding="utf-8")}) for i, c in enumerate(CASES[:3])]
+    src.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    result = run("deid-batch", str(src), "-o", str(out), "--no-progress")
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (out / "cases").glob("*.txt")) == ["n0.txt", "n1.txt", "n2.txt"]
+
+
+def test_deid_batch_bad_jsonl_is_one_line(tmp_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    src.write_text('{"id": "a", "text": "x"}\nnot json\n', encoding="utf-8")
+    result = run("deid-batch", str(src), "-o", str(tmp_path / "out"))
+    assert result.exit_code == 2
+    assert result.output.startswith("E108") and "in.jsonl:2" in result.output
