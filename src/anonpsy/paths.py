@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
 
 _PKG = Path(__file__).resolve().parent
 
 
 def _data_dir(name: str, env: str) -> Path:
-    override = os.environ.get(env)
+    return _resolve_data_dir(name, os.environ.get(env) or None)
+
+
+@lru_cache(maxsize=32)
+def _resolve_data_dir(name: str, override: str | None) -> Path:
     if override:
         return Path(override)
     bundled = _PKG / "_data" / name

@@ -244,15 +244,18 @@ def horizon(graph: CaseGraph) -> int:
 
 
 def node_intervals(graph: CaseGraph, node_id: str) -> list[Interval]:
-    node = graph.node(node_id)
-    ids = getattr(node, "duration_ids", None)
-    if node_id == graph.visit_event.id:
-        return [(0, 1)]
-    if not ids:
-        return []
+    """Sorted intervals of one node (the visit is [0, 1)); see :func:`interval_index` for all nodes at once."""
+    return interval_index(graph).get(node_id, [])
+
+
+def interval_index(graph: CaseGraph) -> dict[str, list[Interval]]:
+    """Intervals of every node, computed once per call (horizon and duration map shared)."""
     dmap = graph.duration_map()
     h = horizon(graph)
-    return sorted(duration_interval(dmap[i], h) for i in ids if i in dmap)
+    out: dict[str, list[Interval]] = {graph.visit_event.id: [(0, 1)]}
+    for node in graph.temporal_nodes():
+        out[node.id] = sorted(duration_interval(dmap[i], h) for i in node.duration_ids if i in dmap)
+    return out
 
 
 def covers_day0(intervals: list[Interval]) -> bool:
@@ -341,7 +344,10 @@ def temporal(graph: CaseGraph, a: str, b: str) -> Relation:
 def temporal_backbone(graph: CaseGraph) -> dict[tuple[str, str], Relation]:
     """Temporal(a, b) for every ordered pair of distinct nodes."""
     ids = [i for i, _ in graph.iter_nodes()]
-    extents = {i: node_extent(graph, i) for i in ids}
+    index = interval_index(graph)
+    extents: dict[str, Interval | None] = {
+        i: (min(s for s, _ in index[i]), max(e for _, e in index[i])) if index.get(i) else None for i in ids
+    }
     out: dict[tuple[str, str], Relation] = {}
     for a in ids:
         for b in ids:

@@ -31,6 +31,8 @@ Example::
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import math
 import random
 import re
@@ -466,6 +468,18 @@ def find_values(text: str, defs: Defs | None = None) -> list[ValueMention]:
     ``defs`` defaults to :func:`anonpsy.rules.test_values.load_test_values`. Dates, clock times, doses,
     durations, ages, ordinals, reference ranges and denominators are not values and are not returned.
     """
+    if defs is None:
+        return list(_find_values_default(text))
+    return _find_values(text, defs)
+
+
+@lru_cache(maxsize=1024)
+def _find_values_default(text: str) -> tuple[ValueMention, ...]:
+    """find_values with the default definitions, cached per text (the function is pure)."""
+    return tuple(_find_values(text, None))
+
+
+def _find_values(text: str, defs: Defs | None) -> list[ValueMention]:
     idx = _index(defs)
     aliases = [(m.start(), m.end(), alias_key(m.group(0))) for m in idx.alias_re.finditer(text)]
     aliases = [a for a in aliases if a[2] in idx.by_alias]

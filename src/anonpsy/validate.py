@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict
 from anonpsy.graph import CaseGraph, Diagnosis, NodeType, RelationType
 from anonpsy.rules import dsm as dsm_rules
 from anonpsy.rules import tables
-from anonpsy.temporal import covers_day0, duration_interval, horizon, node_intervals
+from anonpsy.temporal import Interval, covers_day0, duration_interval, horizon, interval_index
 
 DAYS_PER_YEAR = 365
 
@@ -80,8 +80,9 @@ def structural_violations(graph: CaseGraph) -> list[Violation]:
                                  message="duration is in the pool but no node references it"))
     # PRESENTS_WITH must point at exactly the symptoms covering day 0 (only checkable when all are timed).
     pw = {e.target for e in graph.edges if e.type == RelationType.PRESENTS_WITH}
+    index = interval_index(graph)
     for s in graph.symptoms:
-        ivs = node_intervals(graph, s.id)
+        ivs = index.get(s.id, [])
         if not ivs:
             continue
         cur = covers_day0(ivs)
@@ -139,8 +140,8 @@ class TimedFacts:
     history_days: dict[str, int | None] = field(default_factory=dict)
 
 
-def _extent(graph: CaseGraph, ids: list[str]) -> tuple[int, int] | None:
-    ivs = [iv for i in ids for iv in node_intervals(graph, i)]
+def _extent(index: dict[str, list[Interval]], ids: list[str]) -> tuple[int, int] | None:
+    ivs = [iv for i in ids for iv in index.get(i, [])]
     if not ivs:
         return None
     return min(s for s, _ in ivs), max(e for _, e in ivs)
@@ -151,6 +152,7 @@ def diagnosis_timed_facts(graph: CaseGraph) -> list[TimedFacts]:
     manifests: dict[str, list[str]] = {}
     induces_into: dict[str, list[str]] = {}
     types = graph.node_types()
+    index = interval_index(graph)
     for e in graph.edges:
         if e.type == RelationType.MANIFESTS_AS:
             manifests.setdefault(e.source, []).append(e.target)
@@ -161,7 +163,7 @@ def diagnosis_timed_facts(graph: CaseGraph) -> list[TimedFacts]:
         rule = rule_for(dx)
         if rule is None:
             continue
-        ext = _extent(graph, [dx.id, *manifests.get(dx.id, [])])
+        ext = _extent(index, [dx.id, *manifests.get(dx.id, [])])
         prev = history.get(rule.id)
         onset = ext[0] if ext else None
         history[rule.id] = onset if prev is None or (onset is not None and onset < prev) else prev
@@ -169,7 +171,7 @@ def diagnosis_timed_facts(graph: CaseGraph) -> list[TimedFacts]:
         rule = dsm_rules.match_label(ph.condition)
         if rule is None:
             continue
-        ext = _extent(graph, [ph.id])
+        ext = _extent(index, [ph.id])
         onset = ext[0] if ext else None
         prev = history.get(rule.id)
         if rule.id not in history or (onset is not None and (prev is None or onset < prev)):
@@ -179,11 +181,11 @@ def diagnosis_timed_facts(graph: CaseGraph) -> list[TimedFacts]:
         rule = rule_for(dx)
         if rule is None:
             continue
-        ext = _extent(graph, [dx.id, *manifests.get(dx.id, [])])
+        ext = _extent(index, [dx.id, *manifests.get(dx.id, [])])
         stressor = None
         stressors = induces_into.get(dx.id, [])
         if ext and stressors:
-            sext = _extent(graph, stressors)
+            sext = _extent(index, stressors)
             if sext is not None:
                 stressor = ext[0] - sext[0]
         out.append(TimedFacts(

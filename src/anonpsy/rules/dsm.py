@@ -425,8 +425,13 @@ def _load_bundle(root: Path) -> _Bundle:
     return _Bundle(rules=rules, index=index, keys=keys)
 
 
+@lru_cache(maxsize=8)
+def _resolved(path: Path) -> Path:
+    return path.resolve()
+
+
 def _root(rules_root: Path | None) -> Path:
-    return (Path(rules_root) if rules_root is not None else rules_dir()).resolve()
+    return _resolved(Path(rules_root) if rules_root is not None else rules_dir())
 
 
 def load_dsm(rules_root: Path | None = None) -> dict[str, DsmRule]:
@@ -441,6 +446,7 @@ def load_dsm(rules_root: Path | None = None) -> dict[str, DsmRule]:
 def clear_dsm_cache() -> None:
     """Forget loaded rules (after editing rule files, or to time a cold load)."""
     _load_bundle.cache_clear()
+    _match_label.cache_clear()
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -534,6 +540,7 @@ _PERIPARTUM_RE = re.compile(r"\b(?:peri ?partum|post ?partum|peri ?natal|post ?n
 PERIPARTUM_SPECIFIER = "with peripartum onset"
 
 
+@lru_cache(maxsize=8192)
 def normalize_label(s: str) -> str:
     """Canonical form of a diagnosis label or specifier for matching.
 
@@ -617,6 +624,12 @@ def extract_specifiers(label: str) -> tuple[str, ...]:
 
 
 def match_label(label: str, rules_root: Path | None = None) -> DsmRule | None:
+    """The DSM rule a diagnosis label names, or None (cached; see :func:`_match_label`)."""
+    return _match_label(label, _root(rules_root))
+
+
+@lru_cache(maxsize=4096)
+def _match_label(label: str, root: Path) -> DsmRule | None:
     """The DSM rule a diagnosis label names, or None.
 
     Exact match on the normalized name, id or an alias first -- of the label as written, then after removing
@@ -625,7 +638,7 @@ def match_label(label: str, rules_root: Path | None = None) -> DsmRule | None:
     Failing that, rapidfuzz ``token_sort_ratio`` of at least 90 against every known label; ties go to the rule
     that comes first in DSM chapter order, then to the alphabetically first label.
     """
-    bundle = _load_bundle(_root(rules_root))
+    bundle = _load_bundle(root)
     fuzzy_queries: list[str] = []
     for variant in _variants(label):
         forms, _ = _strip_steps(normalize_label(variant))
