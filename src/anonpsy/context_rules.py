@@ -1,0 +1,269 @@
+"""ConText: is a concept in a sentence negated, uncertain, hypothetical, historical, or someone else's?
+
+An implementation of the ConText algorithm (Harkema et al. 2009, extending NegEx) over the triggers in
+``rules/lexicon/context.yaml``. Triggers are found with the lexicon matcher (leftmost-longest, so
+the pseudo-trigger ``no increase`` swallows the trigger ``no``). A trigger applies to the concept at
+``sentence[start:end]`` when the concept lies in the trigger's direction, within its scope (counted in words),
+with no scope break (``.``, ``;``, ...) and no termination term for the trigger's category between them.
+Triggers that overlap the concept itself never apply: the concept's own words (``no energy``) are not context.
+
+Example::
+
+    >>> s = "Mother had bipolar disorder; he denies suicidal ideation."
+    >>> classify(s, s.index("bipolar"), s.index(";")).experiencer
+    'family'
+    >>> classify(s, s.index("suicidal"), len(s) - 1).negated
+    True
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Literal
+
+from pydantic import Field
+
+from anonpsy.lexicon import (
+    IndexSpec,
+    TermIndex,
+    _FileHeader,
+    _Strict,
+    build_index,
+    load_doc,
+    tokenize,
+)
+
+Category = Literal[
+    "negated", "possible", "hypothetical", "historical", "family", "other_experiencer", "pseudo",
+    "termination",
+]
+Direction = Literal["forward", "backward", "bidirectional"]
+Experiencer = Literal["patient", "family", "other"]
+ContextLabel = Literal["negated", "possible", "hypothetical", "historical", "family", "other", "affirmed"]
+CONTEXT_LABELS: tuple[ContextLabel, ...] = (
+    "negated", "possible", "hypothetical", "historical", "family", "other", "affirmed"
+)
+_ACTIVE: tuple[Category, ...] = (
+    "negated", "possible", "hypothetical", "historical", "family", "other_experiencer"
+)
+_BACKWARD_SUFFIX = "#backward"
+
+
+class ContextRule(_Strict):
+    """One group of trigger phrases sharing a category, direction and scope."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    category: Category
+    phrases: tuple[str, ...]
+    backward_phrases: tuple[str, ...] = ()
+    abbreviations: tuple[str, ...] = ()
+    direction: Direction | None = None
+    scope: int | None = Field(default=None, ge=1, le=50)
+    member: str | None = None
+    applies_to: tuple[Category, ...] | None = None
+    source: str | None = None
+    note: str | None = None
+
+
+class ContextRules(_FileHeader):
+    default_scope: int = Field(ge=1, le=50)
+    scope_breaks: tuple[str, ...]
+    rules: tuple[ContextRule, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ContextResult:
+    """The context of one concept mention."""
+
+    negated: bool = False
+    hypothetical: bool = False
+    historical: bool = False
+    experiencer: Experiencer = "patient"
+    family_member: str | None = None
+    trigger_ids: tuple[str, ...] = ()
+    uncertain: bool = False
+
+    @property
+    def affirmed(self) -> bool:
+        """True when the concept is asserted, current and the patient's own."""
+        return not (self.negated or self.hypothetical or self.historical or self.uncertain) and (
+            self.experiencer == "patient"
+        )
+
+    def labels(self) -> frozenset[ContextLabel]:
+        """Set of labels (``negated``, ``possible``, ..., or just ``affirmed``) used by the cases files."""
+        out: set[ContextLabel] = set()
+        if self.negated:
+            out.add("negated")
+        if self.uncertain:
+            out.add("possible")
+        if self.hypothetical:
+            out.add("hypothetical")
+        if self.historical:
+            out.add("historical")
+        if self.experiencer == "family":
+            out.add("family")
+        elif self.experiencer == "other":
+            out.add("other")
+        return frozenset(out or {"affirmed"})
+
+
+@dataclass(frozen=True)
+class _Trigger:
+    rule: ContextRule
+    direction: Direction | None
+    start: int
+    end: int
+
+
+class ContextEngine:
+    """Compiled ConText rules. :func:`default_engine` gives the project's rules (cached)."""
+
+    def __init__(self, rules: ContextRules) -> None:
+        self.rules = rules
+        self.by_id = {r.id: r for r in rules.rules}
+        specs: list[IndexSpec] = []
+        for r in rules.rules:
+            specs.append(IndexSpec(r.id, r.id, r.phrases, r.abbreviations))
+            if r.backward_phrases:
+                specs.append(IndexSpec(r.id + _BACKWARD_SUFFIX, r.id, r.backward_phrases))
+        self.index: TermIndex = build_index(specs)
+        self.breaks = frozenset(rules.scope_breaks)
+
+    @classmethod
+    def from_doc(cls, doc: dict[str, Any]) -> ContextEngine:
+        """Engine from a raw ``context_rules`` mapping."""
+        return cls(ContextRules.model_validate(doc))
+
+    @property
+    def conflicts(self) -> list[str]:
+        """Trigger phrases claimed by two rules (the first one wins)."""
+        return self.index.conflicts
+
+    def triggers(self, sentence: str) -> list[_Trigger]:
+        """Every trigger, pseudo-trigger and termination term in the sentence, in order."""
+        out: list[_Trigger] = []
+        for m in self.index.find(sentence):
+            if m.id.endswith(_BACKWARD_SUFFIX):
+                rule = self.by_id[m.id[: -len(_BACKWARD_SUFFIX)]]
+                out.append(_Trigger(rule, "backward", m.start, m.end))
+            else:
+                rule = self.by_id[m.id]
+                out.append(_Trigger(rule, rule.direction, m.start, m.end))
+        return out
+
+    def classify(self, sentence: str, start: int, end: int) -> ContextResult:
+        """Context of the concept at ``sentence[start:end]``."""
+        if not 0 <= start < end <= len(sentence):
+            raise ValueError("concept span must satisfy 0 <= start < end <= len(sentence)")
+        toks = tokenize(sentence)
+        starts = [t.start for t in toks]
+        words = [t.text[0].isalnum() for t in toks]
+        breaks = [t.text in self.breaks for t in toks]
+        triggers = self.triggers(sentence)
+        terminations = [t for t in triggers if t.rule.category == "termination"]
+
+        def tok_at(pos: int) -> int:
+            return bisect.bisect_left(starts, pos)
+
+        def blocked(lo: int, hi: int, category: Category) -> bool:
+            """Is there a break or an applicable termination between char offsets lo and hi?"""
+            i, j = tok_at(lo), tok_at(hi)
+            if any(breaks[i:j]):
+                return True
+            return any(
+                lo <= t.start and t.end <= hi
+                and (t.rule.applies_to is None or category in t.rule.applies_to)
+                for t in terminations
+            )
+
+        def distance(lo: int, hi: int) -> int:
+            i, j = tok_at(lo), tok_at(hi)
+            return sum(words[i:j])
+
+        applied: list[tuple[int, _Trigger]] = []
+        for trig in triggers:
+            cat = trig.rule.category
+            if cat not in _ACTIVE or trig.direction is None:
+                continue
+            if trig.start < end and start < trig.end:
+                continue  # overlaps the concept itself
+            scope = trig.rule.scope or self.rules.default_scope
+            if trig.end <= start and trig.direction in ("forward", "bidirectional"):
+                lo, hi = trig.end, start
+            elif trig.start >= end and trig.direction in ("backward", "bidirectional"):
+                lo, hi = end, trig.start
+            else:
+                continue
+            dist = distance(lo, hi)
+            if dist > scope or blocked(lo, hi, cat):
+                continue
+            applied.append((dist, trig))
+        return _result(applied)
+
+
+def _result(applied: Iterable[tuple[int, _Trigger]]) -> ContextResult:
+    items = sorted(applied, key=lambda x: x[1].start)
+    cats = {t.rule.category for _, t in items}
+    experiencer: Experiencer = "patient"
+    member: str | None = None
+    people = [(d, t) for d, t in items if t.rule.category in ("family", "other_experiencer")]
+    if people:
+        _, nearest = min(people, key=lambda x: (x[0], -x[1].start))
+        experiencer = "family" if nearest.rule.category == "family" else "other"
+        member = nearest.rule.member
+    return ContextResult(
+        negated="negated" in cats,
+        hypothetical="hypothetical" in cats,
+        historical="historical" in cats,
+        experiencer=experiencer,
+        family_member=member,
+        trigger_ids=tuple(dict.fromkeys(t.rule.id for _, t in items)),
+        uncertain="possible" in cats,
+    )
+
+
+@lru_cache(maxsize=1)
+def default_engine() -> ContextEngine:
+    """The engine built from the project's ``rules/lexicon/context.yaml`` (cached)."""
+    return ContextEngine.from_doc(load_doc("context"))
+
+
+def classify(sentence: str, start: int, end: int) -> ContextResult:
+    """ConText classification of the concept at ``sentence[start:end]`` with the project's rules.
+
+    >>> s = "No history of psychosis."
+    >>> classify(s, 14, 23).negated
+    True
+    """
+    return default_engine().classify(sentence, start, end)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Stressors
+
+
+def stressor_category(
+    text: str, engine: ContextEngine | None = None, index: TermIndex | None = None
+) -> str | None:
+    """The life-event category a situation text describes, or None.
+
+    The first stressor trigger that is not negated, hypothetical or uncertain wins (``denies any recent job
+    loss`` does not count).
+
+    >>> stressor_category("after he was laid off from the plant")
+    'job_loss'
+    """
+    from anonpsy.lexicon import term_index
+
+    idx = index if index is not None else term_index("stressor")
+    eng = engine if engine is not None else default_engine()
+    for m in idx.find(text):
+        ctx = eng.classify(text, m.start, m.end)
+        if ctx.negated or ctx.hypothetical or ctx.uncertain:
+            continue
+        return m.id
+    return None

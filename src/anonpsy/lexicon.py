@@ -1,0 +1,740 @@
+"""Extraction lexicons and a fast whole-word term matcher.
+
+The lexicons live in ``rules/lexicon/`` (symptoms, medications, therapies, emotions, demographic cues) and
+``rules/contexts/stressors.yaml`` (life-event triggers). :func:`find_terms` finds their surface forms in a
+text:
+
+* case-insensitive and whole-word; hyphens, underscores and runs of white space all count as one space, so
+  ``self-harm`` matches ``self harm`` and a phrase may wrap across lines;
+* items listed under ``abbreviations`` (``SI``, ``AH``, ``Li``) match case-sensitively, as written or in
+  capitals;
+* leftmost-longest and non-overlapping: at each position the longest phrase wins, and the scan resumes after
+  it;
+* an entry's ``excludes`` are look-alike phrases (``checking account``): when one covers the text, nothing is
+  reported there, unless another entry lists the same phrase as a term of its own.
+
+Phrases may use ``(a|b|)`` alternatives (an empty alternative makes the group optional) and the placeholders
+``<subj>``, ``<obj>``, ``<poss>`` and ``<refl>`` (pronoun sets). The matcher works on tokens: building it is
+done once per kind (cached); matching is one pass over the text with a dictionary probe per candidate length,
+i.e. linear in the text.
+
+Example::
+
+    >>> [m.id for m in find_terms("Denies SI; hearing voices since May.", "symptom")]
+    ['suicidal_ideation', 'auditory_hallucination']
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from anonpsy.graph import Route
+from anonpsy.paths import rules_dir
+from anonpsy.rules.tables import parse_route
+
+TermKind = Literal[
+    "symptom", "medication", "therapy", "emotion", "occupation", "ethnicity", "family", "sex", "stressor"
+]
+TERM_KINDS: tuple[TermKind, ...] = (
+    "symptom", "medication", "therapy", "emotion", "occupation", "ethnicity", "family", "sex", "stressor"
+)
+
+# ----------------------------------------------------------------------------------------------------
+# Rule-file models
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class _FileHeader(_Strict):
+    kind: str
+    version: int = Field(ge=1)
+    source: str | None = None
+    description: str | None = None
+
+
+class LexiconEntry(_Strict):
+    """A headword with its surface forms."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    headword: str
+    synonyms: tuple[str, ...] = ()
+    abbreviations: tuple[str, ...] = ()
+    excludes: tuple[str, ...] = ()
+    source: str | None = None
+    note: str | None = None
+
+    def surfaces(self) -> tuple[str, ...]:
+        return (self.headword, *self.synonyms)
+
+
+SymptomDomain = Literal[
+    "mood", "anxiety", "obsessive_compulsive", "trauma", "dissociative", "psychotic", "cognitive",
+    "neurodevelopmental", "behavioural", "personality", "sleep", "appetite_eating", "substance", "somatic",
+    "adverse_effect", "sexual", "elimination", "gender", "suicidality", "violence",
+]
+
+
+class SymptomEntry(LexiconEntry):
+    domain: SymptomDomain
+
+
+class SymptomLexicon(_FileHeader):
+    rules: tuple[SymptomEntry, ...]
+
+
+MedicationClass = Literal[
+    "ssri", "snri", "tca", "maoi", "atypical_antidepressant", "first_generation_antipsychotic",
+    "second_generation_antipsychotic", "lithium", "anticonvulsant_mood_stabilizer", "anticonvulsant",
+    "benzodiazepine", "z_drug_hypnotic", "other_hypnotic", "stimulant", "non_stimulant_adhd",
+    "alpha2_agonist",
+    "cholinesterase_inhibitor", "nmda_antagonist", "opioid_agonist_therapy", "opioid_antagonist",
+    "alcohol_use_disorder_medication", "anticholinergic", "beta_blocker", "antihistamine", "pde5_inhibitor",
+    "smoking_cessation", "hormonal", "thyroid", "antidiabetic", "antihypertensive", "statin", "analgesic",
+    "opioid_analgesic", "antibiotic", "corticosteroid", "vitamin_supplement", "antiemetic",
+    "proton_pump_inhibitor", "anticoagulant", "other_medical", "ketamine_esketamine",
+]
+
+
+class MedicationEntry(_Strict):
+    """One drug: generic id, class, brand names, other written forms and usual dose units."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    name: str | None = None
+    class_id: MedicationClass = Field(alias="class")
+    brands: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    abbreviations: tuple[str, ...] = ()
+    excludes: tuple[str, ...] = ()
+    dose_units: tuple[str, ...]
+    long_acting: tuple[str, ...] = Field(
+        default=(), description="Surface forms that denote a long-acting injectable formulation."
+    )
+    source: str | None = None
+    note: str | None = None
+
+    @property
+    def headword(self) -> str:
+        return self.name or self.id.replace("_", " ")
+
+    def surfaces(self) -> tuple[str, ...]:
+        return (self.headword, *self.brands, *self.aliases, *self.long_acting)
+
+
+class MedicationLexicon(_FileHeader):
+    rules: tuple[MedicationEntry, ...]
+
+
+class TherapyEntry(_Strict):
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    headword: str
+    type: Literal["psychotherapy", "procedure", "psychosocial"]
+    aliases: tuple[str, ...] = ()
+    abbreviations: tuple[str, ...] = ()
+    excludes: tuple[str, ...] = ()
+    source: str | None = None
+    note: str | None = None
+
+    def surfaces(self) -> tuple[str, ...]:
+        return (self.headword, *self.aliases)
+
+
+class TherapyLexicon(_FileHeader):
+    rules: tuple[TherapyEntry, ...]
+
+
+class EmotionEntry(LexiconEntry):
+    family: Literal[
+        "fear", "anxiety", "sadness", "anger", "shame", "guilt", "disgust", "joy", "surprise", "loneliness",
+        "hopelessness", "numbness", "confusion", "relief", "hope", "love", "jealousy", "frustration",
+    ]
+    valence: Literal["negative", "positive", "neutral"]
+
+
+class EmotionLexicon(_FileHeader):
+    rules: tuple[EmotionEntry, ...]
+
+
+class OccupationEntry(LexiconEntry):
+    sector: str = Field(pattern=r"^[a-z][a-z_]*$")
+
+
+class EthnicityEntry(LexiconEntry):
+    type: Literal["race", "ethnicity", "nationality", "indigenous", "religion"]
+
+
+class FamilyEntry(LexiconEntry):
+    facet: Literal["marital", "living", "parental", "household", "relationship"]
+
+
+class SexCueEntry(LexiconEntry):
+    sex: Literal["female", "male"]
+    cue: Literal["noun", "title", "pronoun"]
+
+
+class DemographicLexicon(_FileHeader):
+    occupations: tuple[OccupationEntry, ...]
+    ethnicities: tuple[EthnicityEntry, ...]
+    family_structure: tuple[FamilyEntry, ...]
+    sex_cues: tuple[SexCueEntry, ...]
+
+
+AgeBandName = Literal["child", "adolescent", "adult", "older_adult"]
+
+
+class AgeBand(_Strict):
+    min: int = Field(ge=0, le=120)
+    max: int = Field(ge=0, le=120)
+
+
+class StressorAlternative(_Strict):
+    """An analogous situation clause; a bare string in the file means "fits every age"."""
+
+    text: str
+    age_bands: tuple[AgeBandName, ...] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, value: Any) -> Any:
+        return {"text": value} if isinstance(value, str) else value
+
+
+class StressorCategory(_Strict):
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    label: str
+    triggers: tuple[str, ...]
+    excludes: tuple[str, ...] = ()
+    alternatives: tuple[StressorAlternative, ...]
+    generalized: str
+    source: str | None = None
+    note: str | None = None
+
+    @property
+    def headword(self) -> str:
+        return self.label
+
+
+class StressorTaxonomy(_FileHeader):
+    age_bands: dict[AgeBandName, AgeBand]
+    fallback: str
+    rules: tuple[StressorCategory, ...]
+
+
+# ----------------------------------------------------------------------------------------------------
+# Loaders (the only I/O in this module)
+
+_LEXICON_FILES: dict[str, str] = {
+    "symptoms": "lexicon/symptoms.yaml",
+    "medications": "lexicon/medications.yaml",
+    "therapies": "lexicon/therapies.yaml",
+    "emotions": "lexicon/emotions.yaml",
+    "demographic": "lexicon/demographic.yaml",
+    "context": "lexicon/context.yaml",
+    "stressors": "contexts/stressors.yaml",
+}
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
+    if not isinstance(data, dict):
+        raise ValueError(f"rule file {path.name} is not a mapping")
+    return data
+
+
+@cache
+def load_doc(stem: str) -> dict[str, Any]:
+    """Raw mapping of one of this module's rule files (``symptoms``, ``medications``, ..., ``stressors``)."""
+    return _read_yaml(rules_dir() / _LEXICON_FILES[stem])
+
+
+@lru_cache(maxsize=1)
+def symptom_lexicon() -> SymptomLexicon:
+    """Typed symptom lexicon (cached)."""
+    return SymptomLexicon.model_validate(load_doc("symptoms"))
+
+
+@lru_cache(maxsize=1)
+def medication_lexicon() -> MedicationLexicon:
+    """Typed medication lexicon (cached)."""
+    return MedicationLexicon.model_validate(load_doc("medications"))
+
+
+@lru_cache(maxsize=1)
+def therapy_lexicon() -> TherapyLexicon:
+    """Typed psychotherapy / procedure lexicon (cached)."""
+    return TherapyLexicon.model_validate(load_doc("therapies"))
+
+
+@lru_cache(maxsize=1)
+def emotion_lexicon() -> EmotionLexicon:
+    """Typed emotion lexicon (cached)."""
+    return EmotionLexicon.model_validate(load_doc("emotions"))
+
+
+@lru_cache(maxsize=1)
+def demographic_lexicon() -> DemographicLexicon:
+    """Typed demographic cue lexicon (cached)."""
+    return DemographicLexicon.model_validate(load_doc("demographic"))
+
+
+@lru_cache(maxsize=1)
+def stressor_taxonomy() -> StressorTaxonomy:
+    """Typed life-event / stressor taxonomy (cached)."""
+    return StressorTaxonomy.model_validate(load_doc("stressors"))
+
+
+# ----------------------------------------------------------------------------------------------------
+# Phrase expansion and tokenisation
+
+_PLACEHOLDERS: dict[str, str] = {
+    "subj": "(he|she|they|i)",
+    "obj": "(him|her|them|me)",
+    "poss": "(his|her|their|my)",
+    "refl": "(himself|herself|themselves|themself|myself)",
+}
+_PLACEHOLDER_RE = re.compile(r"<(\w+)>")
+MAX_EXPANSIONS = 2000
+
+
+def expand_phrase(phrase: str) -> tuple[str, ...]:
+    """All concrete phrases a pattern denotes: placeholders, then ``(a|b|)`` groups, innermost first.
+
+    >>> expand_phrase("lost <poss> (job|home)")[:2]
+    ('lost his job', 'lost his home')
+    """
+
+    def _placeholder(m: re.Match[str]) -> str:
+        name = m.group(1)
+        if name not in _PLACEHOLDERS:
+            raise ValueError(f"unknown placeholder <{name}>; known: {', '.join(sorted(_PLACEHOLDERS))}")
+        return _PLACEHOLDERS[name]
+
+    pattern = _PLACEHOLDER_RE.sub(_placeholder, phrase)
+    forms, pos = _expand_seq(pattern, 0)
+    if pos != len(pattern):
+        raise ValueError("unbalanced '(' ')' or stray '|' in a lexicon phrase")
+    return tuple(dict.fromkeys(" ".join(f.split()) for f in forms))
+
+
+def _expand_seq(p: str, pos: int) -> tuple[list[str], int]:
+    """Expand a sequence up to an unmatched ``|`` or ``)``; returns the forms and the stop position."""
+    forms = [""]
+    buf: list[str] = []
+    while pos < len(p) and p[pos] not in "|)":
+        ch = p[pos]
+        if ch == "(":
+            alts: list[str] = []
+            pos += 1
+            while True:
+                sub, pos = _expand_seq(p, pos)
+                alts.extend(sub)
+                if pos >= len(p):
+                    raise ValueError("unbalanced '(' in a lexicon phrase")
+                if p[pos] == ")":
+                    pos += 1
+                    break
+                pos += 1  # '|'
+            lit = "".join(buf)
+            buf = []
+            forms = [f + lit + a for f in forms for a in alts]
+            if len(forms) > MAX_EXPANSIONS:
+                raise ValueError(f"a lexicon phrase expands to more than {MAX_EXPANSIONS} forms; split it")
+        else:
+            buf.append(ch)
+            pos += 1
+    lit = "".join(buf)
+    return [f + lit for f in forms], pos
+
+
+_TOKEN_RE = re.compile(r"[^\W_]+|[^\w\s-]")
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    start: int
+    end: int
+    text: str
+    key: str
+
+
+def tokenize(text: str) -> list[Token]:
+    """Word and punctuation tokens with character offsets; hyphens, underscores and white space separate."""
+    return [
+        Token(m.start(), m.end(), m.group(), m.group().translate(_APOSTROPHES).casefold())
+        for m in _TOKEN_RE.finditer(text)
+    ]
+
+
+def _keys(phrase: str) -> tuple[str, ...]:
+    return tuple(t.casefold() for t in _TOKEN_RE.findall(phrase.translate(_APOSTROPHES)))
+
+
+def _exact(phrase: str) -> tuple[str, ...]:
+    return tuple(_TOKEN_RE.findall(phrase.translate(_APOSTROPHES)))
+
+
+# ----------------------------------------------------------------------------------------------------
+# Matcher
+
+
+@dataclass(frozen=True, slots=True)
+class TermMatch:
+    """One lexicon hit: ``text[start:end] == surface``."""
+
+    start: int
+    end: int
+    id: str
+    headword: str
+    surface: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Target:
+    id: str | None  # None = blocker (an ``excludes`` phrase)
+    headword: str
+
+
+@dataclass
+class TermIndex:
+    """Compiled phrase dictionary of one kind. Build with :func:`build_index`."""
+
+    ci: dict[tuple[str, ...], _Target] = field(default_factory=dict)
+    cs: dict[tuple[str, ...], _Target] = field(default_factory=dict)
+    lengths: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    conflicts: list[str] = field(default_factory=list)
+
+    def find(self, text: str) -> list[TermMatch]:
+        """Leftmost-longest, non-overlapping matches in ``text``."""
+        norm = text.translate(_APOSTROPHES)  # one-to-one, so offsets are unchanged
+        spans = [m.span() for m in _TOKEN_RE.finditer(norm)]
+        exact = [norm[a:b] for a, b in spans]
+        keys = [t.casefold() for t in exact]
+        n = len(spans)
+        out: list[TermMatch] = []
+        i = 0
+        while i < n:
+            hit: _Target | None = None
+            span = 0
+            for length in self.lengths.get(keys[i], ()):
+                if i + length > n:
+                    continue
+                tgt = self.cs.get(tuple(exact[i: i + length])) if self.cs else None
+                if tgt is None:
+                    tgt = self.ci.get(tuple(keys[i: i + length]))
+                if tgt is not None:
+                    hit, span = tgt, length
+                    break
+            if hit is None:
+                i += 1
+                continue
+            if hit.id is not None:
+                start, end = spans[i][0], spans[i + span - 1][1]
+                out.append(TermMatch(start, end, hit.id, hit.headword, text[start:end]))
+            i += span
+        return out
+
+
+@dataclass(frozen=True)
+class IndexSpec:
+    """What one entry contributes to an index."""
+
+    id: str
+    headword: str
+    surfaces: tuple[str, ...]
+    abbreviations: tuple[str, ...] = ()
+    excludes: tuple[str, ...] = ()
+
+
+def build_index(specs: Iterable[IndexSpec]) -> TermIndex:
+    """Compile entries into a :class:`TermIndex`.
+
+    Surface clashes between entries are recorded in ``conflicts`` (the first definition wins); an ``excludes``
+    phrase never overrides a real term.
+    """
+    idx = TermIndex()
+    owner_ci: dict[tuple[str, ...], str] = {}
+    blockers: dict[tuple[str, ...], _Target] = {}
+    for spec in specs:
+        target = _Target(spec.id, spec.headword)
+        for surface in spec.surfaces:
+            for form in expand_phrase(surface):
+                key = _keys(form)
+                if not key:
+                    continue
+                prev = owner_ci.get(key)
+                if prev is not None and prev != spec.id:
+                    idx.conflicts.append(
+                        f"surface {' '.join(key)!r} of {spec.id!r} already belongs to {prev!r}"
+                    )
+                    continue
+                owner_ci[key] = spec.id
+                idx.ci[key] = target
+        for abbr in spec.abbreviations:
+            for form in expand_phrase(abbr):
+                exact = _exact(form)
+                if not exact:
+                    continue
+                for variant in {exact, tuple(t.upper() for t in exact)}:
+                    prev_t = idx.cs.get(variant)
+                    if prev_t is not None and prev_t.id != spec.id:
+                        idx.conflicts.append(
+                            f"abbreviation {' '.join(variant)!r} of {spec.id!r} already belongs to "
+                            f"{prev_t.id!r}"
+                        )
+                        continue
+                    idx.cs[variant] = target
+        for excl in spec.excludes:
+            for form in expand_phrase(excl):
+                key = _keys(form)
+                if key:
+                    blockers.setdefault(key, _Target(None, ""))
+    for key, blocker in blockers.items():
+        idx.ci.setdefault(key, blocker)
+    lengths: dict[str, set[int]] = {}
+    for key in itertools.chain(idx.ci, idx.cs):
+        lengths.setdefault(key[0].casefold(), set()).add(len(key))
+    idx.lengths = {k: tuple(sorted(v, reverse=True)) for k, v in lengths.items()}
+    return idx
+
+
+# ----------------------------------------------------------------------------------------------------
+# Kind -> index
+
+
+def specs_for(kind: TermKind, doc: dict[str, Any]) -> list[IndexSpec]:
+    """Index entries of ``kind`` from a raw rule-file mapping (validated with the kind's model)."""
+    if kind == "symptom":
+        return [_lex_spec(e) for e in SymptomLexicon.model_validate(doc).rules]
+    if kind == "emotion":
+        return [_lex_spec(e) for e in EmotionLexicon.model_validate(doc).rules]
+    if kind == "medication":
+        return [
+            IndexSpec(e.id, e.headword, e.surfaces(), e.abbreviations, e.excludes)
+            for e in MedicationLexicon.model_validate(doc).rules
+        ]
+    if kind == "therapy":
+        return [
+            IndexSpec(e.id, e.headword, e.surfaces(), e.abbreviations, e.excludes)
+            for e in TherapyLexicon.model_validate(doc).rules
+        ]
+    if kind == "stressor":
+        return [
+            IndexSpec(e.id, e.label, e.triggers, (), e.excludes)
+            for e in StressorTaxonomy.model_validate(doc).rules
+        ]
+    demo = DemographicLexicon.model_validate(doc)
+    section: Sequence[LexiconEntry] = {
+        "occupation": demo.occupations,
+        "ethnicity": demo.ethnicities,
+        "family": demo.family_structure,
+        "sex": demo.sex_cues,
+    }[kind]
+    return [_lex_spec(e) for e in section]
+
+
+def _lex_spec(e: LexiconEntry) -> IndexSpec:
+    return IndexSpec(e.id, e.headword, e.surfaces(), e.abbreviations, e.excludes)
+
+
+KIND_FILE: dict[TermKind, str] = {
+    "symptom": "symptoms",
+    "medication": "medications",
+    "therapy": "therapies",
+    "emotion": "emotions",
+    "occupation": "demographic",
+    "ethnicity": "demographic",
+    "family": "demographic",
+    "sex": "demographic",
+    "stressor": "stressors",
+}
+
+
+@cache
+def term_index(kind: TermKind) -> TermIndex:
+    """The compiled index of one kind from the project's rules (cached)."""
+    if kind not in KIND_FILE:
+        raise ValueError(f"unknown term kind {kind!r}; known: {', '.join(TERM_KINDS)}")
+    return build_index(specs_for(kind, load_doc(KIND_FILE[kind])))
+
+
+def find_terms(text: str, kind: TermKind) -> list[TermMatch]:
+    """Lexicon terms of ``kind`` in ``text``: case-insensitive, whole-word, leftmost-longest, non-overlapping.
+
+    >>> [(m.id, m.surface) for m in find_terms("a retired school teacher", "occupation")]
+    [('occ.retired', 'retired'), ('occ.teacher', 'school teacher')]
+    """
+    return term_index(kind).find(text)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Medication mentions
+
+
+@dataclass(frozen=True, slots=True)
+class MedicationMention:
+    """A medication with the dose, route and frequency written next to it."""
+
+    name: str
+    class_id: str
+    dose: str | None
+    route: Route | None
+    frequency: str | None
+
+
+_UNITS = (
+    r"mg/kg/day|mg/kg|mg/day|mg/d|mg/24\s?h(?:rs?|ours?)?|mg/h(?:r|our)?|mcg/h(?:r|our)?|mcg/day|"
+    r"mg|mcg|µg|ug|micrograms?|milligrams?|grams?|g|ml|mL|cc|units?|IU|iu|mEq|meq|mmol|%|puffs?|tabs?|tablets?|"
+    r"capsules?|caps?|patch(?:es)?|drops?|sprays?"
+)
+_NUM = r"\d+(?:[.,]\d+)?"
+_DOSE_RE = re.compile(
+    rf"(?<![\w.])(?P<num>{_NUM}(?:\s*(?:-|–|to|/)\s*{_NUM})?)\s*(?P<unit>{_UNITS})(?![\w])", re.IGNORECASE
+)
+_DOSE_BEFORE_RE = re.compile(
+    rf"(?<![\w.])(?P<num>{_NUM}(?:\s*(?:-|–|to)\s*{_NUM})?)\s*(?P<unit>{_UNITS})\s+(?:of\s+)?$", re.IGNORECASE
+)
+
+_LAI_FORM = re.compile(
+    r"\b(?:decanoate|enanthate|palmitate|pamoate|lauroxil|consta|sustenna|trinza|hafyera|maintena|aristada|"
+    r"relprevv|perseris|uzedy|depot|LAI|long[- ]acting injectable)\b",
+    re.IGNORECASE,
+)
+_LAI_INTERVAL = re.compile(
+    r"\b(?:every|q)\s*(?:2|3|4|6|two|three|four|six|other)?\s*(?:-|\s)?(?:weeks?|wks?|months?|mo)\b|\bmonthly\b",
+    re.IGNORECASE,
+)
+_FREQ_RE = re.compile(
+    r"(?<![\w])(?P<f>"
+    r"(?:once|twice|three times|four times|1x|2x|3x|4x|one time|two times)\s*(?:a|per|each|every)?\s*"
+    r"(?:day|daily|week|weekly|month|night|morning|evening)"
+    r"|(?:every|each|q)\s*(?:other\s+)?(?:\d+\s*(?:-\s*\d+\s*)?|one|two|three|four|six|eight|twelve)?\s*"
+    r"(?:hours?|hrs?|h|days?|d|weeks?|wks?|months?|mos?|nights?|mornings?|evenings?|day|night|morning|evening)"
+    r"|(?:once\s+)?daily|nightly|weekly|monthly|fortnightly|every\s+(?:night|morning|evening|day)"
+    r"|at\s+(?:bed\s*time|night|noon)|before\s+bed(?:time)?|in\s+the\s+(?:morning|evening|afternoon)"
+    r"|with\s+(?:meals|breakfast|dinner)|before\s+meals"
+    r"|q\.?\s?[dh]\.?s?\.?|b\.?i\.?d\.?|t\.?i\.?d\.?|q\.?i\.?d\.?|q\.?a\.?m\.?|q\.?p\.?m\.?|q\.?h\.?s\.?|h\.?s\.?"
+    r"|qam|qpm|qhs|qod|qd|qday|qweek|qmonth|stat|once"
+    r")(?P<prn>\s*(?:,\s*)?(?:prn|p\.r\.n\.|as needed|as required)(?:\s+for\s+\w+)?)?(?![\w])"
+    r"|(?<![\w])(?P<prnonly>prn|p\.r\.n\.|as needed|as required)(?![\w])",
+    re.IGNORECASE,
+)
+_WINDOW = 90
+_CLAUSE_END = re.compile(
+    r";|\.(?=\s+[A-Z])|\.\s*$|\n\s*\n|\band\s+(?:then\s+)?(?:started|switched|changed)\b"
+)
+
+
+def _normalize_dose(m: re.Match[str]) -> str:
+    num = re.sub(
+        r"\s*(-|–|to|/)\s*", lambda x: "-" if x.group(1) in "-–" else f" {x.group(1)} ", m.group("num")
+    )
+    unit = m.group("unit")
+    if unit.lower() in {"ml", "meq", "iu"}:
+        unit = {"ml": "mL", "meq": "mEq", "iu": "IU"}[unit.lower()]
+    return f"{num}{unit}" if unit == "%" else f"{num} {unit}"
+
+
+def parse_medication(sentence: str, match: TermMatch) -> MedicationMention:
+    """Dose, route and frequency written around a medication match in ``sentence``.
+
+    Looks at the rest of the clause after the name (up to the next medication, a full stop or semicolon, or
+    about 90 characters) and at a dose written just before it ("100 mg of sertraline"). The route comes from
+    :func:`anonpsy.rules.tables.parse_route`; an intramuscular depot formulation (decanoate, palmitate, a
+    long-acting brand, or IM every few weeks) is read as ``long_acting_injectable``.
+
+    >>> s = "haloperidol decanoate 50 mg IM every 4 weeks"
+    >>> parse_medication(s, find_terms(s, "medication")[0])
+    MedicationMention(name='haloperidol', class_id='first_generation_antipsychotic', dose='50 mg', \
+route=<Route.long_acting_injectable: 'long_acting_injectable'>, frequency='every 4 weeks')
+    """
+    entry = medication_by_id().get(match.id)
+    class_id = entry.class_id if entry is not None else "other_medical"
+    name = entry.headword if entry is not None else match.headword
+    tail = sentence[match.end: match.end + _WINDOW]
+    for other in find_terms(tail, "medication"):
+        tail = tail[: other.start]
+        break
+    end = _CLAUSE_END.search(tail)
+    if end is not None:
+        tail = tail[: end.start()]
+    head = sentence[max(0, match.start - 40): match.start]
+
+    dose_m = _DOSE_RE.search(tail)
+    dose = _normalize_dose(dose_m) if dose_m else None
+    if dose is None:
+        before = _DOSE_BEFORE_RE.search(head)
+        dose = _normalize_dose(before) if before else None
+
+    route = parse_route(tail)
+    if route is None:
+        lead = re.search(r"(\S+)\s+$", head)
+        route = parse_route(lead.group(1)) if lead else None
+    if route in (Route.unknown, Route.not_applicable):
+        route = None
+    written = match.surface + " " + tail
+    depot_brand = entry is not None and any(_keys(s) == _keys(match.surface) for s in entry.long_acting)
+    depot_form = _LAI_FORM.search(written) is not None
+    depot_im = route is Route.intramuscular and _LAI_INTERVAL.search(tail) is not None
+    if depot_brand or (route in (None, Route.intramuscular) and depot_form) or depot_im:
+        route = Route.long_acting_injectable
+
+    freq_m = _FREQ_RE.search(tail)
+    frequency = " ".join(freq_m.group(0).split()) if freq_m else None
+    return MedicationMention(name=name, class_id=class_id, dose=dose, route=route, frequency=frequency)
+
+
+@lru_cache(maxsize=1)
+def medication_by_id() -> dict[str, MedicationEntry]:
+    """Medication entries keyed by id (cached)."""
+    return {e.id: e for e in medication_lexicon().rules}
+
+
+# ----------------------------------------------------------------------------------------------------
+# Stressor alternatives
+
+
+def age_band_of(age: int, bands: dict[AgeBandName, AgeBand] | None = None) -> AgeBandName | None:
+    """Name of the age band containing ``age`` (inclusive bounds), or None."""
+    table = bands if bands is not None else stressor_taxonomy().age_bands
+    for name, band in table.items():
+        if band.min <= age <= band.max:
+            return name
+    return None
+
+
+def stressor_alternatives(
+    category: str, age: int | None, taxonomy: StressorTaxonomy | None = None
+) -> tuple[str, ...]:
+    """Analogous, non-identifying situation clauses for a stressor category, filtered to the age band.
+
+    An alternative without ``age_bands`` fits every age; with an unknown age only those fit.
+    """
+    tax = taxonomy if taxonomy is not None else stressor_taxonomy()
+    cat = next((c for c in tax.rules if c.id == category), None)
+    if cat is None:
+        return ()
+    band = age_band_of(age, tax.age_bands) if age is not None else None
+    return tuple(
+        a.text for a in cat.alternatives if a.age_bands is None or (band is not None and band in a.age_bands)
+    )
+
+
+def stressor_generalized(category: str | None, taxonomy: StressorTaxonomy | None = None) -> str:
+    """The category's generalised phrase, or the global fallback for an unknown or missing category."""
+    tax = taxonomy if taxonomy is not None else stressor_taxonomy()
+    for c in tax.rules:
+        if c.id == category:
+            return c.generalized
+    return tax.fallback

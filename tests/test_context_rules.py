@@ -1,0 +1,102 @@
+"""ConText classification and stressor detection."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from anonpsy.context_rules import ContextResult, classify, default_engine, stressor_category
+
+
+def _ctx(sentence: str, target: str) -> ContextResult:
+    i = sentence.index(target)
+    return classify(sentence, i, i + len(target))
+
+
+def test_brief_examples() -> None:
+    assert _ctx("Patient denies suicidal ideation.", "suicidal ideation").negated
+    assert _ctx("No history of psychosis.", "psychosis").negated
+    fam = _ctx("Mother had bipolar disorder.", "bipolar disorder")
+    assert (fam.experiencer, fam.family_member) == ("family", "mother")
+    assert _ctx("if he stops taking lithium", "lithium").hypothetical
+
+
+def test_affirmed_has_no_flags() -> None:
+    r = _ctx("She reports hearing voices.", "hearing voices")
+    assert r.affirmed and r.labels() == frozenset({"affirmed"})
+    assert r.trigger_ids == ()
+
+
+def test_trigger_ids_name_the_rules_that_applied() -> None:
+    r = _ctx("No family history of suicide.", "suicide")
+    assert set(r.trigger_ids) == {"neg.no", "fam.history"}
+    assert r.labels() == frozenset({"negated", "family"})
+
+
+def test_pseudo_triggers_and_terminations() -> None:
+    assert _ctx("No increase in anxiety.", "anxiety").affirmed
+    assert _ctx("Not only depressed but anxious.", "depressed").affirmed
+    assert _ctx("Denies SI but reports AH.", "AH").affirmed
+    assert _ctx("Denies SI. Reports AH.", "AH").affirmed
+
+
+def test_scope_window_is_bounded() -> None:
+    far = "No " + "really " * 20 + "tremor."
+    assert not _ctx(far, "tremor").negated
+
+
+def test_uncertain_and_historical() -> None:
+    assert _ctx("Possible psychosis.", "psychosis").uncertain
+    assert _ctx("History of overdose.", "overdose").historical
+    assert not _ctx("History of overdose, now with low mood.", "low mood").historical
+
+
+def test_other_experiencer_keeps_member() -> None:
+    r = _ctx("His wife has depression.", "depression")
+    assert (r.experiencer, r.family_member) == ("other", "partner")
+
+
+def test_informant_is_not_experiencer() -> None:
+    assert _ctx("His mother reports that he hears voices.", "hears voices").experiencer == "patient"
+
+
+@pytest.mark.parametrize(("start", "end"), [(-1, 2), (3, 3), (0, 999), (5, 2)])
+def test_bad_span_is_rejected(start: int, end: int) -> None:
+    with pytest.raises(ValueError, match="concept span"):
+        classify("No tremor.", start, end)
+
+
+def test_default_rules_have_no_conflicting_phrases() -> None:
+    assert default_engine().conflicts == []
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("after he was laid off from the plant", "job_loss"),
+        ("since her mother died last spring", "bereavement"),
+        ("after she was bullied at school", "bullying"),
+        ("denies any recent job loss", None),
+        ("if he loses his job", None),
+        ("possible eviction next month", None),
+        ("", None),
+    ],
+)
+def test_stressor_category(text: str, category: str | None) -> None:
+    assert stressor_category(text) == category
+
+
+@given(st.text(max_size=120), st.data())
+@example("No SI.", None)
+def test_classify_is_total_on_valid_spans(sentence: str, data: st.DataObject | None) -> None:
+    if not sentence:
+        return
+    if data is None:
+        start, end = 3, 5
+    else:
+        start = data.draw(st.integers(0, len(sentence) - 1))
+        end = data.draw(st.integers(start + 1, len(sentence)))
+    r = classify(sentence, start, end)
+    assert r.experiencer in ("patient", "family", "other")
+    assert r.labels()
