@@ -66,14 +66,16 @@ steb_frames = st.builds(
 def case_graphs(
     draw: Any,
     rule_ids: list[str] | None = None,
-    ages: st.SearchStrategy[int] = st.integers(18, 80),
-    sexes: st.SearchStrategy[Sex] = st.sampled_from([Sex.female, Sex.male]),
+    ages: st.SearchStrategy[int] | None = None,
+    sexes: st.SearchStrategy[Sex] | None = None,
 ) -> CaseGraph:
     """A structurally valid, un-normalised case graph.
 
     1–3 diagnoses (rule ids drawn from ``rule_ids`` if given), 1–8 symptoms each with 0–3 durations and 0–3 STEB
     frames, 0–3 treatments, 0–2 past-history items, MANIFESTS_AS/TREATMENT_OF/INDUCES edges between them.
     """
+    ages = ages if ages is not None else st.integers(18, 80)
+    sexes = sexes if sexes is not None else st.sampled_from([Sex.female, Sex.male])
     pool = draw(durations())
     ids = [d.id for d in pool]
     pick = st.lists(st.sampled_from(ids), max_size=3, unique=True)

@@ -9,10 +9,10 @@ import jsonschema
 import pytest
 from hypothesis import given
 from pydantic import ValidationError
+from tests.strategies import case_graphs
 
 from anonpsy.graph import CaseGraph, Duration, Symptom, Unit
 from anonpsy.graphio import dump_graph, graph_json_schema, graph_json_schema_text, graph_to_data, load_graph
-from tests.strategies import case_graphs
 
 ROOT = Path(__file__).resolve().parents[1]
 

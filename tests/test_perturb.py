@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from tests.strategies import feasible_graphs
 
 from anonpsy.graph import CaseGraph, Sex
 from anonpsy.graphio import dump_graph, read_graph
@@ -15,7 +16,6 @@ from anonpsy.perturb import check, perturb, shift_age_mentions
 from anonpsy.rules import tables
 from anonpsy.temporal import normalize, temporal_backbone
 from anonpsy.validate import dsm_violations, structural_violations
-from tests.strategies import feasible_graphs
 
 ROOT = Path(__file__).resolve().parents[1]
 GRAPHS = sorted((ROOT / "fixtures" / "graphs").glob("*.yaml"))

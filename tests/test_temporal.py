@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
+from tests.strategies import case_graphs
 
 from anonpsy.graph import CaseGraph, Duration, Symptom, Unit
 from anonpsy.temporal import (
@@ -19,7 +22,6 @@ from anonpsy.temporal import (
     reconcile,
     temporal,
 )
-from tests.strategies import case_graphs
 
 CONVERSE = {
     Relation.before: Relation.after, Relation.meets: Relation.met_by, Relation.overlaps: Relation.overlapped_by,
@@ -77,7 +79,7 @@ def test_allen_relation_has_converse(a: tuple[int, int], b: tuple[int, int]) -> 
 def test_merge_intervals_keeps_days_and_is_disjoint(ivs: list[tuple[int, int]]) -> None:
     merged = merge_intervals(ivs)
     assert covered_days(merged) == covered_days(ivs)
-    for (s1, e1), (s2, _e2) in zip(merged, merged[1:], strict=False):
+    for (_s1, e1), (s2, _e2) in itertools.pairwise(merged):
         assert e1 < s2  # disjoint and not adjacent
 
 

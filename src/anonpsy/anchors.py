@@ -21,15 +21,17 @@ _RUN = re.compile(
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;\n\"“(]\s*|(?:^|\n)\s*(?:[-*•]|\d+[.)])\s*)$")
 
 # Capitalised words that carry no identifying information in clinical text.
-_COMMON = frozenset("""
-i i'm i've i'd i'll patient pt mr mrs ms dr doctor nurse md do np pa rn lcsw phd the a an he she they his her their
-him them it this that these those we you my our your mother father mom dad sister brother wife husband son daughter
-monday tuesday wednesday thursday friday saturday sunday today tonight yesterday tomorrow
-english spanish christian catholic muslim jewish hindu buddhist protestant
-no yes not none denies reports states notes per
-emergency department hospital clinic unit ward floor service team room
-spo spo2 dsm icd dsm-5 dsm-5-tr mse hpi pmh fh sh ros cbc bmp cmp tsh ekg ecg eeg mri ct cxr ua uds bal etoh
-""".split())
+_COMMON = frozenset(
+    """
+i i'm i've i'd i'll patient pt mr mrs ms dr doctor nurse md do np pa rn lcsw phd the a an he she
+they his her their him them it this that these those we you my our your mother father mom dad sister
+brother wife husband son daughter monday tuesday wednesday thursday friday saturday sunday today
+tonight yesterday tomorrow english spanish christian catholic muslim jewish hindu buddhist
+protestant no yes not none denies reports states notes per emergency department hospital clinic unit
+ward floor service team room spo spo2 dsm icd dsm-5 dsm-5-tr mse hpi pmh fh sh ros cbc bmp cmp tsh
+ekg ecg eeg mri ct cxr ua uds bal etoh
+""".split()  # noqa: SIM905
+)
 
 
 @dataclass(frozen=True)
@@ -67,8 +69,8 @@ def _vocabulary() -> frozenset[str]:
     try:
         from anonpsy.rules.test_values import load_test_values
 
-        for t in load_test_values().values():
-            for s in (t.name, *t.aliases):
+        for test in load_test_values().values():
+            for s in (test.name, *test.aliases):
                 words.update(w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9'-]+", s))
     except Exception:  # pragma: no cover
         pass
@@ -92,9 +94,7 @@ def _is_clinical_word(word: str) -> bool:
     w = word.lower().strip("'’.")
     if w in _COMMON or w in _vocabulary():
         return True
-    if word.isupper() and len(word) <= 5:  # SI, HI, ED, BP, PRN, CIWA: abbreviations
-        return True
-    return False
+    return word.isupper() and len(word) <= 5  # SI, HI, ED, BP, PRN, CIWA: abbreviations
 
 
 def find_anchors(text: str) -> list[Anchor]:

@@ -16,7 +16,9 @@ class _Model(BaseModel):
 
 
 class Change(_Model):
-    path: str = Field(description="Dotted path of the changed field, e.g. demographics.age or symptoms[sx_1].contexts[0].situation")
+    path: str = Field(
+        description="Dotted path of the changed field, e.g. demographics.age or symptoms[sx_1].contexts[0].situation"
+    )
     rule_id: str = Field(description="Id of the rule (file-qualified) that allowed the change.")
     old: Any = None
     new: Any = None

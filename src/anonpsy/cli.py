@@ -161,7 +161,8 @@ def validate(graph_path: Path, as_json: bool) -> None:
       anonpsy validate fixtures/graphs/01_adhd_child.yaml
     """
     from anonpsy.graphio import read_graph_checked
-    from anonpsy.validate import unknown_diagnoses, validate as run_validate
+    from anonpsy.validate import unknown_diagnoses
+    from anonpsy.validate import validate as run_validate
 
     graph = read_graph_checked(graph_path)
     unknown = unknown_diagnoses(graph)
@@ -197,7 +198,8 @@ def perturb(graph_path: Path, seed: int, output: Path | None, audit_path: Path |
     from anonpsy.graphio import dump_graph, read_graph_checked
     from anonpsy.perturb import perturb as run_perturb
     from anonpsy.temporal import normalize
-    from anonpsy.validate import unknown_diagnoses, validate as run_validate
+    from anonpsy.validate import unknown_diagnoses
+    from anonpsy.validate import validate as run_validate
     from anonpsy.yamlio import write_atomic
 
     graph = read_graph_checked(graph_path)

@@ -56,9 +56,8 @@ _KINSHIP_AFTER = re.compile(r"^\s*(?:,\s*)?(?:his|her|their|the patient's)\s+(?:
 
 def scrub_identifiers(text: str, *, keep_ages: set[int] | None = None) -> tuple[str, list[str]]:
     """Replace detected identifiers by neutral descriptions; returns (text, list of replaced types)."""
-    from anonpsy.phi.analyzer import analyze
-
     from anonpsy.anchors import find_anchors
+    from anonpsy.phi.analyzer import analyze
 
     spans: list[tuple[int, int, str]] = [(s.start, s.end, s.type) for s in analyze(text)
                                          if s.type in _NEUTRAL or s.type == "AGE"]

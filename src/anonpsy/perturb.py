@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import random
 import re
-from functools import lru_cache
 from collections.abc import Callable
+from functools import lru_cache
 
 from anonpsy.audit import Audit, Change, Kept, Unmapped
 from anonpsy.graph import CaseGraph, Sex
@@ -22,7 +22,7 @@ from anonpsy.rules import dsm as dsm_rules
 from anonpsy.rules import tables
 from anonpsy.temporal import temporal_backbone
 from anonpsy.testvalues import resample_values
-from anonpsy.textfields import graph_texts, map_graph_text
+from anonpsy.textfields import map_graph_text
 from anonpsy.validate import TimedFacts, Violation, diagnosis_timed_facts, dsm_violations, rule_for
 
 TEST_RESULT_FIELDS = ("labs", "imaging", "other")
@@ -325,7 +325,7 @@ def check(original: CaseGraph, perturbed: CaseGraph) -> list[Violation]:
     for a, b in zip(original.temporal_nodes(), perturbed.temporal_nodes(), strict=False):
         if a.id == b.id and a.duration_ids != b.duration_ids:
             out.append(Violation(code="CHECK_NODE_DURATIONS", node_ids=(a.id,), message="node duration ids differ"))
-    clinical = [
+    clinical: list[tuple[str, Callable[[CaseGraph], list[tuple[object, ...]]]]] = [
         ("diagnoses", lambda g: [(d.id, d.label, d.rule_id, tuple(d.specifiers), d.status) for d in g.diagnoses]),
         ("symptoms", lambda g: [(s.id, s.headword, s.current_symptom, s.pattern) for s in g.symptoms]),
         ("treatments", lambda g: [(t.id, t.type, t.name, t.dose, t.route, t.frequency) for t in g.treatments]),

@@ -71,8 +71,9 @@ _LONG_NUMBER = re.compile(r"(?<![\w.,])\d{4,}(?![\w.,])(?!\s*(?:mg|mcg|µg|ug|g|
 
 
 def _age_phrase(n: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<!\w)(?:{n}[- ](?:year|yr)s?[- ]old|{n} ?(?:yo|y/o|y\.o\.)|(?:age|aged|age of|at) {n})(?!\w)",
-                      re.I)
+    return re.compile(
+        rf"(?<!\w)(?:{n}[- ](?:year|yr)s?[- ]old|{n} ?(?:yo|y/o|y\.o\.)|(?:age|aged|age of|at) {n})(?!\w)", re.I
+    )
 
 
 def leak_audit(
@@ -98,9 +99,11 @@ def leak_audit(
             num = re.search(r"\d{1,3}", surface)
             if num is None:
                 continue
-            n = int(num.group(0))
+            value = int(num.group(0))
             # Every age of the patient moved with the perturbed present age; a coincidence is not a leak.
-            if age_shift != 0 and patient_age is not None and (n <= patient_age or n == patient_age + age_shift):
+            if age_shift != 0 and patient_age is not None and (
+                value <= patient_age or value == patient_age + age_shift
+            ):
                 continue
             ages.setdefault(num.group(0), (span.start, span.end))
             continue
@@ -117,11 +120,11 @@ def leak_audit(
             seen.setdefault(surface.lower(), ("ANCHOR", anc.start, anc.end))
     report = LeakAudit(checked=len(seen) + len(ages))
     low_out = output.lower()
-    for n, (s, e) in sorted(ages.items(), key=lambda kv: kv[1]):
-        m = _age_phrase(n).search(output)
-        if m:
-            report.leaks.append(Leak(kind="AGE", source_start=s, source_end=e, output_start=m.start(),
-                                     output_end=m.end()))
+    for number, (a_start, a_end) in sorted(ages.items(), key=lambda kv: kv[1]):
+        hit = _age_phrase(number).search(output)
+        if hit:
+            report.leaks.append(Leak(kind="AGE", source_start=a_start, source_end=a_end, output_start=hit.start(),
+                                     output_end=hit.end()))
     for surface, (kind, s, e) in sorted(seen.items(), key=lambda kv: kv[1][1]):
         if surface in exclude:
             continue
@@ -157,7 +160,8 @@ def deid_text(
     if backend == "llm":
         from anonpsy.llm_backend import deid_with_llm
 
-        return deid_with_llm(text, seed=seed, case_id=case_id, llm=llm, options=opts)
+        result: DeidResult = deid_with_llm(text, seed=seed, case_id=case_id, llm=llm, options=opts)
+        return result
     graph = normalize(extract(text, case_id=case_id))
     perturbed, audit = perturb(graph, seed)
     perturbed = perturb_contexts(perturbed, seed=seed, audit=audit, source_text=text)

@@ -140,8 +140,8 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(?:recently|lately|of late|in recent (?:days|weeks))\b", re.I), "recently"),
     (re.compile(r"\blast\s+(week|month|year)\b", re.I), "last_unit"),
     (re.compile(r"\b(?:since\s+)?last\s+(spring|summer|fall|autumn|winter)\b", re.I), "last_season"),
-    (re.compile(r"\bfor\s+(?:many|several|a number of)\s+years\b|\bfor\s+years\b|\blong-?standing\b|\bchronic(?:ally)?\b",
-                re.I), "years"),
+    (re.compile(r"\bfor\s+(?:many|several|a number of)\s+years\b|\bfor\s+years\b|\blong-?standing\b|"
+                r"\bchronic(?:ally)?\b", re.I), "years"),
     (re.compile(r"\b(?:lifelong|all (?:his|her|their) life|since birth|since early childhood)\b", re.I), "lifelong"),
 ]
 

@@ -31,13 +31,12 @@ Example::
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import math
 import random
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, cast
 
 from rapidfuzz import fuzz, process

@@ -67,10 +67,10 @@ def structural_violations(graph: CaseGraph) -> list[Violation]:
         seen_edges.add(e.key())
     h = horizon(graph) if all(d.span is not None or d.ongoing for d in graph.durations) else 1
     for d in graph.durations:
-        s, e = duration_interval(d, h)
-        if e <= s:
+        start, end = duration_interval(d, h)
+        if end <= start:
             out.append(Violation(code="INTERVAL_EMPTY", node_ids=(d.id,), message="interval end is not after start"))
-        if d.ongoing and d.span is not None and not (s <= 0 < e):
+        if d.ongoing and d.span is not None and not (start <= 0 < end):
             out.append(Violation(code="INTERVAL_ONGOING_NOT_AT_VISIT", node_ids=(d.id,),
                                  message="an ongoing duration must cover day 0; fix offset/span or unset ongoing"))
     used = {i for n in graph.temporal_nodes() for i in n.duration_ids}
@@ -81,23 +81,23 @@ def structural_violations(graph: CaseGraph) -> list[Violation]:
     # PRESENTS_WITH must point at exactly the symptoms covering day 0 (only checkable when all are timed).
     pw = {e.target for e in graph.edges if e.type == RelationType.PRESENTS_WITH}
     index = interval_index(graph)
-    for s in graph.symptoms:
-        ivs = index.get(s.id, [])
+    for sx in graph.symptoms:
+        ivs = index.get(sx.id, [])
         if not ivs:
             continue
         cur = covers_day0(ivs)
-        if cur != s.current_symptom:
-            out.append(Violation(code="CURRENT_FLAG_MISMATCH", node_ids=(s.id,),
+        if cur != sx.current_symptom:
+            out.append(Violation(code="CURRENT_FLAG_MISMATCH", node_ids=(sx.id,),
                                  message="current_symptom disagrees with whether an interval covers day 0"))
-        if cur and s.id not in pw:
-            out.append(Violation(code="PRESENTS_WITH_MISSING", node_ids=(s.id,),
+        if cur and sx.id not in pw:
+            out.append(Violation(code="PRESENTS_WITH_MISSING", node_ids=(sx.id,),
                                  message="symptom covers day 0 but has no PRESENTS_WITH edge from the visit"))
-        if not cur and s.id in pw:
-            out.append(Violation(code="PRESENTS_WITH_NOT_CURRENT", node_ids=(s.id,),
+        if not cur and sx.id in pw:
+            out.append(Violation(code="PRESENTS_WITH_NOT_CURRENT", node_ids=(sx.id,),
                                  message="PRESENTS_WITH edge to a symptom that does not cover day 0"))
-    for e in graph.edges:
-        if e.type == RelationType.PRESENTS_WITH and e.source != graph.visit_event.id:
-            out.append(Violation(code="PRESENTS_WITH_SOURCE", node_ids=(e.source,),
+    for edge in graph.edges:
+        if edge.type == RelationType.PRESENTS_WITH and edge.source != graph.visit_event.id:
+            out.append(Violation(code="PRESENTS_WITH_SOURCE", node_ids=(edge.source,),
                                  message="PRESENTS_WITH must start at the visit event"))
     return out
 

@@ -7,6 +7,7 @@ line folding, unicode kept). ``load_yaml_lines`` returns the data together with 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -87,8 +88,6 @@ def write_atomic(path: Path, data: str | bytes) -> None:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise

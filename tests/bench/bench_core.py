@@ -52,7 +52,8 @@ def main() -> None:
     p95 = sorted(times)[int(len(times) * 0.95)] * 1000
     print(f"perturb+check, {nodes}-node graph, 200 seeds: median {med:.2f} ms, p95 {p95:.2f} ms (target ≤ 5 ms)")
     cold = [_load_rules_cold() for _ in range(3)]
-    print(f"loading all rules (fresh process, modules imported, caches cold): median {statistics.median(cold) * 1000:.0f} ms (target ≤ 200 ms)")
+    print(f"loading all rules (fresh process, modules imported, caches cold): "
+          f"median {statistics.median(cold) * 1000:.0f} ms (target ≤ 200 ms)")
     t0 = time.perf_counter()
     report = check_rules()
     print(f"anonpsy rules check: {report.files} files, {report.rules} rules, {report.cases} cases, "

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TypeVar
 
 from anonpsy import lexicon
 from anonpsy.context_rules import classify
@@ -182,8 +184,12 @@ _SOURCES = re.compile(r"\b(?:history (?:was )?(?:obtained|provided|taken) from|p
                       r"parents?|mother|father|wife|husband|police|EMS|staff|teachers?|school))*)", re.I)
 
 
-def _first_cue(text: str, cues: list[tuple[re.Pattern[str], object]], default: object) -> object:
-    best: tuple[int, object] | None = None
+_V = TypeVar("_V")
+_D = TypeVar("_D")
+
+
+def _first_cue(text: str, cues: Sequence[tuple[re.Pattern[str], _V]], default: _D) -> _V | _D:
+    best: tuple[int, _V] | None = None
     for pat, value in cues:
         m = pat.search(text)
         if m and (best is None or m.start() < best[0]):
@@ -191,7 +197,7 @@ def _first_cue(text: str, cues: list[tuple[re.Pattern[str], object]], default: o
     return best[1] if best else default
 
 
-def _priority_cue(text: str, cues: list[tuple[re.Pattern[str], object]]) -> object | None:
+def _priority_cue(text: str, cues: Sequence[tuple[re.Pattern[str], _V]]) -> _V | None:
     for pat, value in cues:
         if pat.search(text):
             return value
@@ -203,10 +209,10 @@ def extract_visit(text: str, sents: list[Sentence], current_headwords: set[str])
     chief complaint / history, then anywhere."""
     heading = text[:500]
     head = " ".join(s.text for s in sents if s.section in ("chief_complaint", "hpi"))[:3000] or text[:3000]
-    setting = (_priority_cue(heading, _SETTING_CUES) or _first_cue(head, _SETTING_CUES, None)
-               or _first_cue(text, _SETTING_CUES, Setting.unknown))
-    arrival = (_priority_cue(heading, _ARRIVAL_CUES[:5]) or _first_cue(head, _ARRIVAL_CUES, None)
-               or _first_cue(text, _ARRIVAL_CUES, ArrivalMode.unknown))
+    setting: Setting = (_priority_cue(heading, _SETTING_CUES) or _first_cue(head, _SETTING_CUES, None)
+                        or _first_cue(text, _SETTING_CUES, Setting.unknown))
+    arrival: ArrivalMode = (_priority_cue(heading, _ARRIVAL_CUES[:5]) or _first_cue(head, _ARRIVAL_CUES, None)
+                            or _first_cue(text, _ARRIVAL_CUES, ArrivalMode.unknown))
     legal = _priority_cue(text, _LEGAL_CUES) or (
         LegalStatus.voluntary if setting in _VOLUNTARY_BY_DEFAULT or arrival in (ArrivalMode.scheduled,
                                                                                   ArrivalMode.referral)
@@ -223,9 +229,9 @@ def extract_visit(text: str, sents: list[Sentence], current_headwords: set[str])
             reason = s.text.strip().strip('"').rstrip(".")
             break
     return VisitEvent(
-        setting=setting,  # type: ignore[arg-type]
-        arrival_mode=arrival,  # type: ignore[arg-type]
-        legal_status=legal,  # type: ignore[arg-type]
+        setting=setting,
+        arrival_mode=arrival,
+        legal_status=legal,
         reason_for_visit=reason,
         safety_flags=flags,
         source_of_information=sources,

@@ -52,8 +52,9 @@ def treatment_key(name: str) -> str:
     therapy'), else the normalised name."""
     from anonpsy import lexicon
 
-    for kind in ("medication", "therapy"):
-        hits = lexicon.find_terms(name, kind)  # type: ignore[arg-type]
+    kinds: tuple[lexicon.TermKind, ...] = ("medication", "therapy")
+    for kind in kinds:
+        hits = lexicon.find_terms(name, kind)
         if hits and hits[0].end - hits[0].start >= len(name.strip()) * 0.6:
             return f"{kind}:{hits[0].id}"
     return _norm(name)

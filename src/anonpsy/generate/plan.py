@@ -24,7 +24,7 @@ from anonpsy.graph import (
     Symptom,
     Treatment,
 )
-from anonpsy.temporal import Interval, horizon, duration_interval
+from anonpsy.temporal import Interval, duration_interval, horizon
 
 
 @dataclass
@@ -78,9 +78,8 @@ def plan_narrative(graph: CaseGraph) -> NarrativePlan:
     for e in graph.edges:
         if e.type == RelationType.MANIFESTS_AS:
             dx_of_symptom.setdefault(e.target, e.source)
-        if e.type == RelationType.TREATMENT_OF:
-            if types.get(e.target) == NodeType.diagnosis:
-                dx_of_treatment.setdefault(e.source, e.target)
+        if e.type == RelationType.TREATMENT_OF and types.get(e.target) == NodeType.diagnosis:
+            dx_of_treatment.setdefault(e.source, e.target)
     diagnoses = {d.id: d for d in graph.diagnoses}
     narrated: set[tuple[str, str | None]] = set()
     groups: dict[tuple[str, str | None, tuple[str, ...]], Block] = {}

@@ -106,9 +106,7 @@ def _num(n: int) -> str:
 def _amount(days: int) -> str:
     """Human amount of time for a positive number of days, in the coarsest sensible unit."""
     days = abs(days)
-    if days >= 365 and days % 365 < 60:
-        n, unit = round(days / 365), "year"
-    elif days >= 365:
+    if (days >= 365 and days % 365 < 60) or days >= 365:
         n, unit = round(days / 365), "year"
     elif days >= 60:
         n, unit = round(days / 30), "month"

@@ -34,11 +34,14 @@ def _entries_from_key(key: str) -> Callable[[Doc], list[dict[str, Any]]]:
     return entries
 
 
+_RULES_ENTRIES = _entries_from_key("rules")
+
+
 @dataclass(frozen=True)
 class RuleKind:
     name: str
     run_case: Callable[[Doc, Case], list[str]]
-    entries: Callable[[Doc], list[dict[str, Any]]] = _entries_from_key("rules")
+    entries: Callable[[Doc], list[dict[str, Any]]] = _RULES_ENTRIES
     coverage: Callable[[Doc, list[Case]], list[str]] = _no_coverage
     description: str = ""
 
