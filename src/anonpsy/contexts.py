@@ -88,7 +88,14 @@ def scrub_identifiers(text: str, *, keep_ages: set[int] | None = None) -> tuple[
             repl = "" if text[start - 1:start] == "(" and text[end:end + 1] == ")" else "a prior year"
         else:
             repl = _NEUTRAL[typ]
-        out.append(text[pos:start])
+        before = text[pos:start]
+        if typ in ("DATE", "YEAR", "DEATH_DATE_TIME") and repl:
+            # "in 2022" / "on 03/14/2025" → "at that time", not "in at that time".
+            before = re.sub(r"\b(?:in|on|since|by|until|from|during|of)\s+$", "", before, flags=re.I)
+            repl = "at that time"
+        if repl and (not "".join(out) + before or re.search(r"(?:^|[.:;!?\n]\s*)$", "".join(out) + before)):
+            repl = repl[:1].upper() + repl[1:]
+        out.append(before)
         out.append(repl)
         types.append(typ)
         pos = end

@@ -87,7 +87,8 @@ def plan_narrative(graph: CaseGraph) -> NarrativePlan:
     for s in graph.symptoms:
         key_d = tuple(s.duration_ids)
         dx = dx_of_symptom.get(s.id)
-        gkey = ("episode", dx, key_d)
+        # Untimed symptoms are grouped by whether they are current, so a block never mixes present and past.
+        gkey = ("episode", dx, key_d if key_d else ("current",) if s.current_symptom else ("past",))
         if gkey not in groups:
             groups[gkey] = Block("episode", _interval(graph, s.duration_ids), diagnosis=diagnoses.get(dx or ""))
         groups[gkey].symptoms.append(s)

@@ -11,6 +11,7 @@ import re
 
 from anonpsy.generate.plan import Block, NarrativePlan, plan_narrative
 from anonpsy.graph import (
+    STEB,
     ArrivalMode,
     CaseGraph,
     Diagnosis,
@@ -65,10 +66,18 @@ SAFETY_PHRASE = {
     "medical_instability": "medical instability",
     "vulnerability": "vulnerability",
 }
+_PAST_VERBS = frozenset({"began", "stopped", "kept", "went", "ran", "took", "made", "left", "spent", "hid", "stayed",
+                         "threw", "broke", "drove", "fled", "sought", "wrote", "told", "refused", "would", "could",
+                         "had", "did", "gave", "lost", "quit", "got", "hit", "cut", "drank", "slept", "ate", "fell"})
 _PREPOSITIONS = ("after", "when", "while", "during", "following", "at ", "in ", "on ", "before", "since", "as ",
                  "whenever", "once", "amid", "because")
-_THOUGHT_VERBS = ("believed", "thought", "worried", "feared", "was convinced", "felt that", "was afraid",
-                  "expected", "assumed", "wondered", "insisted", "reported", "described", "stated", "said")
+_THOUGHT_VERB_RE = re.compile(
+    r"^(?:believes?|believed|thinks?|thought|worrie[sd]|worry|fears?|feared|(?:is|was) convinced|feels? that|"
+    r"felt that|(?:is|was) afraid|expects?|expected|assumed?|wondered|insists?|insisted|reports?|reported|"
+    r"describes?|described|states?|stated|says|said)\b", re.I)
+
+
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|my|me|we|our)\b|[\"“”]")
 
 
 class Voice:
@@ -95,6 +104,22 @@ class Voice:
         return "have" if self.plural else "has"
 
 
+_EPONYM = re.compile(r"^[A-Z][a-z]+(?:'s|s')$|^(?:Lewy|Korsakoff|Wernicke|Asperger|Tourette|Down|Cushing|Graves)$")
+
+
+def clinical_case(label: str) -> str:
+    """DSM-style Title Case to running-text case: 'Alcohol Use Disorder' → 'alcohol use disorder'; acronyms and
+    eponyms (ADHD, Tourette's, Lewy) keep their capitals."""
+    words = label.split(" ")
+    out = []
+    for w in words:
+        core = w.strip("(),")
+        if core[:1].isupper() and core[1:].islower() and not _EPONYM.match(core):
+            w = w.replace(core, core.lower(), 1)
+        out.append(w)
+    return " ".join(out)
+
+
 def _cap(s: str) -> str:
     return s[:1].upper() + s[1:] if s else s
 
@@ -106,7 +131,7 @@ def _num(n: int) -> str:
 def _amount(days: int) -> str:
     """Human amount of time for a positive number of days, in the coarsest sensible unit."""
     days = abs(days)
-    if (days >= 365 and days % 365 < 60) or days >= 365:
+    if days >= 365:
         n, unit = round(days / 365), "year"
     elif days >= 60:
         n, unit = round(days / 30), "month"
@@ -165,7 +190,9 @@ class Renderer:
         if s > 0:
             return "the day after " + self.event if s == 1 else f"{_amount(s)} after the {self.event}"
         if e >= 1:  # ongoing through the index encounter
-            return self.pick([f"for the past {_amount(-s)}", f"over the past {_amount(-s)}"])
+            amount = _amount(-s)
+            amount = amount[4:] if amount.startswith("one ") else amount  # "the past year", not "one year"
+            return self.pick([f"for the past {amount}", f"over the past {amount}"])
         age_then = self.age_at(s)
         if age_then is not None and -s >= 5 * 365:
             if age_then < 13:
@@ -184,6 +211,15 @@ class Renderer:
         return f", lasting about {_amount(e - s)}"
 
     # -- sections -------------------------------------------------------------------------------------------
+
+    def reason(self) -> str:
+        """The reason for the visit: as recorded when it is a clinical phrase; a patient's own words (quotes,
+        first person) are summarised by the current symptoms instead, since quotes identify."""
+        raw = _strip_end(self.g.visit_event.reason_for_visit or "").strip("\"'“”")
+        if raw and not _FIRST_PERSON.search(raw) and len(raw.split()) <= 12:
+            return raw[:1].lower() + raw[1:] if not raw[:2].isupper() else raw
+        current = [s.headword for s in self.g.symptoms if s.current_symptom][:3]
+        return _join(current)
 
     def lead(self) -> str:
         d, v, ve = self.g.demographics, self.voice, self.g.visit_event
@@ -204,8 +240,9 @@ class Renderer:
         parts = [f"The patient is {article} {who}{occ} who {verb} {where}"]
         tail = ", ".join(x for x in [how, legal] if x)
         sent = parts[0] + (f", {tail}" if tail else "")
-        if ve.reason_for_visit:
-            sent += f" because of {_strip_end(ve.reason_for_visit)}"
+        reason = self.reason()
+        if reason:
+            sent += f" because of {reason}"
         out = [sent + "."]
         flags = [SAFETY_PHRASE.get(f.value, f.value) for f in ve.safety_flags]
         if flags:
@@ -215,7 +252,8 @@ class Renderer:
             fs = _strip_end(d.family_structure)
             be = "are" if v.plural else "is"
             if fs.lower().startswith(("married", "single", "divorced", "widowed", "separated", "engaged")):
-                out.append(f"Socially, {v.subj} {be} {fs}.")
+                noun = fs.lower().split()[-1] in ("man", "woman", "mother", "father", "parent", "person")
+                out.append(f"Socially, {v.subj} {be} {'a ' if noun else ''}{fs}.")
             elif fs.lower().startswith(("lives", "has", "shares", "stays", "resides")):
                 out.append(f"Socially, {v.subj} {fs}.")
             else:
@@ -226,40 +264,37 @@ class Renderer:
             out.append(_cap(_strip_end(ve.visit_episode)) + ".")
         return " ".join(out)
 
-    def steb(self, s: Symptom) -> list[str]:
+    def frame_sentences(self, subject: str, frame: STEB) -> list[str]:
+        """Sentences for one STEB frame; ``subject`` names what arose ("The insomnia", "These symptoms")."""
         v = self.voice
         out: list[str] = []
-        for frame in s.contexts:
-            if frame.situation:
-                sit = _strip_end(frame.situation)
-                if sit.lower().startswith(_PREPOSITIONS):
-                    out.append(f"The {s.headword} arose {sit}.")
-                else:
-                    out.append(f"The {s.headword} arose in the context of {sit}.")
-            if frame.thought:
-                th = _strip_end(frame.thought)
-                if th.lower().startswith(_THOUGHT_VERBS):
-                    out.append(f"{_cap(v.subj)} {th}.")
-                else:
-                    verb = self.pick(["believed", "was convinced", "thought"])
-                    out.append(f"{_cap(v.subj)} {verb} that {th}.")
-            if frame.emotion:
-                em = _strip_end(frame.emotion)
-                if em.lower().startswith(("felt", "was", "became", "grew")):
-                    out.append(f"{_cap(v.subj)} {em}.")
-                else:
-                    out.append(f"{_cap(v.subj)} felt {em}.")
-            if frame.behavior:
-                be = _strip_end(frame.behavior)
-                first = be.split(" ", 1)[0].lower()
-                if first.endswith("ed") or first in {"began", "stopped", "kept", "went", "ran", "took", "made",
-                                                     "left", "spent", "hid", "stayed", "threw", "broke", "drove",
-                                                     "fled", "sought", "wrote", "told", "refused", "would",
-                                                     "could", "had", "did", "gave", "lost", "quit", "got"}:
-                    out.append(f"{self.pick(['In response, ', 'As a result, ', ''])}{v.subj} {be}."
-                               .replace(". " + v.subj, ". " + _cap(v.subj)))
-                else:
-                    out.append(f"This was accompanied by {be}.")
+        if frame.situation:
+            sit = _strip_end(frame.situation)
+            if sit.lower().startswith(_PREPOSITIONS):
+                out.append(f"{subject} arose {sit}.")
+            else:
+                out.append(f"{subject} arose in the context of {sit}.")
+        if frame.thought:
+            th = _strip_end(frame.thought)
+            if _THOUGHT_VERB_RE.match(th):
+                out.append(f"{_cap(v.subj)} {th}.")
+            else:
+                verb = self.pick(["believed", "was convinced", "thought"])
+                out.append(f"{_cap(v.subj)} {verb} that {th}.")
+        if frame.emotion:
+            em = _strip_end(frame.emotion)
+            if em.lower().startswith(("felt", "was", "became", "grew", "feels", "is ")):
+                out.append(f"{_cap(v.subj)} {em}.")
+            else:
+                out.append(f"{_cap(v.subj)} felt {em}.")
+        if frame.behavior:
+            be = _strip_end(frame.behavior)
+            first = be.split(" ", 1)[0].lower()
+            if first.endswith("ed") or first in _PAST_VERBS:
+                lead = self.pick(["In response, ", "As a result, ", ""])
+                out.append(f"{lead}{v.subj} {be}." if lead else f"{_cap(v.subj)} {be}.")
+            else:
+                out.append(f"This was accompanied by {be}.")
         return [_cap(x) for x in out]
 
     def episode(self, b: Block) -> str:
@@ -267,7 +302,15 @@ class Renderer:
         when = self.when(b.interval)
         current = [s for s in b.symptoms if s.current_symptom]
         heads = _join(list(dict.fromkeys(s.headword for s in b.symptoms)))
-        if current and len(current) == len(b.symptoms):
+        all_current = bool(current) and len(current) == len(b.symptoms)
+        if b.interval is None:
+            if all_current:
+                opener = self.pick([f"At {self.event}, {v.subj} {v.was()} noted to have {heads}",
+                                    f"{_cap(v.subj)} also presented with {heads}"])
+            else:
+                opener = self.pick([f"Previously, {v.subj} had experienced {heads}",
+                                    f"{_cap(v.pos)} history also included {heads}"])
+        elif all_current:
             opener = self.pick([_lead_in(when, f"{v.subj} {v.has()} experienced {heads}"),
                                 f"{_cap(v.subj)} {v.has()} had {heads} {when}",
                                 _lead_in(when, f"{v.subj} {v.has()} reported {heads}")])
@@ -276,16 +319,25 @@ class Renderer:
                                 _lead_in(when, f"{v.subj} experienced {heads}"),
                                 f"{_cap(v.subj)} first experienced {heads} {when}"])
         sent = [opener.strip() + self.lasting(b.interval) + "."]
+        # Identical frames shared by several symptoms of the block are narrated once for the group.
+        frames: dict[tuple[str | None, ...], tuple[STEB, list[str]]] = {}
         for s in b.symptoms:
             if s.pattern:
                 sent.append(f"The {s.headword} was {_strip_end(s.pattern)}.")
-            sent += self.steb(s)
+            for frame in s.contexts:
+                key = (frame.situation, frame.thought, frame.emotion, frame.behavior)
+                frames.setdefault(key, (frame, []))[1].append(s.headword)
+        for frame, owners in frames.values():
+            names = list(dict.fromkeys(owners))
+            subject = f"The {names[0]}" if len(names) == 1 else (
+                "These symptoms" if len(names) == len(b.symptoms) else f"The {_join(names)}")
+            sent += self.frame_sentences(subject, frame)
         if b.diagnosis is not None:
             sent.append(self.dx_sentence(b.diagnosis))
         return " ".join(sent)
 
     def dx_sentence(self, dx: Diagnosis) -> str:
-        label = dx.label
+        label = clinical_case(dx.label)
         spec = f" ({', '.join(dx.specifiers)})" if dx.specifiers else ""
         if dx.id in self.dx_named:
             return self.pick([f"These symptoms were again attributed to {label}.",
@@ -317,15 +369,26 @@ class Renderer:
         meds = [t for t in b.treatments if t.type.value == "medication"]
         other = [t for t in b.treatments if t.type.value != "medication"]
         out = []
-        target = f" for {b.diagnosis.label}" if b.diagnosis is not None else ""
+        target = f" for {clinical_case(b.diagnosis.label)}" if b.diagnosis is not None else ""
+        ongoing = b.interval is not None and b.interval[1] >= 1 and b.interval[0] < 0
         if meds:
             regimen = _join([self.treatment_phrase(t) for t in meds])
-            out.append(self.pick([_lead_in(when, f"{v.subj} {v.was()} started on {regimen}{target}"),
-                                  _lead_in(when, f"{v.subj} received {regimen}{target}"),
-                                  f"{_cap(v.subj)} {v.was()} treated with {regimen}{target} {when}"]).strip() + ".")
+            if ongoing:
+                been = "have been" if v.plural else "has been"
+                out.append(self.pick([_lead_in(when, f"{v.subj} {been} taking {regimen}{target}"),
+                                      f"{_cap(v.subj)} {been} treated with {regimen}{target} {when}"]).strip() + ".")
+            elif b.interval is None:
+                out.append(self.pick([f"{_cap(v.subj)} {v.was()} treated with {regimen}{target}.",
+                                      f"Treatment included {regimen}{target}."]))
+            else:
+                out.append(self.pick([_lead_in(when, f"{v.subj} {v.was()} started on {regimen}{target}"),
+                                      _lead_in(when, f"{v.subj} received {regimen}{target}"),
+                                      f"{_cap(v.subj)} {v.was()} treated with {regimen}{target} {when}"]).strip()
+                           + ".")
         if other:
             therapy = _join([self.treatment_phrase(t) for t in other])
-            out.append(_lead_in(when, f"{v.subj} engaged in {therapy}{target}."))
+            out.append(_lead_in(when, f"{v.subj} engaged in {therapy}{target}.") if when
+                       else f"{_cap(v.subj)} also received {therapy}{target}.")
         for t in b.treatments:
             if t.outcome:
                 out.append(f"With {t.name}, the outcome was {_strip_end(t.outcome)}.")
@@ -335,7 +398,7 @@ class Renderer:
         node = self.g.node(node_id)
         t = self.g.node_types()[node_id]
         if t == NodeType.diagnosis:
-            return node.label  # type: ignore[union-attr]
+            return clinical_case(node.label)  # type: ignore[union-attr]
         if t == NodeType.symptom:
             return node.headword  # type: ignore[union-attr]
         if t == NodeType.treatment:
@@ -367,7 +430,7 @@ class Renderer:
             sent.append(self.pick([f"Past history is notable for {_join(items)}.",
                                    f"{_cap(v.pos)} past history includes {_join(items)}."]))
         if g.family_history:
-            fam = [f"{f.condition} in {v.pos} {f.member}" for f in g.family_history]
+            fam = [f"{clinical_case(f.condition)} in {v.pos} {f.member}" for f in g.family_history]
             sent.append(f"Family history is significant for {_join(fam)}.")
         if sent:
             paras.append(" ".join(sent))
