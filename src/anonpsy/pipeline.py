@@ -114,11 +114,18 @@ def leak_audit(
         seen.setdefault(m.group(0), ("NUMBER", m.start(), m.end()))
     from anonpsy.anchors import find_anchors
 
+    anchors: dict[str, tuple[int, int]] = {}
     for anc in find_anchors(source):
         surface = source[anc.start:anc.end].strip()
-        if len(surface) >= 3:
-            seen.setdefault(surface.lower(), ("ANCHOR", anc.start, anc.end))
-    report = LeakAudit(checked=len(seen) + len(ages))
+        if len(surface) >= 3 and surface.lower() not in seen:
+            anchors.setdefault(surface, (anc.start, anc.end))
+    report = LeakAudit(checked=len(seen) + len(ages) + len(anchors))
+    # Anchors are proper nouns: compared case-sensitively so a heading word ("Visit") does not match "visit".
+    for surface, (a_start, a_end) in sorted(anchors.items(), key=lambda kv: kv[1]):
+        found = re.search(rf"(?<!\w){re.escape(surface)}(?!\w)", output)
+        if found:
+            report.leaks.append(Leak(kind="ANCHOR", source_start=a_start, source_end=a_end,
+                                     output_start=found.start(), output_end=found.end()))
     low_out = output.lower()
     for number, (a_start, a_end) in sorted(ages.items(), key=lambda kv: kv[1]):
         hit = _age_phrase(number).search(output)

@@ -305,7 +305,7 @@ class Renderer:
         all_current = bool(current) and len(current) == len(b.symptoms)
         if b.interval is None:
             if all_current:
-                opener = self.pick([f"At {self.event}, {v.subj} {v.was()} noted to have {heads}",
+                opener = self.pick([f"At the {self.event}, {v.subj} {v.was()} noted to have {heads}",
                                     f"{_cap(v.subj)} also presented with {heads}"])
             else:
                 opener = self.pick([f"Previously, {v.subj} had experienced {heads}",
