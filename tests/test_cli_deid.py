@@ -155,3 +155,12 @@ def test_deid_batch_bad_jsonl_is_one_line(tmp_path: Path) -> None:
     result = run("deid-batch", str(src), "-o", str(tmp_path / "out"))
     assert result.exit_code == 2
     assert result.output.startswith("E108") and "in.jsonl:2" in result.output
+
+
+def test_mask_first_removes_direct_identifiers_before_extraction(tmp_path: Path) -> None:
+    emit = tmp_path / "emit"
+    result = run("deid", str(CASE), "--mask-first", "--emit", str(emit), "--seed", "5")
+    assert result.exit_code == 0, result.output
+    graph = (emit / f"{CASE.stem}.graph.yaml").read_text(encoding="utf-8")
+    for ident in ("Okonkwo-Banks", "(253) 555-0127", "77102934", "Renee Banks"):
+        assert ident not in graph, "direct identifiers are gone before any other step"

@@ -86,3 +86,36 @@ def test_unknown_kind_is_reported(tmp_path: Path) -> None:
     (tmp_path / "x.yaml").write_text("kind: no_such_kind\nversion: 1\n", encoding="utf-8")
     report = check_rules(tmp_path)
     assert [p.code for p in report.problems] == ["R108"]
+
+
+def test_rule_counts_are_pinned() -> None:
+    """Every kind's number of rules is pinned; update this table deliberately when adding or removing rules."""
+    report = check_rules()
+    assert report.per_kind == PINNED_COUNTS, report.per_kind
+
+
+PINNED_COUNTS: dict[str, int] = {
+    "age_offsets": 9,
+    "canonical": 30,
+    "context_rules": 46,
+    "dsm": 115,
+    "edge_pairs": 28,
+    "ethnicity": 30,
+    "lexicon_demographic": 262,
+    "lexicon_emotions": 35,
+    "lexicon_medications": 298,
+    "lexicon_symptoms": 285,
+    "lexicon_therapies": 80,
+    "medication_classes": 41,
+    "occupations": 7,
+    "phi_gazetteer": 8,
+    "phi_names": 6,
+    "phi_patterns": 73,
+    "phi_safelist": 5,
+    "routes": 13,
+    "sex_reassignment": 2,
+    "sex_specific": 48,
+    "stressors": 22,
+    "test_values": 62,
+    "visit_scaffold": 12,
+}

@@ -268,6 +268,3 @@ from anonpsy.phi import cli as _phi_cli  # noqa: E402
 for _cmd in _phi_cli.COMMANDS:
     main.add_command(_cmd)
 
-
-if __name__ == "__main__":  # pragma: no cover
-    main()

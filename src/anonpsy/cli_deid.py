@@ -76,7 +76,9 @@ def _emit(result: Any, emit_dir: Path) -> None:
 @click.option("--allow-leaks", is_flag=True, help="Exit 0 even when the leak audit is not empty.")
 @click.option("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, show_default=True, help="Input size limit.")
 @click.option("--llm-config", type=click.Path(path_type=Path), help="LLM config file (llm backend).")
-@click.option("--mask-first", is_flag=True, help="Mask direct identifiers before any other step.")
+@click.option("--mask-first", is_flag=True,
+              help="Mask direct identifiers before any other step (surrogates when ANONPSY_HMAC_KEY is set, "
+                   "else type labels).")
 @handle_errors
 def deid(case: str, output: Path | None, seed: int, backend: str, fmt: str, emit_dir: Path | None,
          allow_leaks: bool, max_bytes: int, llm_config: Path | None, mask_first: bool) -> None:
@@ -115,9 +117,14 @@ def deid(case: str, output: Path | None, seed: int, backend: str, fmt: str, emit
 
 
 def _mask_first(text: str) -> str:
+    """Replace direct identifiers before extraction: consistent surrogates when an HMAC key is configured
+    (ANONPSY_HMAC_KEY or ANONPSY_HMAC_KEY_FILE), otherwise type labels such as [PERSON]."""
+    import os
+
     from anonpsy.phi.pipeline import mask_text
 
-    return str(mask_text(text, operator="surrogate").text)
+    has_key = bool(os.environ.get("ANONPSY_HMAC_KEY") or os.environ.get("ANONPSY_HMAC_KEY_FILE"))
+    return str(mask_text(text, operator="surrogate" if has_key else "mask").text)
 
 
 def _llm_from_config(path: Path | None) -> Any:

@@ -1,0 +1,5 @@
+"""``python -m anonpsy`` runs the command line."""
+
+from anonpsy.cli import main
+
+main()
