@@ -1,0 +1,681 @@
+"""The LLM backend of extraction E: narrative text → case graph, in schema-constrained stages.
+
+Stages (one template each): case attributes (demographics, family history, tests) → diagnoses (or the given
+metadata) → symptoms with STEB frames → treatments → visit event → past history → temporal episodes → causal
+links. Every quoted text is verified against the source (:mod:`anonpsy.llm_backend.evidence`); an item with
+invented evidence is re-asked once and then dropped with a note. Labels map to ``rules/dsm`` with
+:func:`anonpsy.rules.dsm.match_label`, headwords to the symptom lexicon, medications to the medication lexicon.
+Deterministic relations (MANIFESTS_AS, TREATMENT_OF, etiologic-morphology INDUCES) reuse the rules backend's
+relation logic; the core temporal engine normalises the result, which must pass structural validation.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from anonpsy import lexicon
+from anonpsy.context_rules import classify
+from anonpsy.errors import E104_UNKNOWN_DIAGNOSIS, AnonpsyError
+from anonpsy.extract import rules_backend as rb
+from anonpsy.extract.segment import Sentence, sentences
+from anonpsy.graph import (
+    STEB,
+    UNIT_DAYS,
+    ArrivalMode,
+    CaseGraph,
+    Demographics,
+    Diagnosis,
+    Edge,
+    FamilyHistory,
+    HistoryStatus,
+    LegalStatus,
+    PastHistory,
+    RelationType,
+    Route,
+    SafetyFlag,
+    Setting,
+    Sex,
+    Symptom,
+    TestResults,
+    Treatment,
+    TreatmentType,
+    Unit,
+    VisitEvent,
+)
+from anonpsy.llm_backend.evidence import SourceText, clean_quote, invented
+from anonpsy.llm_backend.steps import LLMBackendError, StepContext
+from anonpsy.rules import dsm as dsm_rules
+from anonpsy.rules import tables
+from anonpsy.temporal import TimeSpec, normalize, parse_expression
+from anonpsy.validate import structural_violations
+
+OPERATOR = "extraction"
+STEB_FIELDS = ("situation", "thought", "emotion", "behavior")
+MAX_CONTEXTS = 3
+
+
+def _slug(s: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", s.lower()).strip("_")[:40] or "x"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Evidence-checked list stages
+
+
+Checker = Callable[[dict[str, Any]], list[str]]
+
+
+def _item_problems(item: dict[str, Any], source: SourceText, quoted: tuple[str, ...]) -> list[str]:
+    fields: dict[str, str | None] = {k: item.get(k) for k in quoted}
+    for k, frame in enumerate(item.get("contexts") or []):
+        for f in STEB_FIELDS:
+            fields[f"contexts/{k}/{f}"] = frame.get(f)
+    return invented(fields, source)
+
+
+def ask_with_evidence(
+    ctx: StepContext,
+    source: SourceText,
+    template_id: str,
+    payload: dict[str, Any],
+    key: str,
+    quoted: tuple[str, ...] = ("evidence_text",),
+) -> list[dict[str, Any]]:
+    """Items of list ``key`` whose quoted fields are found in the source.
+
+    When some item quotes text that is not in the source, the step is re-asked once with the problems listed;
+    items of the second reply whose ``evidence_text`` is still not found are dropped, other unfound quoted fields
+    (STEB fields, dose, …) are cleared; each drop is noted with its index.
+    """
+    reply = ctx.ask(template_id, payload, operator=OPERATOR)
+    items: list[dict[str, Any]] = list(reply.get(key) or [])
+    problems = {i: _item_problems(it, source, quoted) for i, it in enumerate(items)}
+    if any(problems.values()):
+        lines = [f"- {key}[{i}]: {', '.join(p)} not found in the text" for i, p in problems.items() if p]
+        feedback = (
+            "Some quoted fields of your previous answer are not in the text:\n"
+            + "\n".join(lines)
+            + "\nAnswer again. Copy quoted fields character for character from the text, or leave out "
+            "the item (or set the field to null) when the text does not say it."
+        )
+        reply = ctx.ask(template_id, payload, operator=OPERATOR, feedback=feedback)
+        items = list(reply.get(key) or [])
+    kept: list[dict[str, Any]] = []
+    for i, it in enumerate(items):
+        bad = _item_problems(it, source, quoted)
+        if "evidence_text" in bad:
+            ctx.note(
+                "E_EVIDENCE_DROPPED",
+                f"{template_id} {key}[{i}]: evidence not found in the source after one re-ask",
+            )
+            continue
+        if bad:
+            ctx.note(
+                "E_FIELD_CLEARED",
+                f"{template_id} {key}[{i}]: {', '.join(sorted(bad))} not found in the source",
+            )
+            it = dict(it)
+            for name in bad:
+                if name.startswith("contexts/"):
+                    _, k, f = name.split("/")
+                    frames = [dict(fr) for fr in it["contexts"]]
+                    frames[int(k)][f] = None
+                    it["contexts"] = frames
+                else:
+                    it[name] = None
+        kept.append(it)
+    return kept
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Accumulated graph parts
+
+
+@dataclass
+class _Parts:
+    acc: rb._Acc
+    demographics: Demographics
+    tests: TestResults
+    visit: VisitEvent
+    sentence_starts: list[int]
+
+    def mention(self, node_id: str, pos: int | None) -> None:
+        if pos is None:
+            self.acc.mentions.setdefault(node_id, 0)
+            return
+        idx = max(0, bisect.bisect_right(self.sentence_starts, pos) - 1)
+        self.acc.mentions.setdefault(node_id, idx)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Stage 1: case attributes
+
+
+def _age_in_text(age: int, text: str) -> bool:
+    return re.search(rf"(?<![\d.]){age}(?!\d)", text) is not None
+
+
+def case_attributes(
+    ctx: StepContext, source: SourceText, sents: list[Sentence]
+) -> tuple[Demographics, TestResults, list[FamilyHistory]]:
+    """Stage 1: demographics, test results and family history."""
+    reply = ctx.ask("extract_case", {"text": source.text}, operator=OPERATOR)
+    age = reply.get("age")
+    if age is not None and not _age_in_text(int(age), source.text):
+        fallback = rb.extract_age(sents)
+        ctx.note("E_AGE_NOT_IN_SOURCE", "age not written in the source; rules-backend age used")
+        age = fallback
+    demo: dict[str, Any] = {"age": age, "sex": Sex(reply.get("sex") or "unknown")}
+    for name in ("ethnicity", "occupation", "family_structure"):
+        value = reply.get(name)
+        if value and source.contains(value):
+            demo[name] = clean_quote(value)
+        elif value:
+            ctx.note("E_FIELD_CLEARED", f"extract_case {name}: not found in the source")
+    tests: dict[str, str | None] = {}
+    for name in ("labs", "imaging", "mental_status", "other"):
+        value = (reply.get("tests") or {}).get(name)
+        if value and source.contains(value):
+            tests[name] = clean_quote(value)
+        elif value:
+            ctx.note("E_FIELD_CLEARED", f"extract_case tests.{name}: not found in the source")
+    family: list[FamilyHistory] = []
+    for i, fh in enumerate(reply.get("family_history") or []):
+        ev = fh.get("evidence_text")
+        if not source.contains(ev):
+            ctx.note(
+                "E_EVIDENCE_DROPPED", f"extract_case family_history[{i}]: evidence not found in the source"
+            )
+            continue
+        rule = dsm_rules.match_label(fh["condition"])
+        family.append(
+            FamilyHistory(
+                member=fh["member"].strip().lower(),
+                condition=rule.name if rule else fh["condition"].strip(),
+                evidence_text=clean_quote(ev),
+            )
+        )
+    return Demographics(**demo), TestResults(**tests), family
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Stage 2: diagnoses
+
+_SPECIFIER_WORDS = re.compile(
+    r"\bwith (?:peripartum onset|psychotic features|anxious distress|mixed features|"
+    r"seasonal pattern|melancholic features|catatonia)\b",
+    re.I,
+)
+
+
+def _dx_node(
+    rule: dsm_rules.DsmRule, label: str, specifiers: list[str], status: str, evidence: str | None
+) -> Diagnosis:
+    specs = [s.strip().lower() for s in specifiers if s.strip()]
+    for s in dsm_rules.extract_specifiers(label):
+        if s not in specs:
+            specs.append(s)
+    return Diagnosis(
+        id=f"dx_{_slug(rule.id)}",
+        label=rule.name,
+        rule_id=rule.id,
+        specifiers=specs,
+        status=status,
+        evidence_text=evidence,
+    )
+
+
+def diagnoses(ctx: StepContext, source: SourceText, parts: _Parts, given: list[Any] | None) -> None:
+    """Stage 2: diagnoses from the given metadata (labels or rule ids) or from the text."""
+    if given is not None:
+        for i, item in enumerate(given):
+            label = item if isinstance(item, str) else str((item or {}).get("label", ""))
+            rule = dsm_rules.match_label(label) if label.strip() else None
+            if rule is None:
+                raise AnonpsyError(
+                    E104_UNKNOWN_DIAGNOSIS,
+                    f"diagnosis metadata item {i} matches no rules/dsm "
+                    "entry; use a DSM-5-TR name or a rule id",
+                    "options.diagnoses",
+                )
+            specs = list(item.get("specifiers", [])) if isinstance(item, dict) else []
+            dx = _dx_node(rule, label, specs, "current", None)
+            parts.acc.diagnoses.setdefault(dx.id, dx)
+            pos = None
+            for start, _end, rid in rb.find_diagnoses(source.text):
+                if rid == rule.id:
+                    pos = start
+                    break
+            parts.mention(dx.id, pos)
+        return
+    items = ask_with_evidence(ctx, source, "extract_diagnoses", {"text": source.text}, "diagnoses")
+    for i, it in enumerate(items):
+        rule = dsm_rules.match_label(it["label"])
+        if rule is None:
+            ctx.note("E_DX_UNMAPPED", f"extract_diagnoses diagnoses[{i}]: label matches no rules/dsm entry")
+            continue
+        ev = clean_quote(it["evidence_text"])
+        if it["status"] == "historical":
+            pid = f"ph_{_slug(rule.id)}"
+            if pid not in parts.acc.past:
+                parts.acc.past[pid] = PastHistory(
+                    id=pid, condition=rule.name, status=HistoryStatus.pre_existing, evidence_text=ev
+                )
+                parts.mention(pid, source.locate(ev))
+            continue
+        dx = _dx_node(rule, it["label"], list(it.get("specifiers") or []), it["status"], ev)
+        if dx.id in parts.acc.diagnoses:
+            continue
+        parts.acc.diagnoses[dx.id] = dx
+        parts.mention(dx.id, source.locate(ev))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Stage 3: symptoms
+
+
+def map_headword(headword: str, evidence: str | None) -> str | None:
+    """The symptom-lexicon headword a model headword names (or, failing that, the only one its evidence names)."""
+    hits = lexicon.find_terms(headword, "symptom")
+    if hits:
+        return hits[0].headword
+    if evidence:
+        found = {m.headword for m in lexicon.find_terms(evidence, "symptom")}
+        if len(found) == 1:
+            return found.pop()
+    return None
+
+
+def _negated_in(evidence: str, headword: str) -> bool:
+    """True when every lexicon mention of ``headword`` in the evidence is negated, hypothetical or a relative's."""
+    mentions = [m for m in lexicon.find_terms(evidence, "symptom") if m.headword == headword]
+    if not mentions:
+        return False
+    for m in mentions:
+        c = classify(evidence, m.start, m.end)
+        if not (c.negated or c.hypothetical or c.experiencer != "patient"):
+            return False
+    return True
+
+
+def _frames(item: dict[str, Any], no_steb: bool) -> list[STEB]:
+    if no_steb:
+        episode = item.get("episode")
+        return [STEB(situation=clean_quote(episode))] if episode and episode.strip() else []
+    out: list[STEB] = []
+    for fr in item.get("contexts") or []:
+        values = {f: clean_quote(fr[f]) if fr.get(f) and fr[f].strip() else None for f in STEB_FIELDS}
+        frame = STEB(**values)
+        if frame.present_fields() and frame not in out:
+            out.append(frame)
+    return out[:MAX_CONTEXTS]
+
+
+def symptoms(ctx: StepContext, source: SourceText, parts: _Parts, *, no_steb: bool) -> None:
+    """Stage 3: symptoms with near-verbatim evidence and STEB frames (or one episode sentence with ``no_steb``)."""
+    quoted = ("evidence_text", "episode") if no_steb else ("evidence_text",)
+    items = ask_with_evidence(
+        ctx, source, "extract_symptoms", {"text": source.text, "steb": not no_steb}, "symptoms", quoted
+    )
+    for i, it in enumerate(items):
+        ev = clean_quote(it["evidence_text"])
+        head = map_headword(it["headword"], ev)
+        if head is None:
+            ctx.note(
+                "E_SYMPTOM_UNMAPPED", f"extract_symptoms symptoms[{i}]: headword not in the symptom lexicon"
+            )
+            continue
+        if _negated_in(ev, head):
+            ctx.note("E_SYMPTOM_NEGATED", f"extract_symptoms symptoms[{i}]: evidence negates the symptom")
+            continue
+        fixed = tables.sex_fixed_by_terms(head, age=parts.demographics.age)
+        if (
+            fixed is not None
+            and parts.demographics.sex.value in ("female", "male")
+            and fixed != parts.demographics.sex.value
+        ):
+            ctx.note(
+                "E_SYMPTOM_SEX_CONFLICT", f"extract_symptoms symptoms[{i}]: headword contradicts the sex"
+            )
+            continue
+        sid = f"sx_{_slug(head)}"
+        frames = _frames(it, no_steb)
+        sx = parts.acc.symptoms.get(sid)
+        if sx is None:
+            pattern = it.get("pattern")
+            parts.acc.symptoms[sid] = Symptom(
+                id=sid,
+                headword=head,
+                current_symptom=bool(it["current"]),
+                pattern=pattern.strip() if pattern and pattern.strip() else None,
+                evidence_text=ev,
+                contexts=frames,
+            )
+            parts.mention(sid, source.locate(ev))
+            continue
+        if it["current"]:
+            sx.current_symptom = True
+        merged = list(sx.contexts)
+        for f in frames:
+            if f not in merged and len(merged) < (1 if no_steb else MAX_CONTEXTS):
+                merged.append(f)
+        sx.contexts = merged
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Stage 4: treatments
+
+
+def _therapy(name: str) -> lexicon.TermMatch | None:
+    hits = lexicon.find_terms(name, "therapy")
+    return hits[0] if hits else None
+
+
+def treatments(ctx: StepContext, source: SourceText, parts: _Parts) -> None:
+    """Stage 4: treatments; medications map to the medication lexicon and its class, therapies to theirs."""
+    items = ask_with_evidence(
+        ctx,
+        source,
+        "extract_treatments",
+        {"text": source.text},
+        "treatments",
+        ("evidence_text", "dose", "frequency", "outcome"),
+    )
+    meds = lexicon.medication_by_id()
+    therapy_types = {e.id: e.type for e in lexicon.therapy_lexicon().rules}
+    for it in items:
+        ev = clean_quote(it["evidence_text"])
+        med = lexicon.find_terms(it["name"], "medication")
+        route = Route(it["route"]) if it.get("route") else None
+        if med:
+            entry = meds.get(med[0].id)
+            name = entry.headword if entry is not None else med[0].headword
+            tid = f"tx_{_slug(name)}"
+            parts.acc.med_class.setdefault(tid, entry.class_id if entry is not None else "other_medical")
+            node = Treatment(
+                id=tid,
+                type=TreatmentType.medication,
+                name=name,
+                dose=it.get("dose"),
+                route=route,
+                frequency=it.get("frequency"),
+                outcome=it.get("outcome"),
+                evidence_text=ev,
+            )
+        else:
+            th = _therapy(it["name"])
+            if th is not None:
+                tid = f"tx_{_slug(th.id)}"
+                ttype = TreatmentType(therapy_types.get(th.id, "psychotherapy"))
+                name = th.headword
+            else:
+                name = it["name"].strip().lower()
+                tid = f"tx_{_slug(name)}"
+                ttype = TreatmentType(it["type"])
+                if ttype == TreatmentType.medication:
+                    cls = tables.class_for_drug(name)
+                    if cls is None:
+                        ctx.note(
+                            "E_TREATMENT_UNMAPPED",
+                            f"extract_treatments {tid}: medication not in the lexicon; kept without a class",
+                        )
+                    else:
+                        parts.acc.med_class.setdefault(tid, cls)
+            node = Treatment(
+                id=tid,
+                type=ttype,
+                name=name,
+                dose=it.get("dose"),
+                route=route or (Route.not_applicable if ttype != TreatmentType.medication else None),
+                frequency=it.get("frequency"),
+                outcome=it.get("outcome"),
+                evidence_text=ev,
+            )
+        if tid in parts.acc.treatments:
+            continue
+        parts.acc.treatments[tid] = node
+        parts.mention(tid, source.locate(ev))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Stage 5: visit
+
+
+def visit(ctx: StepContext, source: SourceText, parts: _Parts) -> None:
+    """Stage 5: the visit event; safety flags also follow from the current symptoms (as in the rules backend)."""
+    reply = ctx.ask("extract_visit", {"text": source.text}, operator=OPERATOR)
+    texts: dict[str, str | None] = {}
+    for name in ("reason_for_visit", "visit_episode", "pathway"):
+        value = reply.get(name)
+        if value and source.contains(value):
+            texts[name] = clean_quote(value)
+        elif value:
+            ctx.note("E_FIELD_CLEARED", f"extract_visit {name}: not found in the source")
+    sources = [s.strip() for s in reply.get("source_of_information") or [] if source.contains(s)]
+    current = {s.headword for s in parts.acc.symptoms.values() if s.current_symptom}
+    derived = {rb._SAFETY_FROM_HEADWORD[h] for h in current if h in rb._SAFETY_FROM_HEADWORD}
+    flags = sorted({SafetyFlag(f) for f in reply.get("safety_flags") or []} | derived, key=lambda f: f.value)
+    parts.visit = VisitEvent(
+        setting=Setting(reply["setting"]),
+        arrival_mode=ArrivalMode(reply["arrival_mode"]),
+        legal_status=LegalStatus(reply["legal_status"]),
+        safety_flags=flags,
+        source_of_information=list(dict.fromkeys(sources)),
+        **texts,
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Stage 6: past history
+
+
+def past_history(ctx: StepContext, source: SourceText, parts: _Parts) -> None:
+    """Stage 6: past conditions; DSM conditions take their rule name, current diagnoses are not repeated."""
+    current = sorted(d.label for d in parts.acc.diagnoses.values())
+    items = ask_with_evidence(
+        ctx, source, "extract_history", {"text": source.text, "current_diagnoses": current}, "past_history"
+    )
+    for it in items:
+        rule = dsm_rules.match_label(it["condition"])
+        if rule is not None and f"dx_{_slug(rule.id)}" in parts.acc.diagnoses:
+            continue
+        condition = rule.name if rule is not None else it["condition"].strip()
+        pid = f"ph_{_slug(rule.id if rule is not None else condition)}"
+        if pid in parts.acc.past:
+            continue
+        ev = clean_quote(it["evidence_text"])
+        parts.acc.past[pid] = PastHistory(
+            id=pid, condition=condition, status=HistoryStatus(it["status"]), evidence_text=ev
+        )
+        parts.mention(pid, source.locate(ev))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Stage 7: temporal episodes
+
+
+def _nodes(parts: _Parts) -> list[tuple[str, str, str, str | None]]:
+    acc = parts.acc
+    out: list[tuple[str, str, str, str | None]] = []
+    out += [(d.id, "diagnosis", d.label, d.evidence_text) for d in acc.diagnoses.values()]
+    out += [(s.id, "symptom", s.headword, s.evidence_text) for s in acc.symptoms.values()]
+    out += [(t.id, "treatment", t.name, t.evidence_text) for t in acc.treatments.values()]
+    out += [(p.id, "past_history", p.condition, p.evidence_text) for p in acc.past.values()]
+    return out
+
+
+def episode_spec(
+    ep: dict[str, Any], age: int | None, source: SourceText
+) -> tuple[TimeSpec | None, str | None]:
+    """(spec, problem code) for one episode of the timeline reply."""
+    expr = ep.get("expression")
+    if expr:
+        if not source.contains(expr):
+            return None, "E_TIME_NOT_IN_SOURCE"
+        spec = parse_expression(expr, age=age)
+        return (spec, None) if spec is not None else (None, "E_TIME_UNPARSED")
+    offset, unit = ep.get("offset"), ep.get("unit")
+    if offset is None or unit is None:
+        return None, "E_TIME_INCOMPLETE"
+    u = Unit(unit)
+    span = ep.get("span")
+    ongoing = bool(ep.get("ongoing"))
+    limit = ((age if age is not None else 100) + 1) * 365
+    if abs(offset * UNIT_DAYS[u]) > limit:
+        return None, "E_TIME_IMPLAUSIBLE"
+    if ongoing:
+        if offset > 0:
+            return None, "E_TIME_IMPLAUSIBLE"
+        if span is not None and (offset + span) * UNIT_DAYS[u] < 1:
+            span = None
+        return TimeSpec(offset, None if span is None else span, u, ongoing=True), None
+    return TimeSpec(offset, span or 1, u), None
+
+
+def timeline(ctx: StepContext, source: SourceText, parts: _Parts) -> None:
+    """Stage 7: episodes per node as offset/span/unit, or a coarse expression mapped by the temporal engine."""
+    nodes = _nodes(parts)
+    if not nodes:
+        return
+    payload = {
+        "text": source.text,
+        "age": parts.demographics.age,
+        "items": [{"id": i, "kind": k, "name": n, "evidence": e} for i, k, n, e in nodes],
+    }
+    reply = ctx.ask("extract_timeline", payload, operator=OPERATOR)
+    known = {i for i, *_ in nodes}
+    age = parts.demographics.age
+    acc = parts.acc
+    for item in reply.get("items") or []:
+        nid = item["id"]
+        if nid not in known:
+            ctx.note("E_TIME_UNKNOWN_ID", "extract_timeline: an item id is not an extracted node")
+            continue
+        node = acc.diagnoses.get(nid) or acc.symptoms.get(nid) or acc.treatments.get(nid) or acc.past.get(nid)
+        assert node is not None
+        for k, ep in enumerate(item.get("episodes") or []):
+            spec, problem = episode_spec(ep, age, source)
+            if spec is None:
+                ctx.note(problem or "E_TIME_DROPPED", f"extract_timeline {nid} episode {k}")
+                continue
+            did = acc.duration_for(spec)
+            if did not in node.duration_ids:
+                node.duration_ids = [*node.duration_ids, did]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Stage 8: causal links
+
+
+def causal(ctx: StepContext, source: SourceText, graph: CaseGraph) -> CaseGraph:
+    """Stage 8: INDUCES edges stated in the text; accepted only with evidence found in the source."""
+    types = graph.node_types()
+    names = {
+        n.id: getattr(n, "label", None)
+        or getattr(n, "headword", None)
+        or getattr(n, "name", None)
+        or getattr(n, "condition", None)
+        for n in graph.temporal_nodes()
+    }
+    if len(names) < 2:
+        return graph
+    payload = {
+        "text": source.text,
+        "items": [{"id": i, "kind": types[i].value, "name": n} for i, n in names.items()],
+    }
+    items = ask_with_evidence(ctx, source, "extract_causal", payload, "edges")
+    existing = {e.key() for e in graph.edges}
+    added: list[Edge] = []
+    for i, it in enumerate(items):
+        src, tgt = it["source"], it["target"]
+        if src not in types or tgt not in types or src == tgt:
+            ctx.note("E_CAUSAL_DROPPED", f"extract_causal edges[{i}]: unknown node id or self loop")
+            continue
+        if not tables.edge_pair_allowed("INDUCES", types[src].value, types[tgt].value):
+            ctx.note(
+                "E_CAUSAL_DROPPED", f"extract_causal edges[{i}]: INDUCES not permitted between these kinds"
+            )
+            continue
+        edge = Edge(
+            type=RelationType.INDUCES, source=src, target=tgt, evidence_text=clean_quote(it["evidence_text"])
+        )
+        if edge.key() in existing:
+            continue
+        existing.add(edge.key())
+        added.append(edge)
+    if not added:
+        return graph
+    return graph.model_copy(update={"edges": [*graph.edges, *added]})
+
+
+def _allowed_edges(ctx: StepContext, acc: rb._Acc) -> list[Edge]:
+    """The deterministic relations, minus pairs that ``rules/graph/edge_pairs.yaml`` forbids (each noted)."""
+    kinds = {
+        **{i: "diagnosis" for i in acc.diagnoses},
+        **{i: "symptom" for i in acc.symptoms},
+        **{i: "treatment" for i in acc.treatments},
+        **{i: "past_history" for i in acc.past},
+    }
+    out: list[Edge] = []
+    for e in acc.edges:
+        src, tgt = kinds.get(e.source), kinds.get(e.target)
+        if src is None or tgt is None or not tables.edge_pair_allowed(e.type.value, src, tgt):
+            ctx.note(
+                "E_EDGE_FORBIDDEN", f"{e.type.value} {e.source} -> {e.target}: pair not permitted; dropped"
+            )
+            continue
+        out.append(e)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def extract_with_llm(text: str, ctx: StepContext, *, options: dict[str, Any] | None = None) -> CaseGraph:
+    """LLM-backed extraction of a temporally normalised case graph (see the module docstring)."""
+    opts = options or {}
+    source = SourceText(text)
+    sents = sentences(text)
+    demo, tests, family = case_attributes(ctx, source, sents)
+    parts = _Parts(
+        acc=rb._Acc(),
+        demographics=demo,
+        tests=tests,
+        visit=VisitEvent(),
+        sentence_starts=[s.start for s in sents],
+    )
+    parts.acc.family = family
+    given = opts.get("diagnoses")
+    diagnoses(ctx, source, parts, list(given) if given is not None else None)
+    symptoms(ctx, source, parts, no_steb=bool(opts.get("no_steb")))
+    treatments(ctx, source, parts)
+    visit(ctx, source, parts)
+    past_history(ctx, source, parts)
+    timeline(ctx, source, parts)
+    rb._relations(text, [], parts.acc)
+    acc = parts.acc
+    acc.edges = _allowed_edges(ctx, acc)
+    graph = CaseGraph(
+        case_id=ctx.case_id,
+        demographics=parts.demographics,
+        test_results=parts.tests,
+        family_history=acc.family,
+        diagnoses=list(acc.diagnoses.values()),
+        symptoms=list(acc.symptoms.values()),
+        treatments=list(acc.treatments.values()),
+        past_history=list(acc.past.values()),
+        visit_event=parts.visit,
+        durations=acc.durations,
+        edges=list({e.key(): e for e in acc.edges}.values()),
+    )
+    graph = causal(ctx, source, graph)
+    graph = normalize(graph)
+    problems = structural_violations(graph)
+    if problems:
+        codes = ", ".join(sorted({v.code for v in problems}))
+        raise LLMBackendError(f"extracted graph is structurally invalid ({codes}); the case is not processed")
+    return graph

@@ -1,0 +1,273 @@
+"""The whole ``llm`` backend against the scripted OpenAI-compatible server, on every fixture case."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from anonpsy.cli import main
+from anonpsy.errors import AnonpsyError
+from anonpsy.graph import CaseGraph
+from anonpsy.llm import LLMClient
+from anonpsy.llm_backend import deid_with_llm
+from anonpsy.llm_backend.perturb_llm import embedding_similarity
+from anonpsy.perturb import check, perturb
+from anonpsy.pipeline import DeidResult, deid_text
+from anonpsy.rules import tables
+from anonpsy.testing import ScriptedOpenAIServer
+from anonpsy.validate import structural_violations
+from llm_replies.harness import CASES, config, write_config
+from llm_replies.responder import Responder, request_input
+
+
+@pytest.fixture(autouse=True)
+def _no_embedding_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The sentence-embedding filter is exercised in the unit tests with a fake encoder, not loaded here."""
+    monkeypatch.setenv("ANONPSY_LLM_EMBEDDINGS", "0")
+    embedding_similarity.cache_clear()
+    yield
+    embedding_similarity.cache_clear()
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ScriptedOpenAIServer]:
+    with ScriptedOpenAIServer(responder=Responder()) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def client(server: ScriptedOpenAIServer) -> Iterator[LLMClient]:
+    with LLMClient(config(server)) as c:
+        yield c
+
+
+def _run(path: Path, llm: Any, seed: int = 5, **options: Any) -> DeidResult:
+    return deid_with_llm(
+        path.read_text(encoding="utf-8"), seed=seed, case_id=path.stem, llm=llm, options=options
+    )
+
+
+def _case(stem: str) -> Path:
+    return next(p for p in CASES if p.stem == stem)
+
+
+@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
+def test_llm_backend_keeps_every_invariant_on_every_fixture(path: Path, client: LLMClient) -> None:
+    r = _run(path, client)
+    assert r.audit.backend == "llm"
+    assert structural_violations(r.original) == []
+    assert structural_violations(r.perturbed) == []
+    assert r.audit.violations == [] and check(r.original, r.perturbed) == []
+    assert r.text.strip() and r.text.endswith("\n")
+    assert not any(n.startswith("D_ROUNDTRIP_MISSING") for n in r.audit.notes)
+    assert r.stats["llm_calls"] >= 8 and r.stats["prompt_tokens"] > 0
+    assert r.leaks.checked > 0
+    assert all(r.ok(allow_leaks=True) for _ in [0])
+
+
+def test_every_request_names_its_template_and_asks_for_schema_output(
+    server: ScriptedOpenAIServer, client: LLMClient
+) -> None:
+    before = len(server.chat_requests)
+    _run(_case("06_schizophrenia_ed"), client)
+    reqs = server.chat_requests[before:]
+    assert reqs and all(r.template_id and r.template_version == 1 for r in reqs)
+    assert {r.response_format for r in reqs} == {"json_schema"}
+    assert {r.template_id for r in reqs} >= {
+        "extract_case",
+        "extract_symptoms",
+        "extract_timeline",
+        "perturb_steb",
+        "generate_lead",
+        "generate_block",
+    }
+
+
+def test_pipeline_entry_point_dispatches_to_the_llm_backend(client: LLMClient) -> None:
+    text = _case("05_erectile_disorder").read_text(encoding="utf-8")
+    a = deid_text(text, seed=2, backend="llm", case_id="c05", llm=client)
+    b = deid_text(text, seed=2, backend="llm", case_id="c05", llm=client)
+    assert a.audit.backend == "llm" and a.text == b.text
+
+
+def test_missing_client_is_a_configuration_error() -> None:
+    with pytest.raises(AnonpsyError, match="E121"):
+        deid_with_llm("A 30-year-old man with insomnia.", llm=None)
+
+
+def test_given_diagnoses_replace_the_diagnosis_call(server: ScriptedOpenAIServer, client: LLMClient) -> None:
+    before = len(server.chat_requests)
+    r = _run(_case("06_schizophrenia_ed"), client, diagnoses=["Schizophrenia", "cannabis use disorder"])
+    assert {d.rule_id for d in r.original.diagnoses} == {"schizophrenia", "cannabis_use_disorder"}
+    assert not [q for q in server.chat_requests[before:] if q.template_id == "extract_diagnoses"]
+    assert r.audit.violations == []
+    with pytest.raises(AnonpsyError, match="E104"):
+        _run(_case("06_schizophrenia_ed"), client, diagnoses=["not a diagnosis at all"])
+
+
+def test_no_steb_keeps_one_episode_sentence_per_symptom(client: LLMClient) -> None:
+    r = _run(_case("11_ptsd_assault"), client, no_steb=True)
+    framed = [s for s in r.original.symptoms if s.contexts]
+    assert framed
+    for s in r.original.symptoms:
+        assert len(s.contexts) <= 1 and all(c.present_fields() == ("situation",) for c in s.contexts)
+    assert r.audit.violations == []
+
+
+def _steb_order(server: ScriptedOpenAIServer, start: int) -> list[str]:
+    return [
+        request_input(q.body or {})[0]["symptom"]
+        for q in server.chat_requests[start:]
+        if q.template_id == "perturb_steb"
+    ]
+
+
+def test_contexts_are_rewritten_retrograde_unless_no_retro(
+    server: ScriptedOpenAIServer, client: LLMClient
+) -> None:
+    path = _case("11_ptsd_assault")
+    n0 = len(server.chat_requests)
+    retro = _run(path, client)
+    order_retro = _steb_order(server, n0)
+    n1 = len(server.chat_requests)
+    chrono = _run(path, client, no_retro=True)
+    order_chrono = _steb_order(server, n1)
+    assert len(order_retro) >= 2
+    assert order_retro == list(reversed(order_chrono))
+    assert retro.audit.violations == [] and chrono.audit.violations == []
+
+
+def test_steb_rewrites_keep_only_the_fields_present_before(client: LLMClient) -> None:
+    r = _run(_case("11_ptsd_assault"), client)
+    for a, b in zip(r.original.symptoms, r.perturbed.symptoms, strict=True):
+        assert [c.present_fields() for c in a.contexts] == [c.present_fields() for c in b.contexts]
+    assert any(c.rule_id == "llm.perturb_steb@v1" for c in r.audit.changes)
+
+
+def _with(overrides: dict[str, Any], path: Path, **options: Any) -> tuple[DeidResult, ScriptedOpenAIServer]:
+    responder = Responder(overrides)
+    with ScriptedOpenAIServer(responder=responder) as srv, LLMClient(config(srv)) as c:
+        return _run(path, c, **options), srv
+
+
+def test_demographic_suggestions_are_validated_by_the_core_pools(client: LLMClient) -> None:
+    path = _case("14_borderline_self_harm")
+    accepted = _run(path, client)
+    occ = accepted.perturbed.demographics.occupation
+    assert occ and occ != accepted.original.demographics.occupation
+    assert accepted.perturbed.demographics.age is not None
+    assert tables.occupation_allowed(accepted.perturbed.demographics.age, occ) == []
+    bad, _ = _with(
+        {"perturb_demographics": lambda i, f, n: {"ethnicity": "Martian", "occupation": "astronaut king"}},
+        path,
+    )
+    assert any(n.startswith("P_SUGGESTION_REJECTED occupation") for n in bad.audit.notes)
+    draw, _ = perturb(bad.original, 5)
+    assert bad.perturbed.demographics.occupation == draw.demographics.occupation
+    assert bad.audit.violations == []
+
+
+def test_rewrites_that_stay_too_close_are_retried_then_generalised() -> None:
+    def echo(inp: dict[str, Any], feedback: str, n: int) -> dict[str, Any]:
+        return {
+            "frames": [
+                {f: fr.get(f) for f in ("situation", "thought", "emotion", "behavior")}
+                for fr in inp["frames"]
+            ]
+        }
+
+    r, srv = _with({"perturb_steb": echo}, _case("11_ptsd_assault"))
+    framed = [
+        s for s in r.original.symptoms if any(f != "emotion" for c in s.contexts for f in c.present_fields())
+    ]
+    only_emotion = [s for s in r.original.symptoms if s.contexts and s not in framed]
+    assert len(srv.requests_for("perturb_steb")) == 3 * len(framed) + len(only_emotion)
+    assert framed and r.audit.generalized
+    assert r.audit.violations == []
+
+
+def test_visit_rewrite_that_changes_the_scaffold_is_rejected() -> None:
+    def moved(inp: dict[str, Any], feedback: str, n: int) -> dict[str, Any]:
+        return {
+            **inp["scaffold"],
+            "setting": "telehealth",
+            "reason_for_visit": "a routine check",
+            "visit_episode": "A quiet arrival." if inp.get("visit_episode") else None,
+        }
+
+    r, _ = _with({"perturb_visit": moved}, _case("06_schizophrenia_ed"))
+    assert any(n.startswith("P_VISIT_SCAFFOLD_CHANGED") for n in r.audit.notes)
+    assert r.perturbed.visit_event.setting == r.original.visit_event.setting
+    assert r.audit.violations == []
+
+
+def test_mse_edit_that_adds_a_finding_is_rejected() -> None:
+    r, _ = _with(
+        {"perturb_mse": lambda i, f, n: {"mental_status": i["mental_status"] + " Auditory hallucinations."}},
+        _case("06_schizophrenia_ed"),
+    )
+    assert "P_MSE_KEPT perturb_mse: no acceptable minimal edit; deterministic text kept" in r.audit.notes
+    assert r.audit.violations == []
+
+
+def test_meta_text_is_stripped_from_generated_sections() -> None:
+    with ScriptedOpenAIServer(responder=Responder(chatty=True)) as srv, LLMClient(config(srv)) as c:
+        r = _run(_case("08_ocd"), c)
+    assert "Sure" not in r.text and "**" not in r.text and "Let me know" not in r.text
+
+
+def test_blocks_missing_a_term_are_regenerated_or_reported() -> None:
+    from llm_replies.responder import generate_block
+
+    def forgetful(inp: dict[str, Any], feedback: str, n: int) -> dict[str, Any]:
+        if "did not name" in feedback:
+            return generate_block(inp)
+        return {"text": "The patient had a difficult period."}
+
+    r, srv = _with({"generate_block": forgetful}, _case("06_schizophrenia_ed"))
+    assert not any(n.startswith("D_ROUNDTRIP_MISSING") for n in r.audit.notes)
+    assert len(srv.requests_for("generate_block")) > len([q for q in srv.requests_for("generate_lead")])
+
+    r2, _ = _with(
+        {"generate_block": lambda i, f, n: {"text": "The patient had a difficult period."}},
+        _case("06_schizophrenia_ed"),
+    )
+    missing = [n for n in r2.audit.notes if n.startswith("D_ROUNDTRIP_MISSING")]
+    assert missing and all("symptom" in n or "diagnosis" in n for n in missing)
+
+
+def test_cli_deid_with_the_llm_backend(tmp_path: Path, server: ScriptedOpenAIServer) -> None:
+    cfg = write_config(tmp_path / "llm.yaml", server)
+    runner = CliRunner()
+    for stem in ("03_pmdd", "06_schizophrenia_ed", "01_adhd_child"):
+        out = tmp_path / f"{stem}.json"
+        res = runner.invoke(
+            main,
+            [
+                "deid",
+                str(_case(stem)),
+                "--backend",
+                "llm",
+                "--llm-config",
+                str(cfg),
+                "--seed",
+                "4",
+                "--format",
+                "json",
+                "-o",
+                str(out),
+            ],
+        )
+        assert res.exit_code in (0, 1), res.output
+        payload = json.loads(out.read_text(encoding="utf-8"))
+        assert payload["violations"] == []
+        CaseGraph.model_validate(payload["graph"])
+        if res.exit_code == 1:
+            assert "leak audit" in res.output and payload["leaks"]["leaks"]
+        else:
+            assert payload["leaks"]["leaks"] == []
