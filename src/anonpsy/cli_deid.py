@@ -14,6 +14,7 @@ import click
 from anonpsy import errors
 from anonpsy.cli import handle_errors, main
 from anonpsy.errors import AnonpsyError
+from anonpsy.llm_backend.cli_options import llm_ablation_options
 from anonpsy.yamlio import write_atomic
 
 DEFAULT_MAX_BYTES = 1_000_000
@@ -79,9 +80,12 @@ def _emit(result: Any, emit_dir: Path) -> None:
 @click.option("--mask-first", is_flag=True,
               help="Mask direct identifiers before any other step (surrogates when ANONPSY_HMAC_KEY is set, "
                    "else type labels).")
+@click.option("--diagnoses", help="Comma-separated diagnosis labels or rules/dsm ids known from metadata (llm).")
+@llm_ablation_options
 @handle_errors
 def deid(case: str, output: Path | None, seed: int, backend: str, fmt: str, emit_dir: Path | None,
-         allow_leaks: bool, max_bytes: int, llm_config: Path | None, mask_first: bool) -> None:
+         allow_leaks: bool, max_bytes: int, llm_config: Path | None, mask_first: bool, diagnoses: str | None,
+         llm_options: dict[str, Any]) -> None:
     """De-identify one psychiatric case narrative (a file, or stdin with '-').
 
     Text → semantic graph → perturbed graph (clinical rules) → regenerated narrative. Exits 1 when an invariant
@@ -94,10 +98,20 @@ def deid(case: str, output: Path | None, seed: int, backend: str, fmt: str, emit
     from anonpsy.pipeline import deid_text
 
     case_id, text = _read_case(case, max_bytes)
-    llm = _llm_from_config(llm_config) if backend == "llm" else None
+    if backend == "llm" and llm_config is None:
+        raise AnonpsyError(errors.E109_BAD_OPTION, "--backend llm needs --llm-config PATH (see "
+                                                   "adapters/config.example.yaml)", "--llm-config")
+    options = dict(llm_options)
+    if diagnoses:
+        options["diagnoses"] = [d.strip() for d in diagnoses.split(",") if d.strip()]
     if mask_first:
         text = _mask_first(text)
-    result = deid_text(text, seed=seed, backend=backend, case_id=case_id, llm=llm)
+    llm = _llm_from_config(llm_config) if backend == "llm" else None
+    try:
+        result = deid_text(text, seed=seed, backend=backend, case_id=case_id, llm=llm, options=options)
+    finally:
+        if llm is not None:
+            llm.close()
     rendered = _format_output(result, fmt)
     if emit_dir is not None:
         _emit(result, emit_dir)
@@ -211,9 +225,20 @@ def _batch_inputs(src: Path) -> list[tuple[str, str | None, str | None]]:
     return out
 
 
-def _run_one(args: tuple[str, str | None, str | None, Path, int, int]) -> dict[str, Any]:
+BatchArgs = tuple[str, str | None, str | None, Path, int, int, str, str | None, dict[str, Any]]
+_WORKER_LLM: dict[str, Any] = {}
+
+
+def _worker_llm(config_path: str) -> Any:
+    """One LLM client per worker process (clients hold connections and cannot be pickled)."""
+    if config_path not in _WORKER_LLM:
+        _WORKER_LLM[config_path] = _llm_from_config(Path(config_path))
+    return _WORKER_LLM[config_path]
+
+
+def _run_one(args: BatchArgs) -> dict[str, Any]:
     """Run one case; never raises (a failure is returned as data without narrative text)."""
-    case_id, path, inline, outdir, seed, max_bytes = args
+    case_id, path, inline, outdir, seed, max_bytes, backend, llm_config, options = args
     from anonpsy.graphio import decode_text, read_text_input
     from anonpsy.pipeline import deid_text
 
@@ -226,7 +251,8 @@ def _run_one(args: tuple[str, str | None, str | None, Path, int, int]) -> dict[s
             if len(raw) > max_bytes:
                 raise AnonpsyError(errors.E107_TOO_LARGE, f"case is over {max_bytes} bytes", case_id)
             text = decode_text(raw, case_id)
-        result = deid_text(text, seed=seed, case_id=case_id)
+        llm = _worker_llm(llm_config) if backend == "llm" and llm_config else None
+        result = deid_text(text, seed=seed, case_id=case_id, backend=backend, llm=llm, options=options)
         case_dir = outdir / "cases"
         _emit(result, outdir / "emit")
         write_atomic(case_dir / f"{case_id}.txt", result.text)  # written last: its presence marks "done"
@@ -246,8 +272,12 @@ def _run_one(args: tuple[str, str | None, str | None, Path, int, int]) -> dict[s
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, show_default=True, help="Per-case size limit.")
 @click.option("--no-progress", is_flag=True, help="Do not show the progress bar.")
+@click.option("--backend", type=click.Choice(["rules", "llm"]), default="rules", show_default=True)
+@click.option("--llm-config", type=click.Path(path_type=Path), help="LLM config file (llm backend).")
+@llm_ablation_options
 @handle_errors
-def deid_batch(input_path: Path, outdir: Path, jobs: int, seed: int, max_bytes: int, no_progress: bool) -> None:
+def deid_batch(input_path: Path, outdir: Path, jobs: int, seed: int, max_bytes: int, no_progress: bool,
+               backend: str, llm_config: Path | None, llm_options: dict[str, Any]) -> None:
     """De-identify a directory of .txt cases or a JSONL file ({"id", "text"} per line).
 
     Each case is written atomically to OUTDIR/cases/<id>.txt with graphs and audits in OUTDIR/emit/; cases already
@@ -262,6 +292,12 @@ def deid_batch(input_path: Path, outdir: Path, jobs: int, seed: int, max_bytes: 
 
     if jobs < 1:
         raise AnonpsyError(errors.E109_BAD_OPTION, "--jobs must be at least 1", "--jobs")
+    if backend == "llm" and llm_config is None:
+        raise AnonpsyError(errors.E109_BAD_OPTION, "--backend llm needs --llm-config PATH", "--llm-config")
+    if llm_config is not None:
+        from anonpsy.llm.config import load_config
+
+        load_config(llm_config)  # fail early with the config's own one-line error
     items = _batch_inputs(input_path)
     outdir.mkdir(parents=True, exist_ok=True)
     summary_path = outdir / "summary.json"
@@ -271,8 +307,9 @@ def deid_batch(input_path: Path, outdir: Path, jobs: int, seed: int, max_bytes: 
             previous = {r["case_id"]: r for r in json.loads(summary_path.read_text(encoding="utf-8"))["cases"]}
         except (ValueError, KeyError, TypeError):
             previous = {}
-    todo = [(cid, p, t, outdir, seed, max_bytes) for cid, p, t in items
-            if not (outdir / "cases" / f"{cid}.txt").is_file()]
+    cfg = str(llm_config) if llm_config is not None else None
+    todo: list[BatchArgs] = [(cid, p, t, outdir, seed, max_bytes, backend, cfg, dict(llm_options))
+                             for cid, p, t in items if not (outdir / "cases" / f"{cid}.txt").is_file()]
     results: dict[str, dict[str, Any]] = {cid: previous.get(cid, {"case_id": cid, "status": "ok", "resumed": True})
                                           for cid, _, _ in items}
     t0 = time.perf_counter()

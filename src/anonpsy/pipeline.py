@@ -171,7 +171,8 @@ def deid_text(
         return result
     graph = normalize(extract(text, case_id=case_id))
     perturbed, audit = perturb(graph, seed)
-    perturbed = perturb_contexts(perturbed, seed=seed, audit=audit, source_text=text)
+    perturbed = perturb_contexts(perturbed, seed=seed, audit=audit, source_text=text,
+                                 retro=not opts.get("no_retro", False))
     audit.violations = [v.model_dump() for v in check(graph, perturbed)]
     out = render(perturbed, seed=seed)
     age0, age1 = graph.demographics.age, perturbed.demographics.age
