@@ -378,7 +378,8 @@ def test_edge_pairs_match_the_assignment() -> None:
         ("treatment", "diagnosis"),
         ("treatment", "symptom"),
     }
-    assert len([1 for r, _, _ in allowed if r == "INDUCES"]) == 7
+    assert len([1 for r, _, _ in allowed if r == "INDUCES"]) == 8
+    assert T.edge_pair_allowed(RelationType.INDUCES, NodeType.symptom, NodeType.diagnosis)
     assert {r for r, _, _ in allowed} == {r.value for r in RelationType}
     assert T.edge_pair_allowed(RelationType.INDUCES, NodeType.symptom, NodeType.symptom)
     assert not T.edge_pair_allowed("MANIFESTS_AS", "symptom", "diagnosis")
