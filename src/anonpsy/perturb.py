@@ -22,7 +22,7 @@ from anonpsy.rules import dsm as dsm_rules
 from anonpsy.rules import tables
 from anonpsy.temporal import temporal_backbone
 from anonpsy.testvalues import resample_values
-from anonpsy.textfields import map_graph_text
+from anonpsy.textfields import graph_texts, map_graph_text
 from anonpsy.validate import TimedFacts, Violation, diagnosis_timed_facts, dsm_violations, rule_for
 
 TEST_RESULT_FIELDS = ("labs", "imaging", "other")
@@ -96,6 +96,12 @@ def _perturb_age(
             continue
         if _no_new_violations(baseline, dsm_violations(graph, age=age + delta, timed=timed)):
             feasible.append(delta)
+    # A new age that equals another age mentioned in the case (a relative's, an earlier event's) would read as a
+    # verbatim source age; prefer offsets that avoid them when any remain.
+    mentioned = {int(n) for _p, t in graph_texts(graph) for m in _AGE_RE.finditer(t)
+                 for n in m.groups() if n is not None and n.isdigit()}
+    distinct = [d for d in feasible if age + d not in mentioned]
+    feasible = distinct or feasible
     if not feasible:
         audit.kept.append(Kept(path="demographics.age", reason="AGE_NO_FEASIBLE_OFFSET",
                                rule_id=tables.age_rule_id(age),
