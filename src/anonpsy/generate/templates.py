@@ -20,7 +20,6 @@ from anonpsy.graph import (
     PastHistory,
     Setting,
     Sex,
-    Symptom,
     Treatment,
 )
 from anonpsy.temporal import Interval
