@@ -1,0 +1,362 @@
+"""Rules backend of extraction E: segmentation, demographics, ConText handling, medications, visit cues, STEB
+clauses, calendar dates relative to the visit, and a property that extraction never breaks the graph."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from anonpsy import lexicon
+from anonpsy.extract import extract
+from anonpsy.extract.rules_backend import (
+    absolute_dates,
+    extract_age,
+    extract_steb,
+    family_conditions,
+    find_diagnoses,
+    time_mentions,
+    visit_date,
+)
+from anonpsy.extract.segment import section_name, sentences
+from anonpsy.graph import ArrivalMode, LegalStatus, Route, SafetyFlag, Setting, Unit
+from anonpsy.temporal import TimeSpec, normalize
+from anonpsy.validate import structural_violations
+
+
+def _sx(text: str) -> dict[str, bool]:
+    """Headword -> current, after temporal normalisation."""
+    return {s.headword: s.current_symptom for s in normalize(extract(text)).symptoms}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Segmentation
+
+
+def test_soap_headers_split_sections() -> None:
+    text = "S: Low mood for 3 weeks. Poor sleep.\nO: BP 120/80.\nA: Major depressive disorder.\nP: Start sertraline."
+    got = [(s.section, s.text) for s in sentences(text)]
+    assert got == [("hpi", "Low mood for 3 weeks."), ("hpi", "Poor sleep."), ("exam", "BP 120/80."),
+                   ("assessment", "Major depressive disorder."), ("plan", "Start sertraline.")]
+
+
+def test_prose_without_headers_is_history() -> None:
+    text = "Ms. A is a 40-year-old woman. She reports low mood. Dr. B referred her."
+    sents = sentences(text)
+    assert [s.section for s in sents] == ["hpi"] * 3
+    assert sents[0].text == "Ms. A is a 40-year-old woman."
+
+
+def test_bullet_and_numbered_lists_are_items() -> None:
+    text = "PLAN:\n1. Start sertraline 50 mg daily.\n2. CBT weekly.\n- Follow up in 4 weeks."
+    assert [s.text for s in sentences(text)] == ["Start sertraline 50 mg daily.", "CBT weekly.",
+                                                 "Follow up in 4 weeks."]
+
+
+def test_heading_lines_without_colon_and_header_blocks() -> None:
+    text = ("DISCHARGE SUMMARY\nPatient: A B    Age: 41\nHOSPITAL COURSE\nHe improved.\n"
+            "FAMILY HISTORY\nFather had bipolar disorder.")
+    sents = sentences(text)
+    assert [(s.section, s.text) for s in sents] == [
+        ("hpi", "DISCHARGE SUMMARY"), ("hpi", "Patient: A B    Age: 41"), ("plan", "He improved."),
+        ("family_history", "Father had bipolar disorder."),
+    ]
+
+
+def test_inline_headers_and_exported_list_artefacts() -> None:
+    text = "HISTORY:,  Sad mood.,MENTAL STATUS EXAM:,  Attitude: calm.,Appearance: tidy."
+    got = [(s.section, s.text) for s in sentences(text)]
+    assert got == [("hpi", "Sad mood."), ("mse", "Attitude: calm."), ("mse", "Appearance: tidy.")]
+
+
+def test_closing_quote_stays_with_its_sentence() -> None:
+    text = 'He said it "dulled my edge." He stopped lithium.'
+    assert [s.text for s in sentences(text)] == ['He said it "dulled my edge."', "He stopped lithium."]
+
+
+@pytest.mark.parametrize(("header", "section"), [
+    ("DEVELOPMENTAL AND JUVENILE HISTORY", "social_history"), ("Psych hx", "past_psych"),
+    ("DIAGNOSTIC FORMULATION", "assessment"), ("IDENTIFICATION AND REASON FOR ADMISSION", "chief_complaint"),
+    ("MENTAL STATUS AT DISCHARGE", "mse"), ("Patient", None), ("Clinician", None),
+])
+def test_section_names(header: str, section: str | None) -> None:
+    assert section_name(header) == section
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Demographics
+
+
+@pytest.mark.parametrize(("text", "age"), [
+    ("A 34-year-old woman presents with low mood.", 34),
+    ("She is a woman in her thirties.", 35),
+    ("Mateo is a boy aged 7 in second grade.", 7),
+    ("Patient: M. Q., 33 F\nReferral: ED follow-up", 33),
+    ("Pt: K. A., 23M, software tester.", 23),
+    ("22 y/o F with cutting.", 22),
+])
+def test_age_phrases(text: str, age: int) -> None:
+    assert extract_age(sentences(text)) == age
+
+
+def test_sex_from_pronouns() -> None:
+    g = extract("A 34-year-old woman. She reports poor sleep and her mood is low.")
+    assert g.demographics.sex.value == "female"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Negation, family, hypothetical
+
+
+def test_denied_symptoms_are_not_extracted() -> None:
+    got = _sx("He reports low mood. He denies suicidal ideation. Parents deny aggression toward others.")
+    assert got == {"depressed mood": True}
+
+
+def test_postfix_negation_and_criteria_language_drop_diagnoses() -> None:
+    text = ("Insomnia disorder. Obstructive sleep apnea and restless legs syndrome are not supported. "
+            "Does not meet criteria for agoraphobia (avoidance limited to one situation) or generalized anxiety "
+            "disorder. Does not yet meet criteria for alcohol use disorder. Delirium was ruled out.")
+    assert {d.rule_id for d in extract(text).diagnoses} == {"insomnia_disorder"}
+
+
+def test_rating_scale_names_are_not_diagnoses_or_symptoms() -> None:
+    text = "Geriatric Depression Scale-15: 3. Panic Disorder Severity Scale (PDSS): 16. Children's Depression " \
+           "Inventory-2 within normal range."
+    g = extract(text)
+    assert g.diagnoses == []
+    assert "depressed mood" not in {s.headword for s in g.symptoms}
+
+
+def test_relatives_own_conditions_are_family_history() -> None:
+    g = extract("FAMILY HISTORY: Mother reports her own depression. Father had coronary artery disease and "
+                "diabetes; no psychiatric illness known.\nSOCIAL HISTORY: Lives alone.")
+    assert g.diagnoses == []
+    assert {(f.member, f.condition) for f in g.family_history} >= {
+        ("father", "coronary artery disease"), ("father", "diabetes")}
+    assert any(f.member == "mother" and "depression" in f.condition for f in g.family_history)
+
+
+def test_family_sentence_outside_the_section() -> None:
+    g = extract("He has panic attacks. His sister has bipolar disorder.")
+    assert {d.rule_id for d in g.diagnoses} == set()
+    assert [(f.member, f.condition) for f in g.family_history] == [("sister", "bipolar disorder")]
+
+
+def test_family_conditions_parser() -> None:
+    assert family_conditions("Maternal uncle with schizophrenia, institutionalized.") == [
+        ("maternal uncle", "schizophrenia")]
+    assert family_conditions("Brother had Parkinson's disease.") == [("brother", "parkinson disease")]
+    assert family_conditions("No family history of suicide.") == []
+    assert family_conditions("Father unknown.") == []
+
+
+def test_hypothetical_and_conditional_mentions_are_skipped() -> None:
+    g = extract("Return to the ED if suicidal thoughts recur. Consider sertraline if no response. "
+                "Would consider lithium.")
+    assert g.symptoms == [] and g.treatments == []
+
+
+def test_planned_treatments_are_kept() -> None:
+    g = extract("PLAN: Referral for dialectical behavior therapy. Will start sertraline 25 mg daily.")
+    assert {t.name for t in g.treatments} == {"dialectical behavior therapy", "sertraline"}
+
+
+def test_historical_mentions_are_not_current() -> None:
+    got = _sx("She has had nightmares for the past 3 weeks. She quit tobacco in 2010. History of self-harm.")
+    assert got["nightmares"] is True
+    assert got["tobacco use"] is False
+    assert got["self-harm"] is False
+
+
+def test_aside_does_not_negate_the_next_item() -> None:
+    got = _sx('She describes poor self-esteem ("I\'ve never been good at anything"), difficulty making '
+              "decisions and low energy.")
+    assert got.get("indecisiveness") is True
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Medications
+
+
+def test_medication_dose_route_frequency() -> None:
+    g = extract("MEDICATIONS: Sertraline 50 mg PO daily. Olanzapine 10 mg IM every 6 hours PRN agitation. "
+                "Haloperidol decanoate 50 mg IM every 4 weeks.")
+    tx = {t.name: t for t in g.treatments}
+    assert (tx["sertraline"].dose, tx["sertraline"].route, tx["sertraline"].frequency) == ("50 mg", Route.oral,
+                                                                                          "daily")
+    assert tx["olanzapine"].route == Route.intramuscular
+    assert tx["haloperidol"].route == Route.long_acting_injectable
+
+
+def test_laboratory_values_are_not_treatments() -> None:
+    g = extract("Labs today: magnesium 0.58 mmol/L, vitamin B12 512 pg/mL, folate normal. "
+                "Acetaminophen and salicylate levels undetectable.")
+    assert g.treatments == []
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Visit
+
+
+def test_visit_from_title_police_and_hold() -> None:
+    text = ("EMERGENCY DEPARTMENT PSYCHIATRIC CONSULTATION\nLegal status: involuntary 72-hour emergency detention\n"
+            "HPI: Brought to the ED by city police officers after shouting at cars. He threatened to kill his "
+            "neighbor.")
+    v = extract(text).visit_event
+    assert (v.setting, v.arrival_mode, v.legal_status) == (Setting.emergency_department, ArrivalMode.police,
+                                                           LegalStatus.involuntary)
+    assert SafetyFlag.violence in v.safety_flags
+
+
+def test_voluntary_by_default_only_for_outpatient_like_settings() -> None:
+    out = extract("OUTPATIENT PSYCHIATRY FOLLOW-UP\nS: Doing well.").visit_event
+    assert out.legal_status == LegalStatus.voluntary
+    inpt = extract("DISCHARGE SUMMARY\nHOSPITAL COURSE: Improved on lithium.").visit_event
+    assert inpt.setting == Setting.inpatient and inpt.legal_status == LegalStatus.unknown
+
+
+def test_safety_flags_only_from_affirmed_current_symptoms() -> None:
+    v = extract("ED CONSULT\nHPI: He denies suicidal ideation. No self-harm. History of a suicide attempt at "
+                "age 19.").visit_event
+    assert v.safety_flags == []
+    v2 = extract("ED CONSULT\nHPI: She cut her forearm tonight and reports suicidal ideation.").visit_event
+    assert set(v2.safety_flags) == {SafetyFlag.self_harm, SafetyFlag.suicidal_ideation}
+
+
+def test_medical_instability_cue() -> None:
+    v = extract("CONSULT\nAssessment: Anorexia nervosa with bradycardia requiring inpatient medical "
+                "stabilization.").visit_event
+    assert SafetyFlag.medical_instability in v.safety_flags
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# STEB
+
+
+def test_steb_thought_drops_the_verb() -> None:
+    s = "He believes his neighbors implanted a microchip in his molar during a dental visit."
+    frame = extract_steb(s, (s.index("believes"), s.index("believes") + 8))
+    assert frame is not None
+    assert frame.thought == "his neighbors implanted a microchip in his molar during a dental visit"
+
+
+def test_steb_situation_and_behavior_stay_with_their_symptom() -> None:
+    s = "She sits with her back to the wall in restaurants, checks the locks repeatedly at night, and cries " \
+        "when a door slams."
+    spans = [(m.start, m.end) for m in lexicon.find_terms(s, "symptom")]
+    cries = next(sp for sp in spans if s[sp[0]:sp[1]].startswith("cries"))
+    checks = next(sp for sp in spans if s[sp[0]:sp[1]].startswith("checks"))
+    f_cry = extract_steb(s, cries, spans)
+    f_check = extract_steb(s, checks, spans)
+    assert f_cry is not None and f_cry.situation == "when a door slams"
+    assert f_check is not None and f_check.situation is None
+    assert f_check.behavior == "checks the locks repeatedly at night"
+
+
+def test_steb_fields_are_clean() -> None:
+    s = ('After the layoff she believes "I should have seen it coming; it was my fault for trusting them and '
+         'now everything I ever worked for is gone and nobody will ever hire me again at my age" and cries.')
+    span = (s.index("cries"), s.index("cries") + 5)
+    frame = extract_steb(s, span)
+    assert frame is not None
+    for value in (frame.situation, frame.thought, frame.emotion, frame.behavior):
+        if value is None:
+            continue
+        assert len(value.split()) <= 25
+        assert value.count('"') % 2 == 0
+        assert not value.endswith((" and", " the", " of"))
+    assert frame.thought is not None and frame.thought.startswith("I should have seen it coming")
+
+
+def test_steb_absent_fields_stay_empty() -> None:
+    g = extract("HPI: He reports hearing voices.")
+    for s in g.symptoms:
+        for f in s.contexts:
+            assert f.present_fields()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Time
+
+
+def test_visit_date_from_header_and_prose() -> None:
+    assert visit_date("CONSULT\nDOB: 01/02/1990\nDate: 03/14/2025") == date(2025, 3, 14)
+    assert visit_date("She was seen on 09/09/2025 at the clinic.") == date(2025, 9, 9)
+    assert visit_date("No dates here.") is None
+
+
+def test_absolute_dates_relative_to_visit() -> None:
+    v = date(2025, 3, 14)
+    specs = [m.spec for m in absolute_dates("on 03/12/2025", v)]
+    assert specs == [TimeSpec(-2, 1, Unit.day)]
+    since = absolute_dates("since January 2024", v)[0].spec
+    assert since.ongoing and since.span is None and since.offset < 0
+    season = absolute_dates("in the spring of 2018", v)[0].spec
+    iv = season.interval()
+    assert iv is not None and iv[1] <= (date(2018, 6, 1) - v).days + 31 and iv[0] <= (date(2018, 3, 1) - v).days
+    assert absolute_dates("DOB: 01/02/1990", v) == []
+    assert absolute_dates("7/9 inattentive items", v) == []
+
+
+@pytest.mark.parametrize(("text", "ongoing", "past"), [
+    ("Self-harm since age 14.", True, False),
+    ("One suicide attempt at 19: overdose.", False, True),
+    ("in childhood", False, True),
+    ("since last spring", True, False),
+    ("two days before admission", False, True),
+    ("yesterday", False, True),
+])
+def test_relative_expressions(text: str, ongoing: bool, past: bool) -> None:
+    t = time_mentions(text, age=22, visit=None)
+    assert t, text
+    spec = t[0].spec
+    assert spec.ongoing is ongoing
+    iv = spec.interval()
+    assert (not spec.ongoing and iv is not None and iv[1] <= 0) is past
+
+
+def test_untimed_events_get_no_duration() -> None:
+    g = extract("HPI: She reports low mood and poor sleep.")
+    assert g.durations == [] and all(not s.duration_ids for s in g.symptoms)
+
+
+def test_dated_event_in_the_past_is_not_current() -> None:
+    text = ("Date: 09/09/2025\nHPI: In the spring of 2018 she had a period of intense guilt. She now reports low "
+            "mood for the past 2 months.")
+    got = _sx(text)
+    assert got == {"excessive guilt": False, "depressed mood": True}
+
+
+def test_onset_expression_keeps_the_symptom_current() -> None:
+    got = _sx("His memory problems began three years ago and have worsened.")
+    assert got == {"memory impairment": True}
+
+
+def test_diagnoses_with_parenthetical_and_hyphen() -> None:
+    got = {r for _s, _e, r in find_diagnoses("Methamphetamine-induced psychotic disorder; Stimulant "
+                                             "(methamphetamine) use disorder, severe.")}
+    assert got == {"substance_induced_psychotic_disorder", "stimulant_use_disorder"}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Property
+
+_PHRASES = [
+    "low mood", "hearing voices", "denies suicidal ideation", "panic attacks", "poor sleep", "sertraline 50 mg PO "
+    "daily", "CBT weekly", "Mother had bipolar disorder", "since age 15", "for the past 3 weeks", "in March 2024",
+    "on 03/12/2025", "at 19", "no history of psychosis", "major depressive disorder", "rule out PTSD",
+    "believes he is being followed", "when she is alone", "yesterday", "two days before admission",
+    "drinks 6 beers nightly", "Date: 03/14/2025", "HPI:", "ASSESSMENT:", "FAMILY HISTORY:", "\n", "; ", ", ",
+    '"', "(", ")", "Insight poor", "quit tobacco in 2010", "has gained about 8 kg", "spending about $18,000",
+]
+
+
+@given(st.lists(st.sampled_from(_PHRASES), min_size=1, max_size=14).map(" ".join))
+@example("Date: 03/14/2025\nHPI: low mood since age 15 ; on 03/12/2025 hearing voices")
+@example('" ( on 03/12/2025 ) "')
+def test_extraction_never_raises_and_graph_is_valid(text: str) -> None:
+    graph = normalize(extract(text, case_id="prop"))
+    assert structural_violations(graph) == []
