@@ -10,6 +10,7 @@ the audit would flag is what the scrubber removes.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -18,7 +19,6 @@ _RUN = re.compile(
     r"(?<![\w])((?:[A-Z][A-Za-z'’-]*[A-Za-z]|\d+(?:st|nd|rd|th))(?:[ \t]+(?:(?:of|the|de|van|von|du|la|and|&)[ \t]+)?"
     r"(?:[A-Z][A-Za-z'’-]*[A-Za-z]|\d+(?:st|nd|rd|th)))*)"
 )
-_SENTENCE_START = re.compile(r"(?:^|[.!?:;\n\"“(]\s*|(?:^|\n)\s*(?:[-*•]|\d+[.)])\s*)$")
 
 # Capitalised words that carry no identifying information in clinical text.
 _COMMON = frozenset(
@@ -97,10 +97,22 @@ def _is_clinical_word(word: str) -> bool:
     return word.isupper() and len(word) <= 5  # SI, HI, ED, BP, PRN, CIWA: abbreviations
 
 
+_WORD = re.compile(r"[\w'’-]+")
+_LIST_MARK = re.compile(r"(?:^|\n)[ \t]*(?:[-*•]|\d+[.)])$")
+
+
+def _sentence_initial(text: str, pos: int) -> bool:
+    """Does the run at ``pos`` open a sentence, a line item or a quotation?"""
+    tail = text[max(0, pos - 40):pos].rstrip(" \t")
+    if not tail:
+        return True
+    return tail[-1] in ".!?:;\n\"“(" or bool(_LIST_MARK.search(tail))
+
+
 def find_anchors(text: str) -> list[Anchor]:
     """Spans of capitalised runs that are neither sentence-initial single words nor clinical vocabulary."""
     out: list[Anchor] = []
-    lower_text = text.lower()
+    counts = Counter(_WORD.findall(text.lower()))
     for m in _RUN.finditer(text):
         run = m.group(1)
         if run.upper() == run and not re.search(r"\d", run):
@@ -109,11 +121,10 @@ def find_anchors(text: str) -> list[Anchor]:
         content = [w for w in words if w.lower() not in ("of", "the", "de", "van", "von", "du", "la", "and", "&")]
         if all(_is_clinical_word(w) for w in content) or run.lower() in _ethnicity_phrases():
             continue
-        sentence_initial = bool(_SENTENCE_START.search(text[: m.start()]))
+        sentence_initial = _sentence_initial(text, m.start())
         if sentence_initial and len(content) == 1:
-            # A single capitalised word opening a sentence is an anchor only if it never appears in lower case.
-            if re.search(rf"(?<![\w]){re.escape(run.lower())}(?![\w])", lower_text[: m.start()] +
-                         lower_text[m.end():]):
+            # A single capitalised word opening a sentence is an anchor only if it appears nowhere else.
+            if counts[run.lower()] > 1:
                 continue
             if run.lower() in _COMMON or len(run) <= 3:
                 continue
@@ -121,11 +132,9 @@ def find_anchors(text: str) -> list[Anchor]:
             if not re.search(r"\d", run):
                 continue
         if len(content) == 1 and not sentence_initial:
-            w = content[0]
-            # Ordinary words capitalised after a colon or in headings are frequent; require a word not seen in
-            # lower case anywhere in the text.
-            if re.search(rf"(?<![\w]){re.escape(w.lower())}(?![\w])", lower_text[: m.start()] + " "
-                         + lower_text[m.end():]):
+            # Ordinary words capitalised after a colon or in headings are frequent; require a word that appears
+            # nowhere else in the text.
+            if counts[content[0].lower()] > 1:
                 continue
         out.append(Anchor(m.start(1), m.end(1)))
     return out

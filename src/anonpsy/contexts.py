@@ -54,13 +54,58 @@ _KINSHIP_AFTER = re.compile(r"^\s*(?:,\s*)?(?:his|her|their|the patient's)\s+(?:
                             r"son|daughter|sister|brother|friend|boss|girlfriend|boyfriend)\b", re.I)
 
 
-def scrub_identifiers(text: str, *, keep_ages: set[int] | None = None) -> tuple[str, list[str]]:
-    """Replace detected identifiers by neutral descriptions; returns (text, list of replaced types)."""
+_AGE_PHRASE = re.compile(r"\b\d{1,3}[- ](?:year|yr)s?[- ]old\b|\b(?:age|aged)\s\d{1,3}\b|\b\d{1,3}\s?(?:yo|y/o)\b",
+                         re.I)
+
+
+class SourceIdentifiers:
+    """Identifiers found once in the source narrative, to be located in every field derived from it.
+
+    Running the PHI analyzer on each extracted field would repeat the same work dozens of times per case (evidence
+    sentences recur across nodes); the fields are near-verbatim copies of source text, so the surfaces found in the
+    source are looked up in each field instead. Ages are matched per field by phrase, since a bare number found in
+    the source cannot be replaced everywhere.
+    """
+
+    def __init__(self, source: str) -> None:
+        from anonpsy.phi.analyzer import analyze
+
+        self.spans = analyze(source)
+        surfaces: dict[str, str] = {}
+        for sp in self.spans:
+            if sp.type in _NEUTRAL:
+                surface = source[sp.start:sp.end].strip()
+                if len(surface) >= 2:
+                    surfaces.setdefault(surface, sp.type)
+        self.types = {k.lower(): v for k, v in surfaces.items()}
+        alts = sorted(surfaces, key=len, reverse=True)
+        self.pattern = re.compile(
+            r"(?<!\w)(" + "|".join(re.escape(a) for a in alts) + r")(?!\w)", re.I) if alts else None
+
+    def find(self, text: str) -> list[tuple[int, int, str]]:
+        out: list[tuple[int, int, str]] = []
+        if self.pattern is not None:
+            out += [(m.start(), m.end(), self.types[m.group(0).lower()]) for m in self.pattern.finditer(text)]
+        out += [(m.start(), m.end(), "AGE") for m in _AGE_PHRASE.finditer(text)
+                if not any(m.start() < b and a < m.end() for a, b, _ in out)]
+        return out
+
+
+def scrub_identifiers(
+    text: str, *, keep_ages: set[int] | None = None, source: SourceIdentifiers | None = None
+) -> tuple[str, list[str]]:
+    """Replace detected identifiers by neutral descriptions; returns (text, list of replaced types).
+
+    With ``source``, identifiers found once in the source narrative are located in ``text``; without it the PHI
+    analyzer runs on ``text`` itself. Proper-noun anchors and years are always detected in ``text``.
+    """
     from anonpsy.anchors import find_anchors
     from anonpsy.phi.analyzer import analyze
 
-    spans: list[tuple[int, int, str]] = [(s.start, s.end, s.type) for s in analyze(text)
-                                         if s.type in _NEUTRAL or s.type == "AGE"]
+    if source is not None:
+        spans = source.find(text)
+    else:
+        spans = [(s.start, s.end, s.type) for s in analyze(text) if s.type in _NEUTRAL or s.type == "AGE"]
     taken = [(a, b) for a, b, _ in spans]
     for anc in find_anchors(text):
         if not any(anc.start < b and a < anc.end for a, b in taken):
@@ -135,12 +180,21 @@ def _replace_situation(
 
 
 def perturb_contexts(
-    graph: CaseGraph, *, seed: int, audit: Audit, source_text: str | None = None, retro: bool = True
+    graph: CaseGraph, *, seed: int, audit: Audit, source_text: str | None = None, retro: bool = True,
+    identifiers: SourceIdentifiers | None = None,
 ) -> CaseGraph:
     """Rewrite identifying context in STEB frames and narrative fields; every change goes to ``audit``."""
     rng = random.Random(f"anonpsy:{seed}:{graph.case_id}:contexts")
     age = graph.demographics.age
     keep_ages = {age} if age is not None else set()
+    ids = identifiers if identifiers is not None else SourceIdentifiers(source_text) if source_text else None
+    memo: dict[str, tuple[str, list[str]]] = {}
+
+    def scrub(text: str) -> tuple[str, list[str]]:
+        if text not in memo:
+            memo[text] = scrub_identifiers(text, keep_ages=keep_ages, source=ids)
+        return memo[text]
+
     used: set[str] = set()
     new_contexts: dict[str, list[STEB]] = {}
     for s in _retro_order(graph, retro):
@@ -158,7 +212,7 @@ def perturb_contexts(
                         (audit.generalized if generalized else audit.changes).append(change)
                         update[fld] = new
                         continue
-                scrubbed, types = scrub_identifiers(new, keep_ages=keep_ages)
+                scrubbed, types = scrub(new)
                 if scrubbed != old:
                     audit.changes.append(Change(path=path, rule_id=RULE_SCRUB, old=old, new=scrubbed or None,
                                                 detail="replaced: " + ", ".join(sorted(set(types)))))
@@ -172,14 +226,16 @@ def perturb_contexts(
         new_contexts[s.id] = frames
     symptoms = [s.model_copy(update={"contexts": new_contexts.get(s.id, s.contexts)}) for s in graph.symptoms]
     g = graph.model_copy(update={"symptoms": symptoms})
-    return _scrub_other_text(g, audit, keep_ages)
+    return _scrub_other_text(g, audit, scrub)
 
 
-def _scrub_other_text(graph: CaseGraph, audit: Audit, keep_ages: set[int]) -> CaseGraph:
+def _scrub_other_text(
+    graph: CaseGraph, audit: Audit, scrub: Callable[[str], tuple[str, list[str]]]
+) -> CaseGraph:
     def fn(path: str, text: str) -> str:
         if ".contexts[" in path:
             return text
-        new, types = scrub_identifiers(text, keep_ages=keep_ages)
+        new, types = scrub(text)
         if new != text:
             audit.changes.append(Change(path=path, rule_id=RULE_SCRUB, old=text, new=new,
                                         detail="replaced: " + ", ".join(sorted(set(types)))))

@@ -78,7 +78,7 @@ def _age_phrase(n: str) -> re.Pattern[str]:
 
 def leak_audit(
     source: str, output: str, *, exclude: set[str] | None = None, patient_age: int | None = None,
-    age_shift: int = 0,
+    age_shift: int = 0, source_spans: list[Any] | None = None,
 ) -> LeakAudit:
     """Source identifiers (names, places, dates, ages, long numbers, …) that appear verbatim in the output.
 
@@ -90,7 +90,7 @@ def leak_audit(
     exclude = {e.lower() for e in (exclude or set())}
     ages: dict[str, tuple[int, int]] = {}
     seen: dict[str, tuple[str, int, int]] = {}
-    for span in analyze(source):
+    for span in analyze(source) if source_spans is None else source_spans:
         kind = LEAK_TYPES.get(span.type)
         if kind is None:
             continue
@@ -132,13 +132,22 @@ def leak_audit(
         if hit:
             report.leaks.append(Leak(kind="AGE", source_start=a_start, source_end=a_end, output_start=hit.start(),
                                      output_end=hit.end()))
-    for surface, (kind, s, e) in sorted(seen.items(), key=lambda kv: kv[1][1]):
-        if surface in exclude:
-            continue
-        for m in re.finditer(rf"(?<!\w){re.escape(surface)}(?!\w)", low_out):
-            report.leaks.append(Leak(kind=kind, source_start=s, source_end=e,
-                                     output_start=m.start(), output_end=m.end()))
-            break
+    wanted = {k: v for k, v in seen.items() if k not in exclude}
+    first_hit: dict[str, tuple[int, int]] = {}
+    if wanted:
+        # One pass over the output for every surface (longest first), then overlapping hits for shorter surfaces.
+        alts = sorted(wanted, key=len, reverse=True)
+        pattern = re.compile(r"(?<!\w)(?=(" + "|".join(re.escape(a) for a in alts) + r"))")
+        for m in pattern.finditer(low_out):
+            for surface in alts:
+                if low_out.startswith(surface, m.start()) and surface not in first_hit:
+                    end = m.start() + len(surface)
+                    if end == len(low_out) or not (low_out[end].isalnum() or low_out[end] == "_"):
+                        first_hit[surface] = (m.start(), end)
+    for surface, (kind, s, e) in sorted(wanted.items(), key=lambda kv: kv[1][1]):
+        if surface in first_hit:
+            o_start, o_end = first_hit[surface]
+            report.leaks.append(Leak(kind=kind, source_start=s, source_end=e, output_start=o_start, output_end=o_end))
     return report
 
 
@@ -155,7 +164,7 @@ def deid_text(
     options: dict[str, Any] | None = None,
 ) -> DeidResult:
     """De-identify one narrative: extraction, attribute and context perturbation, generation, audits."""
-    from anonpsy.contexts import perturb_contexts
+    from anonpsy.contexts import SourceIdentifiers, perturb_contexts
     from anonpsy.extract import extract
     from anonpsy.generate import render
     from anonpsy.perturb import check, perturb
@@ -171,12 +180,13 @@ def deid_text(
         return result
     graph = normalize(extract(text, case_id=case_id))
     perturbed, audit = perturb(graph, seed)
+    identifiers = SourceIdentifiers(text)
     perturbed = perturb_contexts(perturbed, seed=seed, audit=audit, source_text=text,
-                                 retro=not opts.get("no_retro", False))
+                                 retro=not opts.get("no_retro", False), identifiers=identifiers)
     audit.violations = [v.model_dump() for v in check(graph, perturbed)]
     out = render(perturbed, seed=seed)
     age0, age1 = graph.demographics.age, perturbed.demographics.age
     shift = (age1 - age0) if age0 is not None and age1 is not None else 0
-    leaks = leak_audit(text, out, patient_age=age0, age_shift=shift)
+    leaks = leak_audit(text, out, patient_age=age0, age_shift=shift, source_spans=identifiers.spans)
     return DeidResult(case_id=case_id, original=graph, perturbed=perturbed, text=out, audit=audit, leaks=leaks)
 

@@ -20,17 +20,21 @@ MTS = ROOT.parent / "shared" / "data" / "mtsamples-psych-dev" / "notes.jsonl"
 
 
 def _cases_of_words(target: int) -> list[str]:
-    """Fixture narratives concatenated (as one longer case) up to about ``target`` words each."""
+    """Fixture narratives concatenated into one case per fixture, cut at the line where ``target`` words are
+    reached (so every case has about ``target`` words)."""
     texts = [p.read_text(encoding="utf-8") for p in sorted((ROOT / "fixtures" / "cases").glob("*.txt"))]
     out = []
     for i in range(len(texts)):
-        buf, words, j = [], 0, i
+        lines: list[str] = []
+        words, j = 0, i
         while words < target:
-            t = texts[j % len(texts)]
-            buf.append(t)
-            words += len(t.split())
+            for line in texts[j % len(texts)].splitlines():
+                lines.append(line)
+                words += len(line.split())
+                if words >= target:
+                    break
             j += 1
-        out.append("\n\n".join(buf))
+        out.append("\n".join(lines))
     return out
 
 

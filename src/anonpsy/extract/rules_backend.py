@@ -15,11 +15,11 @@ from __future__ import annotations
 import calendar
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from functools import lru_cache
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from anonpsy import lexicon
 from anonpsy.context_rules import ContextResult, classify, default_engine
@@ -853,11 +853,31 @@ def _dx_matcher() -> tuple[re.Pattern[str], dict[str, str]]:
             if len(key) < 3 and not alias.isupper():
                 continue
             names.setdefault(key, rule.id)
-    alts = sorted(names, key=len, reverse=True)
-    # Spaces, hyphens and slashes in a name match any run of them ("methamphetamine-induced", line wraps).
-    body = "|".join(r"[\s/-]+".join(re.escape(w) for w in a.split(" ")) for a in alts)
-    pattern = re.compile(r"(?<![\w-])(" + body + r")(?![\w-])", re.I)
+    # Spaces, hyphens and slashes in a name match any run of them ("methamphetamine-induced", line wraps). The
+    # alternation is a character trie so the engine tests each position against shared prefixes once.
+    pattern = re.compile(r"(?<![\w-])(" + _trie_regex(names) + r")(?![\w-])", re.I)
     return pattern, names
+
+
+def _trie_regex(strings: Iterable[str]) -> str:
+    """A regex matching exactly ``strings`` (longest first at each branch), built as a character trie."""
+    trie: dict[str, Any] = {}
+    for text in strings:
+        node = trie
+        for ch in text:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def build(node: dict[str, Any]) -> str:
+        ends = "" in node
+        alts = [(r"[\s/-]+" if ch == " " else re.escape(ch)) + build(node[ch]) for ch in sorted(node) if ch]
+        if not alts:
+            return ""
+        if len(alts) == 1 and not ends:
+            return alts[0]
+        return "(?:" + "|".join(alts) + ")" + ("?" if ends else "")
+
+    return build(trie)
 
 
 def _dx_key(s: str) -> str:
@@ -898,7 +918,7 @@ def find_diagnoses(text: str) -> list[tuple[int, int, str]]:
     pattern, names = _dx_matcher()
     out: list[tuple[int, int, str]] = []
     seen: set[tuple[int, int]] = set()
-    for source in (text, _blank_parentheticals(text)):
+    for source in (text, _blank_parentheticals(text)) if "(" in text else (text,):
         for m in pattern.finditer(source):
             surface = m.group(1)
             key = _dx_key(surface)
