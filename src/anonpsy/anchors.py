@@ -131,10 +131,9 @@ def find_anchors(text: str) -> list[Anchor]:
             # Most sentence-initial words are ordinary words; without a dictionary, keep only ordinal/number tokens.
             if not re.search(r"\d", run):
                 continue
-        if len(content) == 1 and not sentence_initial:
-            # Ordinary words capitalised after a colon or in headings are frequent; require a word that appears
-            # nowhere else in the text.
-            if counts[content[0].lower()] > 1:
-                continue
+        # Ordinary words capitalised after a colon or in headings are frequent; a single word must appear nowhere
+        # else in the text.
+        if len(content) == 1 and not sentence_initial and counts[content[0].lower()] > 1:
+            continue
         out.append(Anchor(m.start(1), m.end(1)))
     return out
