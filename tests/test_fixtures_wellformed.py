@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 import yaml
+from tests.vocabulary import CORE_SYMPTOM_HEADWORDS as CORE_HEADWORDS
+from tests.vocabulary import REQUIRED_DSM_RULE_IDS as DSM_RULE_IDS
 
 from anonpsy.graph import (
     UNIT_DAYS,
@@ -48,69 +50,10 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-def _phrases(text: str) -> frozenset[str]:
-    """Comma-separated phrases in a block of text, whitespace normalised."""
-    return frozenset(" ".join(part.split()) for part in text.split(","))
-
-
 STEM_RE = re.compile(r"^\d{2}_[a-z0-9_]+$")
 MIN_WORDS, MAX_WORDS = 150, 900
 
-DSM_RULE_IDS = _words(
-    """
-    adhd autism_spectrum_disorder intellectual_disability tourettes_disorder conduct_disorder
-    oppositional_defiant_disorder antisocial_personality_disorder borderline_personality_disorder
-    schizophrenia schizophreniform_disorder brief_psychotic_disorder schizoaffective_disorder
-    delusional_disorder substance_induced_psychotic_disorder bipolar_i_disorder bipolar_ii_disorder
-    cyclothymic_disorder major_depressive_disorder persistent_depressive_disorder
-    premenstrual_dysphoric_disorder generalized_anxiety_disorder panic_disorder agoraphobia
-    social_anxiety_disorder specific_phobia separation_anxiety_disorder obsessive_compulsive_disorder
-    posttraumatic_stress_disorder acute_stress_disorder adjustment_disorder anorexia_nervosa
-    bulimia_nervosa binge_eating_disorder enuresis encopresis insomnia_disorder erectile_disorder
-    female_sexual_interest_arousal_disorder female_orgasmic_disorder
-    male_hypoactive_sexual_desire_disorder premature_ejaculation delayed_ejaculation
-    alcohol_use_disorder cannabis_use_disorder opioid_use_disorder stimulant_use_disorder
-    alcohol_withdrawal delirium major_neurocognitive_disorder mild_neurocognitive_disorder
-    pedophilic_disorder gender_dysphoria functional_neurological_symptom_disorder
-    somatic_symptom_disorder illness_anxiety_disorder dissociative_identity_disorder
-    depersonalization_derealization_disorder
-    """
-)
 
-CORE_HEADWORDS = _phrases(
-    """
-    depressed mood, anhedonia, irritability, elevated mood, expansive mood, grandiosity, decreased need
-    for sleep, pressured speech, flight of ideas, racing thoughts, distractibility, psychomotor
-    agitation, psychomotor retardation, fatigue, worthlessness, excessive guilt, hopelessness,
-    diminished concentration, indecisiveness, tearfulness, mood swings, affective instability, excessive
-    worry, restlessness, muscle tension, panic attack, anticipatory anxiety, avoidance, fear of negative
-    evaluation, phobic fear, separation distress, agoraphobic fear, obsessions, compulsions, checking,
-    contamination fear, hoarding, intrusive memories, nightmares, flashbacks, hypervigilance,
-    exaggerated startle, emotional numbing, trauma-related avoidance, dissociation, depersonalization,
-    derealization, dissociative amnesia, identity disturbance, persecutory delusion, grandiose delusion,
-    delusion of reference, delusion of control, somatic delusion, erotomanic delusion, nihilistic
-    delusion, jealous delusion, auditory hallucination, command hallucination, visual hallucination,
-    tactile hallucination, olfactory hallucination, disorganized speech, disorganized behavior, thought
-    broadcasting, thought insertion, catatonia, avolition, alogia, blunted affect, social withdrawal,
-    paranoia, poor insight, memory impairment, disorientation, confusion, fluctuating consciousness,
-    executive dysfunction, word-finding difficulty, impaired judgment, inattention, hyperactivity,
-    impulsivity, social communication deficit, restricted interests, repetitive behavior, motor tic,
-    vocal tic, learning difficulty, intellectual impairment, speech delay, aggression, temper outbursts,
-    defiance, rule breaking, cruelty to animals, fire setting, theft, deceitfulness, property
-    destruction, lack of remorse, reckless behavior, impulsive spending, hypersexuality, fear of
-    abandonment, chronic emptiness, unstable relationships, insomnia, hypersomnia, early morning
-    awakening, sleep disturbance, decreased appetite, increased appetite, weight loss, weight gain,
-    binge eating, purging, food restriction, fear of weight gain, body image disturbance, low body
-    weight, alcohol use, craving, tolerance, withdrawal symptoms, tremor, cannabis use, opioid use,
-    stimulant use, cocaine use, methamphetamine use, benzodiazepine misuse, tobacco use, intoxication,
-    blackouts, somatic complaints, chest pain, palpitations, shortness of breath, dizziness, headache,
-    gastrointestinal complaints, chronic pain, health anxiety, functional weakness, non-epileptic
-    seizures, erectile dysfunction, low sexual desire, premature ejaculation, delayed ejaculation,
-    anorgasmia, premenstrual mood symptoms, enuresis, encopresis, gender incongruence, suicidal
-    ideation, suicide plan, suicide attempt, passive death wish, self-harm, homicidal ideation, violent
-    behavior, threats of violence
-    """
-)
 
 # Diagnoses that the case narratives and the graphs must each cover at least once.
 REQUIRED_CASE_DIAGNOSES = _words(

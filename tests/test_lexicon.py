@@ -8,66 +8,21 @@ from typing import get_args
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
+from tests.vocabulary import CORE_SYMPTOM_HEADWORDS, MEDICATION_CLASS_IDS
 
 from anonpsy import lexicon as lx
 from anonpsy.graph import Route
 from anonpsy.lexicon import TERM_KINDS, TermKind, TermMatch, expand_phrase, find_terms, parse_medication
 
-CORE_HEADWORDS = """
-depressed mood, anhedonia, irritability, elevated mood, expansive mood, grandiosity, decreased need
-for sleep, pressured speech, flight of ideas, racing thoughts, distractibility, psychomotor
-agitation, psychomotor retardation, fatigue, worthlessness, excessive guilt, hopelessness,
-diminished concentration, indecisiveness, tearfulness, mood swings, affective instability, excessive
-worry, restlessness, muscle tension, panic attack, anticipatory anxiety, avoidance, fear of negative
-evaluation, phobic fear, separation distress, agoraphobic fear, obsessions, compulsions, checking,
-contamination fear, hoarding, intrusive memories, nightmares, flashbacks, hypervigilance,
-exaggerated startle, emotional numbing, trauma-related avoidance, dissociation, depersonalization,
-derealization, dissociative amnesia, identity disturbance, persecutory delusion, grandiose delusion,
-delusion of reference, delusion of control, somatic delusion, erotomanic delusion, nihilistic
-delusion, jealous delusion, auditory hallucination, command hallucination, visual hallucination,
-tactile hallucination, olfactory hallucination, disorganized speech, disorganized behavior, thought
-broadcasting, thought insertion, catatonia, avolition, alogia, blunted affect, social withdrawal,
-paranoia, poor insight, memory impairment, disorientation, confusion, fluctuating consciousness,
-executive dysfunction, word-finding difficulty, impaired judgment, inattention, hyperactivity,
-impulsivity, social communication deficit, restricted interests, repetitive behavior, motor tic,
-vocal tic, learning difficulty, intellectual impairment, speech delay, aggression, temper outbursts,
-defiance, rule breaking, cruelty to animals, fire setting, theft, deceitfulness, property
-destruction, lack of remorse, reckless behavior, impulsive spending, hypersexuality, fear of
-abandonment, chronic emptiness, unstable relationships, insomnia, hypersomnia, early morning
-awakening, sleep disturbance, decreased appetite, increased appetite, weight loss, weight gain,
-binge eating, purging, food restriction, fear of weight gain, body image disturbance, low body
-weight, alcohol use, craving, tolerance, withdrawal symptoms, tremor, cannabis use, opioid use,
-stimulant use, cocaine use, methamphetamine use, benzodiazepine misuse, tobacco use, intoxication,
-blackouts, somatic complaints, chest pain, palpitations, shortness of breath, dizziness, headache,
-gastrointestinal complaints, chronic pain, health anxiety, functional weakness, non-epileptic
-seizures, erectile dysfunction, low sexual desire, premature ejaculation, delayed ejaculation,
-anorgasmia, premenstrual mood symptoms, enuresis, encopresis, gender incongruence, suicidal
-ideation, suicide plan, suicide attempt, passive death wish, self-harm, homicidal ideation, violent
-behavior, threats of violence
-"""
-
-MEDICATION_CLASSES = """ssri, snri, tca, maoi, atypical_antidepressant, first_generation_antipsychotic,
-second_generation_antipsychotic, lithium, anticonvulsant_mood_stabilizer, anticonvulsant,
-benzodiazepine, z_drug_hypnotic, other_hypnotic, stimulant, non_stimulant_adhd, alpha2_agonist,
-cholinesterase_inhibitor, nmda_antagonist, opioid_agonist_therapy, opioid_antagonist,
-alcohol_use_disorder_medication, anticholinergic, beta_blocker, antihistamine, pde5_inhibitor,
-smoking_cessation, hormonal, thyroid, antidiabetic, antihypertensive, statin, analgesic,
-opioid_analgesic, antibiotic, corticosteroid, vitamin_supplement, antiemetic, proton_pump_inhibitor,
-anticoagulant, other_medical, ketamine_esketamine"""
-
-
-def _words(s: str) -> set[str]:
-    return {w.strip() for w in s.replace("\n", " ").split(",")}
-
 
 def test_every_core_headword_is_in_the_symptom_lexicon() -> None:
     headwords = {e.headword for e in lx.symptom_lexicon().rules}
-    assert _words(CORE_HEADWORDS) - headwords == set()
-    assert len(_words(CORE_HEADWORDS)) == 163
+    assert CORE_SYMPTOM_HEADWORDS - headwords == set()
+    assert len(CORE_SYMPTOM_HEADWORDS) == 163
 
 
 def test_medication_classes_use_the_shared_vocabulary() -> None:
-    assert set(get_args(lx.MedicationClass)) == _words(MEDICATION_CLASSES)
+    assert set(get_args(lx.MedicationClass)) == MEDICATION_CLASS_IDS
 
 
 def test_no_surface_is_claimed_by_two_entries() -> None:
