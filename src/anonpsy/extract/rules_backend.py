@@ -569,7 +569,7 @@ _LEGAL_CUES: list[tuple[re.Pattern[str], LegalStatus]] = [
 _VOLUNTARY_BY_DEFAULT = {Setting.outpatient, Setting.telehealth, Setting.community}
 #: Ways of arriving that are voluntary by definition (coming on one's own, a booked visit, a clinician referral).
 _VOLUNTARY_ARRIVALS = {ArrivalMode.self, ArrivalMode.scheduled, ArrivalMode.referral}
-_SAFETY_FROM_HEADWORD: dict[str, SafetyFlag] = {
+SAFETY_FROM_HEADWORD: dict[str, SafetyFlag] = {
     "suicidal ideation": SafetyFlag.suicidal_ideation, "suicide plan": SafetyFlag.suicidal_ideation,
     "suicide attempt": SafetyFlag.suicide_attempt, "passive death wish": SafetyFlag.suicidal_ideation,
     "self-harm": SafetyFlag.self_harm, "homicidal ideation": SafetyFlag.homicidal_ideation,
@@ -644,7 +644,7 @@ def extract_visit(text: str, sents: list[Sentence], current_headwords: set[str])
         voluntary = setting in _VOLUNTARY_BY_DEFAULT or (
             arrival in _VOLUNTARY_ARRIVALS and setting != Setting.forensic)
         legal = LegalStatus.voluntary if voluntary else LegalStatus.unknown
-    flags = {_SAFETY_FROM_HEADWORD[h] for h in current_headwords if h in _SAFETY_FROM_HEADWORD}
+    flags = {SAFETY_FROM_HEADWORD[h] for h in current_headwords if h in SAFETY_FROM_HEADWORD}
     for s in sents:
         if s.section in ("family_history", "labs", "medications"):
             continue
@@ -1020,7 +1020,9 @@ def family_conditions(sentence: str) -> list[tuple[str, str]]:
 
 
 @dataclass
-class _Acc:
+class Accumulator:
+    """Nodes, durations and edges collected while reading a narrative (shared with the LLM backend's extraction)."""
+
     symptoms: dict[str, Symptom] = field(default_factory=dict)
     durations: list[Duration] = field(default_factory=list)
     diagnoses: dict[str, Diagnosis] = field(default_factory=dict)
@@ -1091,7 +1093,7 @@ def extract(text: str, *, case_id: str = "case") -> CaseGraph:
     age = extract_age(sents)
     sex = extract_sex(text)
     visit = visit_date(text)
-    acc = _Acc(index_is_admission=bool(re.search(r"\bdischarge summary\b", _title(text), re.I)))
+    acc = Accumulator(index_is_admission=bool(re.search(r"\bdischarge summary\b", _title(text), re.I)))
     labs: list[str] = []
     mse: list[str] = []
     other_tests: list[str] = []
@@ -1112,7 +1114,7 @@ def extract(text: str, *, case_id: str = "case") -> CaseGraph:
         _diagnoses(s, times, acc)
         _treatments(s, times, acc)
     _present_today(acc)
-    _relations(text, sents, acc)
+    derive_relations(text, sents, acc)
 
     current = {sx.headword for sx in acc.symptoms.values() if sx.current_symptom and sx.headword in acc.flaggable}
     visit_event = extract_visit(text, sents, current)
@@ -1167,7 +1169,7 @@ def _dedupe_edges(edges: list[Edge]) -> list[Edge]:
     return list({e.key(): e for e in edges}.values())
 
 
-def _present_today(acc: _Acc) -> None:
+def _present_today(acc: Accumulator) -> None:
     """A symptom present at the visit whose durations all lie in the past gets a one-day duration on day 0, so
     the temporal engine keeps it current."""
     for sid in acc.present:
@@ -1275,14 +1277,14 @@ def _only_time_words(sentence: str, ctx: ContextResult, times: Sequence[TimeMent
     return bool(hist) and all(any(tm.start <= t.start and t.end <= tm.end for tm in times) for t in hist)
 
 
-def _course_of_index_stay(s: Sentence, ctx: ContextResult, acc: _Acc) -> bool:
+def _course_of_index_stay(s: Sentence, ctx: ContextResult, acc: Accumulator) -> bool:
     """In a discharge summary day 0 is the admission: what "resolved" during the hospital course was present
     then."""
     return (acc.index_is_admission and s.section in ("plan", "assessment") and set(ctx.trigger_ids) <= {
         "hist.backward"} and bool(re.search(r"\bresolv", s.text, re.I)))
 
 
-def _symptoms(s: Sentence, times: Sequence[TimeMention], acc: _Acc) -> None:
+def _symptoms(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -> None:
     if s.section in _NON_CLINICAL_SECTIONS:
         return
     matches = symptom_mentions(s.text)
@@ -1338,7 +1340,7 @@ def _symptoms(s: Sentence, times: Sequence[TimeMention], acc: _Acc) -> None:
 _EPISODE = re.compile(r"\bepisode\b|\bMDE\b", re.I)
 
 
-def _diagnoses(s: Sentence, times: Sequence[TimeMention], acc: _Acc) -> None:
+def _diagnoses(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -> None:
     rules = dsm_rules.load_dsm()
     for start, end, rule_id in find_diagnoses(s.text):
         ctx = classify_in_sentence(s.text, start, end)
@@ -1393,7 +1395,7 @@ def _treatment_applies(ctx: ContextResult) -> bool:
     return True
 
 
-def _treatments(s: Sentence, times: Sequence[TimeMention], acc: _Acc) -> None:
+def _treatments(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -> None:
     if s.section in ("labs", "allergies", "family_history"):
         return
     for m in lexicon.find_terms(s.text, "medication"):
@@ -1437,7 +1439,9 @@ _SUBSTANCE_DX = re.compile(r"(?:substance|medication|alcohol|cannabis|stimulant|
                            r"[- ]induced|withdrawal|intoxication", re.I)
 
 
-def _relations(text: str, sents: list[Sentence], acc: _Acc) -> None:
+def derive_relations(text: str, sents: list[Sentence], acc: Accumulator) -> None:
+    """Deterministic relations of the collected nodes: MANIFESTS_AS from the DSM symptom sets, TREATMENT_OF from
+    medication-class indications and narrative proximity, INDUCES from etiologic cues with verbatim evidence."""
     rules = dsm_rules.load_dsm()
     # MANIFESTS_AS from the per-diagnosis symptom sets.
     for dx in acc.diagnoses.values():
@@ -1495,7 +1499,7 @@ def _relations(text: str, sents: list[Sentence], acc: _Acc) -> None:
                                   evidence_text=dx.evidence_text))
 
 
-def _nodes_in(fragment: str, acc: _Acc, kinds: tuple[str, ...] = ("dx", "sx")) -> list[str]:
+def _nodes_in(fragment: str, acc: Accumulator, kinds: tuple[str, ...] = ("dx", "sx")) -> list[str]:
     out: list[str] = []
     low = fragment.lower()
     if "dx" in kinds:

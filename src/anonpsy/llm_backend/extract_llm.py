@@ -137,7 +137,7 @@ def ask_with_evidence(
 
 @dataclass
 class _Parts:
-    acc: rb._Acc
+    acc: rb.Accumulator
     demographics: Demographics
     tests: TestResults
     visit: VisitEvent
@@ -457,7 +457,7 @@ def visit(ctx: StepContext, source: SourceText, parts: _Parts) -> None:
             ctx.note("E_FIELD_CLEARED", f"extract_visit {name}: not found in the source")
     sources = [s.strip() for s in reply.get("source_of_information") or [] if source.contains(s)]
     current = {s.headword for s in parts.acc.symptoms.values() if s.current_symptom}
-    derived = {rb._SAFETY_FROM_HEADWORD[h] for h in current if h in rb._SAFETY_FROM_HEADWORD}
+    derived = {rb.SAFETY_FROM_HEADWORD[h] for h in current if h in rb.SAFETY_FROM_HEADWORD}
     flags = sorted({SafetyFlag(f) for f in reply.get("safety_flags") or []} | derived, key=lambda f: f.value)
     parts.visit = VisitEvent(
         setting=Setting(reply["setting"]),
@@ -612,7 +612,7 @@ def causal(ctx: StepContext, source: SourceText, graph: CaseGraph) -> CaseGraph:
     return graph.model_copy(update={"edges": [*graph.edges, *added]})
 
 
-def _allowed_edges(ctx: StepContext, acc: rb._Acc) -> list[Edge]:
+def _allowed_edges(ctx: StepContext, acc: rb.Accumulator) -> list[Edge]:
     """The deterministic relations, minus pairs that ``rules/graph/edge_pairs.yaml`` forbids (each noted)."""
     kinds = {
         **{i: "diagnosis" for i in acc.diagnoses},
@@ -642,7 +642,7 @@ def extract_with_llm(text: str, ctx: StepContext, *, options: dict[str, Any] | N
     sents = sentences(text)
     demo, tests, family = case_attributes(ctx, source, sents)
     parts = _Parts(
-        acc=rb._Acc(),
+        acc=rb.Accumulator(),
         demographics=demo,
         tests=tests,
         visit=VisitEvent(),
@@ -656,7 +656,7 @@ def extract_with_llm(text: str, ctx: StepContext, *, options: dict[str, Any] | N
     visit(ctx, source, parts)
     past_history(ctx, source, parts)
     timeline(ctx, source, parts)
-    rb._relations(text, [], parts.acc)
+    rb.derive_relations(text, [], parts.acc)
     acc = parts.acc
     acc.edges = _allowed_edges(ctx, acc)
     graph = CaseGraph(
