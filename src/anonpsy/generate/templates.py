@@ -68,6 +68,24 @@ SAFETY_PHRASE = {
 _PAST_VERBS = frozenset({"began", "stopped", "kept", "went", "ran", "took", "made", "left", "spent", "hid", "stayed",
                          "threw", "broke", "drove", "fled", "sought", "wrote", "told", "refused", "would", "could",
                          "had", "did", "gave", "lost", "quit", "got", "hit", "cut", "drank", "slept", "ate", "fell"})
+#: A third-person present verb ("avoids", "checks", "sits", "refuses"), not a noun plural such as "thoughts".
+_PRESENT_VERB = re.compile(r"^(?:avoids|checks|sits|refuses|keeps|washes|stays|goes|spends|hides|drinks|eats|sleeps|"
+                           r"paces|cries|screams|yells|calls|leaves|locks|counts|repeats|asks|seeks|isolates|skips|"
+                           r"misses|stops|starts|runs|walks|drives|carries|wears|cleans|hoards|binges|purges|"
+                           r"restricts|exercises|cuts|burns|picks|pulls|bites|hits|throws|breaks|lies|steals|"
+                           r"wanders|talks|whispers|mutters|laughs|covers|barricades|texts|checks|reads|writes|"
+                           r"watches|listens|tries|needs|wants|insists|has|does|is)$")
+
+
+def _plural_verb(phrase: str) -> str:
+    first, _, rest = phrase.partition(" ")
+    base = {"has": "have", "does": "do", "is": "are", "goes": "go"}.get(first)
+    if base is None:
+        base = first[:-2] if first.endswith(("shes", "ches", "sses", "xes")) else (
+            first[:-3] + "y" if first.endswith("ies") else first[:-1])
+    return f"{base} {rest}".strip()
+
+
 _PREPOSITIONS = ("after", "when", "while", "during", "following", "at ", "in ", "on ", "before", "since", "as ",
                  "whenever", "once", "amid", "because")
 _THOUGHT_VERB_RE = re.compile(
@@ -255,6 +273,10 @@ class Renderer:
                 out.append(f"Socially, {v.subj} {be} {'a ' if noun else ''}{fs}.")
             elif fs.lower().startswith(("lives", "has", "shares", "stays", "resides")):
                 out.append(f"Socially, {v.subj} {fs}.")
+            elif len(fs.split()) == 1:
+                art = "an" if fs[:1].lower() in "aeiou" else "a"
+                plural = fs.lower().endswith(("children", "parents", "siblings", "kids"))
+                out.append(f"Socially, {v.subj} {v.has()} {fs if plural else f'{art} {fs}'}.")
             else:
                 out.append(f"Family situation: {fs}.")
         if ve.source_of_information:
@@ -292,6 +314,10 @@ class Renderer:
             if first.endswith("ed") or first in _PAST_VERBS:
                 lead = self.pick(["In response, ", "As a result, ", ""])
                 out.append(f"{lead}{v.subj} {be}." if lead else f"{_cap(v.subj)} {be}.")
+            elif _PRESENT_VERB.match(first):
+                out.append(f"{_cap(v.subj)} {be if not v.plural else _plural_verb(be)}.")
+            elif first.endswith("ing"):
+                out.append(f"{_cap(v.subj)} {v.was()} {be}.")
             else:
                 out.append(f"This was accompanied by {be}.")
         return [_cap(x) for x in out]
@@ -347,7 +373,7 @@ class Renderer:
         if dx.status == "rule_out":
             return f"{_cap(label)}{spec} was considered and remains to be ruled out."
         if dx.status == "historical":
-            return f"This was diagnosed at the time as {label}{spec}."
+            return f"{_cap(self.voice.subj)} had been diagnosed with {label}{spec} before the {self.event}."
         return self.pick([f"These symptoms were consistent with {label}{spec}.",
                           f"The clinical picture met criteria for {label}{spec}.",
                           f"A diagnosis of {label}{spec} was made."])
