@@ -106,3 +106,17 @@ def test_masking_output_contains_no_detected_value(
     res = mask_text(text, operator=build_operator(operator, key=KEY), analyzer=analyzer)
     for value in detected:
         assert value not in res.text
+
+
+def test_safe_harbor_policy_keeps_quasi_identifiers_and_masks_identifiers() -> None:
+    text = "A 45-year-old man seen at Mercy Hospital on 03/14/2025, age 93, asked about metformin."
+    safe = mask_text(text, policy="safe-harbor").text
+    assert "45-year-old" in safe, "ages up to 89 are not Safe Harbor identifiers"
+    assert "03/14/2025" not in safe and "93" not in safe and "Mercy Hospital" not in safe
+    everything = mask_text(text, policy="all").text
+    assert "45-year-old" not in everything
+
+
+def test_unknown_policy_is_refused() -> None:
+    with pytest.raises(ValueError, match="policy"):
+        mask_text("text", policy="nope")  # type: ignore[arg-type]

@@ -274,6 +274,14 @@ def _llm_options(fn: F) -> F:
     is_flag=True,
     help="Include the original values in the report (the report then holds identifiers: protect it).",
 )
+@click.option(
+    "--policy",
+    type=click.Choice(["safe-harbor", "all"]),
+    default="safe-harbor",
+    show_default=True,
+    help="safe-harbor: HIPAA Safe Harbor identifiers judged by value (ages over 89, dates finer than a year, "
+    "places below state level, institutions); all: every detected span, quasi-identifiers included.",
+)
 @_llm_options
 @_handle_errors
 def mask(
@@ -291,6 +299,7 @@ def mask(
     chunk_words: int,
     overlap: int,
     passes: int,
+    policy: str,
 ) -> None:
     """Detect identifiers in IN (a text file, or - for stdin) and replace them.
 
@@ -327,6 +336,7 @@ def mask(
                 patient_id=patient_id,
                 llm=detector,
                 on_llm_failure=on_llm_failure,  # type: ignore[arg-type]
+                policy=policy,  # type: ignore[arg-type]
             )
             _emit(result.text, output)
         else:
@@ -348,6 +358,7 @@ def mask(
                         llm=detector,
                         on_llm_failure=on_llm_failure,  # type: ignore[arg-type]
                         document_id=doc_id,
+                        policy=policy,  # type: ignore[arg-type]
                     )
                     row = {
                         "id": rec.get("id", n),

@@ -14,7 +14,7 @@ import itertools
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from anonpsy.phi.llm_detect import JSONCompleter, LLMDetector, OnFailure
 from anonpsy.phi.operators import MaskContext, Operator, build_operator, load_key
@@ -131,6 +131,18 @@ def apply_operator(
     return MaskResult("".join(pieces), tuple(out), stats)
 
 
+Policy = Literal["all", "safe-harbor"]
+#: Institution names are not one of the 18 Safe Harbor identifiers by type, but they name a place of care below
+#: state level, which is.
+_INSTITUTION_TYPES = frozenset({"ORGANIZATION", "PHARMACY"})
+
+
+def _safe_harbor_keep(span: Span, text: str) -> bool:
+    from anonpsy.phi.analyzer import safe_harbor_category
+
+    return span.type in _INSTITUTION_TYPES or safe_harbor_category(span, text) is not None
+
+
 def mask_text(
     text: str,
     *,
@@ -142,8 +154,14 @@ def mask_text(
     on_llm_failure: OnFailure = "error",
     document_id: str | None = None,
     key: bytes | None = None,
+    policy: Policy = "all",
 ) -> MaskResult:
     """Detect and replace the identifiers of one text.
+
+    ``policy`` chooses what is replaced: ``"all"`` every detected span (quasi-identifiers such as ages up to 89,
+    occupations, race and ethnicity included); ``"safe-harbor"`` only HIPAA Safe Harbor identifiers, judged by
+    value (ages over 89, dates more specific than a year, places below state level, …) plus institution names,
+    which reveal a place of care below state level.
 
     ``operator`` is an :class:`~anonpsy.phi.operators.Operator` or its name (keyed operators then take
     ``key``, or the key from the environment). ``llm`` is an :class:`~anonpsy.phi.llm_detect.LLMDetector` or a
@@ -169,6 +187,10 @@ def mask_text(
         failed = _merge_regions([(c.start, c.end) for c in detection.failed])
         llm_stats = dict(detection.stats)
     spans = resolve_overlaps(found, TYPE_PRIORITY)
+    if policy == "safe-harbor":
+        spans = [s for s in spans if _safe_harbor_keep(s, text)]
+    elif policy != "all":
+        raise ValueError("policy must be 'all' or 'safe-harbor'")
     if failed:
         failed = _cover(failed, spans)
         spans = [s for s in spans if not any(s.start < e and b < s.end for b, e in failed)]
