@@ -124,7 +124,6 @@ def main() -> None:
                 results = list(pool.map(one, texts))
         wall = time.perf_counter() - t0
         peak = srv.max_in_flight
-    misses = len(responder.memo) if isinstance(responder, MemoResponder) else None
     calls = [r["calls"] for r in results]
     tokens = [r["tokens"] for r in results]
     ideal = sum(calls) * args.latency / args.concurrency
