@@ -22,3 +22,15 @@ schemas:
 # Benchmarks (numbers are printed; targets are documented in README.md).
 bench:
     python tests/bench/bench_core.py
+    python tests/bench/bench_deid.py
+    python tests/bench/bench_mask.py --mb 10
+
+# Benchmarks that need the eval extra (bash .ci/eval.sh).
+bench-eval:
+    python tests/bench/bench_similarity.py
+    python tests/bench/bench_evaluate.py
+
+# Throughput of the llm backend against the scripted server (100 ms per call).
+bench-llm:
+    python tests/bench/bench_llm_throughput.py
+    python tests/bench/bench_llm_throughput.py --processes 2
