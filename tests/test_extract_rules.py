@@ -360,3 +360,12 @@ _PHRASES = [
 def test_extraction_never_raises_and_graph_is_valid(text: str) -> None:
     graph = normalize(extract(text, case_id="prop"))
     assert structural_violations(graph) == []
+
+
+def test_clock_times_are_not_ages() -> None:
+    from anonpsy.extract.rules_backend import time_mentions
+
+    text = "Olanzapine 10 mg IM at 01:40 for agitation with good effect; he was first ill at 19, in college."
+    mentions = time_mentions(text, age=24, visit=None)
+    assert all(m.start > text.index("01:40") for m in mentions), "01:40 is a clock time, not an age"
+    assert 19 - 24 in [m.spec.offset for m in mentions], "'at 19' is an age"
