@@ -180,8 +180,8 @@ _END_BEFORE = re.compile(r"\b(?:until|till|through|to|before|by)\s+(?:about\s+|a
 _SINCE_AGE = re.compile(r"\bsince\s+(?:about\s+|around\s+|approximately\s+)?(?:the\s+)?age\s+(?:of\s+)?(\d{1,3})\b",
                         re.I)
 # "at 19," / "by 7 she …" but never a clock time ("at 01:40", "at 9:30") or a decimal.
-_AT_AGE_BARE = re.compile(r"\b(?:at|by)\s+(?!0)(\d{1,2})(?![:.]\d)(?=\s*[:;,.)]|\s+(?:and|when|while|after|before|during|with|in|"
-                          r"for|she|he|they)\b)")
+_AT_AGE_BARE = re.compile(r"\b(?:at|by)\s+(?!0)(\d{1,2})(?![:.]\d)(?=\s*[:;,.)]|\s+(?:and|when|while|after|before|"
+                          r"during|with|in|for|she|he|they)\b)")
 _AROUND_AGE = re.compile(r"\b(?:at|around|by|from)\s+(?:about\s+|around\s+|approximately\s+)(?:the\s+)?age\s+"
                          r"(?:of\s+)?(\d{1,3})\b", re.I)
 _AT_AGE_UNIT = re.compile(r"\b(?:at|by)\s+(?:about\s+|around\s+|approximately\s+)?(\d{1,2})\s+(months|years)"
