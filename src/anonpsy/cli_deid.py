@@ -12,7 +12,8 @@ from typing import Any
 import click
 
 from anonpsy import errors
-from anonpsy.cli import handle_errors, main
+from anonpsy.cli import main
+from anonpsy.cliutil import handle_errors
 from anonpsy.errors import AnonpsyError
 from anonpsy.llm_backend.cli_options import llm_ablation_options
 from anonpsy.yamlio import write_atomic

@@ -9,7 +9,8 @@ from typing import Any
 import click
 
 from anonpsy import errors
-from anonpsy.cli import handle_errors, main
+from anonpsy.cli import main
+from anonpsy.cliutil import handle_errors
 from anonpsy.errors import AnonpsyError
 from anonpsy.evaluate.corpus import DEFAULT_MAX_BYTES
 

@@ -10,7 +10,6 @@ record for JSONL) are refused.
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import os
 import sys
@@ -22,6 +21,7 @@ from typing import IO, Any, TypeVar
 
 import click
 
+from anonpsy.cliutil import handle_errors
 from anonpsy.errors import (
     E100_MISSING_FILE,
     E101_EMPTY_INPUT,
@@ -40,28 +40,7 @@ DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 _KEYED = ("hash", "dateshift", "surrogate")
 
 
-def _handle_errors(fn: F) -> F:
-    """One-line ``CODE location: message`` and exit 2 for AnonpsyError; no traceback for internal errors."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except AnonpsyError as exc:
-            click.echo(exc.one_line(), err=True)
-            sys.exit(2)
-        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
-            raise
-        except Exception as exc:
-            if os.environ.get("ANONPSY_DEBUG"):
-                raise
-            click.echo(
-                f"E999 internal error ({type(exc).__name__}); rerun with ANONPSY_DEBUG=1 to see where",
-                err=True,
-            )
-            sys.exit(1)
-
-    return wrapper  # type: ignore[return-value]
+_handle_errors = handle_errors
 
 
 def max_input_bytes() -> int:
