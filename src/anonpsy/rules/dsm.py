@@ -37,7 +37,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -51,29 +51,6 @@ from anonpsy.errors import (
     AnonpsyError,
 )
 from anonpsy.paths import rules_dir
-
-CHAPTERS: tuple[str, ...] = (
-    "neurodevelopmental",
-    "schizophrenia_spectrum",
-    "bipolar",
-    "depressive",
-    "anxiety",
-    "obsessive_compulsive",
-    "trauma_stressor",
-    "dissociative",
-    "somatic_symptom",
-    "feeding_eating",
-    "elimination",
-    "sleep_wake",
-    "sexual_dysfunction",
-    "gender_dysphoria",
-    "disruptive_impulse_conduct",
-    "substance_related",
-    "neurocognitive",
-    "personality",
-    "paraphilic",
-    "other",
-)
 
 Chapter = Literal[
     "neurodevelopmental",
@@ -97,6 +74,8 @@ Chapter = Literal[
     "paraphilic",
     "other",
 ]
+#: DSM chapter ids in DSM-5-TR order (the one list; ``Chapter`` is its type).
+CHAPTERS: tuple[str, ...] = get_args(Chapter)
 SexValue = Literal["female", "male"]
 
 # Violation codes.
