@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import random
-import time
 from pathlib import Path
 from typing import Any
 
@@ -158,14 +157,12 @@ def test_run_case_reports_wrong_expectation() -> None:
 # -- typed loaders ------------------------------------------------------------------------------------------
 
 
-def test_all_tables_load_fast() -> None:
+def test_all_tables_load_from_cold() -> None:
+    """Load time is reported by tests/bench/bench_core.py; here only that a cold load gives every kind."""
     for loader in T.LOADERS.values():
         loader.cache_clear()
-    start = time.perf_counter()
     tables = T.load_all_tables()
-    elapsed = time.perf_counter() - start
     assert set(tables) == set(KINDS)
-    assert elapsed < 0.2
 
 
 def test_broken_table_raises_coded_error_without_content(tmp_path: Path) -> None:
