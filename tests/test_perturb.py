@@ -12,7 +12,8 @@ from tests.strategies import feasible_graphs
 
 from anonpsy.graph import CaseGraph, Sex
 from anonpsy.graphio import dump_graph, read_graph
-from anonpsy.perturb import check, perturb, shift_age_mentions
+from anonpsy.perturb import check, perturb
+from anonpsy.perturb.demographics import shift_age_mentions
 from anonpsy.rules import tables
 from anonpsy.temporal import normalize, temporal_backbone
 from anonpsy.validate import dsm_violations, structural_violations

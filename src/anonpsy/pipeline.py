@@ -112,7 +112,7 @@ def leak_audit(
         seen.setdefault(surface.lower(), (kind, span.start, span.end))
     for m in _LONG_NUMBER.finditer(source):
         seen.setdefault(m.group(0), ("NUMBER", m.start(), m.end()))
-    from anonpsy.anchors import find_anchors
+    from anonpsy.perturb.anchors import find_anchors
 
     anchors: dict[str, tuple[int, int]] = {}
     for anc in find_anchors(source):
@@ -164,10 +164,10 @@ def deid_text(
     options: dict[str, Any] | None = None,
 ) -> DeidResult:
     """De-identify one narrative: extraction, attribute and context perturbation, generation, audits."""
-    from anonpsy.contexts import SourceIdentifiers, perturb_contexts
     from anonpsy.extract import extract
     from anonpsy.generate import render
     from anonpsy.perturb import check, perturb
+    from anonpsy.perturb.contexts import SourceIdentifiers, perturb_contexts
     from anonpsy.temporal import normalize
 
     if backend not in BACKENDS:

@@ -41,6 +41,8 @@ from typing import Any, cast
 
 from rapidfuzz import fuzz, process
 
+from anonpsy.audit import Audit, Change, Unmapped
+from anonpsy.graph import CaseGraph
 from anonpsy.rules.test_values import TestDef, UnitDef, alias_key, load_test_values
 
 UNKNOWN_TEST = "UNKNOWN_TEST"
@@ -713,3 +715,32 @@ def _draw_pair(
             new_spelling[i], new_spelling[j] = na, nb
             return
     new_spelling[i], new_spelling[j] = a.text, b.text
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The perturbation step
+
+TEST_RESULT_FIELDS = ("labs", "imaging", "other")
+
+
+def perturb_test_values(graph: CaseGraph, rng: random.Random, audit: Audit) -> CaseGraph:
+    """Resample every mapped test value of the graph's test results within its pool; every change and every value
+    left as written goes to ``audit`` with its rule id or reason."""
+    updates: dict[str, str | None] = {}
+    for name in TEST_RESULT_FIELDS:
+        text = getattr(graph.test_results, name)
+        if not text:
+            continue
+        new_text, changes, unmapped = resample_values(text, rng)
+        path = f"test_results.{name}"
+        for c in changes:
+            if c.old == c.new:  # a single-value pool leaves nothing to change
+                continue
+            audit.changes.append(Change(path=path, rule_id=f"test_values.{c.test_id}", old=c.old, new=c.new,
+                                        detail=f"resampled within pool '{c.interpretation}'"))
+        for u in unmapped:
+            audit.unmapped_values.append(Unmapped(path=path, start=u.start, end=u.end, reason=u.reason))
+        updates[name] = new_text
+    if not updates:
+        return graph
+    return graph.model_copy(update={"test_results": graph.test_results.model_copy(update=updates)})

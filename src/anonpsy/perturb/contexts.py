@@ -99,7 +99,7 @@ def scrub_identifiers(
     With ``source``, identifiers found once in the source narrative are located in ``text``; without it the PHI
     analyzer runs on ``text`` itself. Proper-noun anchors and years are always detected in ``text``.
     """
-    from anonpsy.anchors import find_anchors
+    from anonpsy.perturb.anchors import find_anchors
     from anonpsy.phi.analyzer import analyze
 
     if source is not None:
