@@ -20,7 +20,7 @@ from anonpsy.extract.rules_backend import (
     time_mentions,
     visit_date,
 )
-from anonpsy.extract.segment import section_name, sentences
+from anonpsy.extract.sections import section_name, sentences
 from anonpsy.graph import ArrivalMode, LegalStatus, Route, SafetyFlag, Setting, Unit
 from anonpsy.temporal import TimeSpec, normalize
 from anonpsy.validate import structural_violations

@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import Any
 
 from anonpsy.extract import extract
-from anonpsy.extract.segment import sentences
+from anonpsy.extract.sections import sentences
 from anonpsy.graph import CaseGraph, RelationType
 from anonpsy.temporal import _PATTERNS, parse_expression
 from anonpsy.testing.openai_server import template_of

@@ -23,7 +23,7 @@ from typing import Any, Literal, TypeVar
 
 from anonpsy import lexicon
 from anonpsy.context_rules import ContextResult, classify, default_engine
-from anonpsy.extract.segment import Sentence, sentences
+from anonpsy.extract.sections import Sentence, sentences
 from anonpsy.graph import (
     STEB,
     UNIT_DAYS,

@@ -21,7 +21,7 @@ from anonpsy import lexicon
 from anonpsy.context_rules import classify
 from anonpsy.errors import E104_UNKNOWN_DIAGNOSIS, AnonpsyError
 from anonpsy.extract import rules_backend as rb
-from anonpsy.extract.segment import Sentence, sentences
+from anonpsy.extract.sections import Sentence, sentences
 from anonpsy.graph import (
     STEB,
     UNIT_DAYS,
