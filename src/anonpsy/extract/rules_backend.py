@@ -22,7 +22,7 @@ from functools import lru_cache
 from typing import Any, Literal, TypeVar
 
 from anonpsy import lexicon
-from anonpsy.context_rules import ContextResult, classify, default_engine
+from anonpsy.extract.assertion.context import ContextResult, classify, default_engine
 from anonpsy.extract.sections import Sentence, sentences
 from anonpsy.graph import (
     STEB,

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from anonpsy import lexicon
-from anonpsy.context_rules import classify
 from anonpsy.errors import E104_UNKNOWN_DIAGNOSIS, AnonpsyError
 from anonpsy.extract import rules_backend as rb
+from anonpsy.extract.assertion.context import classify
 from anonpsy.extract.sections import Sentence, sentences
 from anonpsy.graph import (
     STEB,

@@ -32,13 +32,18 @@ from rapidfuzz import fuzz
 
 from anonpsy import lexicon
 from anonpsy.audit import Audit, Change
-from anonpsy.context_rules import stressor_category
 from anonpsy.errors import AnonpsyError
 from anonpsy.graph import STEB, CaseGraph, Symptom
 from anonpsy.llm.errors import LLMReplyError
 from anonpsy.llm_backend.steps import LLMBackendError, StepContext
 from anonpsy.perturb import check, perturb
-from anonpsy.perturb.contexts import RULE_SCRUB, RULE_STRESSOR, SIMILARITY_MAX, scrub_identifiers
+from anonpsy.perturb.contexts import (
+    RULE_SCRUB,
+    RULE_STRESSOR,
+    SIMILARITY_MAX,
+    scrub_identifiers,
+    stressor_category,
+)
 from anonpsy.perturb.demographics import support_level
 from anonpsy.rules import tables
 from anonpsy.temporal import duration_interval, horizon

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from anonpsy.context_rules import CONTEXT_LABELS, ContextEngine, ContextRules
+from anonpsy.extract.assertion.context import CONTEXT_LABELS, ContextEngine, ContextRules
 from anonpsy.lexicon import (
     AgeBand,
     StressorTaxonomy,
@@ -220,7 +220,7 @@ def _context_coverage(doc: Doc, cases: list[Case]) -> list[str]:
 
 
 def _stressor_case(doc: Doc, case: Case) -> list[str]:
-    from anonpsy.context_rules import stressor_category
+    from anonpsy.perturb.contexts import stressor_category
 
     inp = case.get("input")
     if not isinstance(inp, dict):

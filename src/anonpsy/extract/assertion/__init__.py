@@ -1,0 +1,1 @@
+"""Assertion: is a mention negated, uncertain, hypothetical, historical, or someone else's?"""
