@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from anonpsy import lexicon
 from anonpsy.extract import extract
-from anonpsy.extract.rules_backend import (
+from anonpsy.extract.assembly.build import (
     absolute_dates,
     extract_age,
     extract_steb,
@@ -363,7 +363,7 @@ def test_extraction_never_raises_and_graph_is_valid(text: str) -> None:
 
 
 def test_clock_times_are_not_ages() -> None:
-    from anonpsy.extract.rules_backend import time_mentions
+    from anonpsy.extract.assembly.build import time_mentions
 
     text = "Olanzapine 10 mg IM at 01:40 for agitation with good effect; he was first ill at 19, in college."
     mentions = time_mentions(text, age=24, visit=None)

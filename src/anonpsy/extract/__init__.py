@@ -6,6 +6,6 @@
 
 from __future__ import annotations
 
-from anonpsy.extract.rules_backend import extract
+from anonpsy.extract.assembly.build import extract
 
 __all__ = ["extract"]

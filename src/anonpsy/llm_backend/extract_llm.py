@@ -19,7 +19,7 @@ from typing import Any
 
 from anonpsy import lexicon
 from anonpsy.errors import E104_UNKNOWN_DIAGNOSIS, AnonpsyError
-from anonpsy.extract import rules_backend as rb
+from anonpsy.extract.assembly import build as rb
 from anonpsy.extract.assertion.context import classify
 from anonpsy.extract.sections import Sentence, sentences
 from anonpsy.graph import (
