@@ -11,15 +11,11 @@ from hypothesis import strategies as st
 
 from anonpsy import lexicon
 from anonpsy.extract import extract
-from anonpsy.extract.assembly.build import (
-    absolute_dates,
-    extract_age,
-    extract_steb,
-    family_conditions,
-    find_diagnoses,
-    time_mentions,
-    visit_date,
-)
+from anonpsy.extract.assembly.steb import extract_steb
+from anonpsy.extract.mentions.demographics import extract_age
+from anonpsy.extract.mentions.diagnoses import find_diagnoses
+from anonpsy.extract.mentions.family import family_conditions
+from anonpsy.extract.mentions.time import absolute_dates, time_mentions, visit_date
 from anonpsy.extract.sections import section_name, sentences
 from anonpsy.graph import ArrivalMode, LegalStatus, Route, SafetyFlag, Setting, Unit
 from anonpsy.temporal import TimeSpec, normalize
@@ -363,7 +359,6 @@ def test_extraction_never_raises_and_graph_is_valid(text: str) -> None:
 
 
 def test_clock_times_are_not_ages() -> None:
-    from anonpsy.extract.assembly.build import time_mentions
 
     text = "Olanzapine 10 mg IM at 01:40 for agitation with good effect; he was first ill at 19, in college."
     mentions = time_mentions(text, age=24, visit=None)

@@ -19,8 +19,12 @@ from typing import Any
 
 from anonpsy import lexicon
 from anonpsy.errors import E104_UNKNOWN_DIAGNOSIS, AnonpsyError
-from anonpsy.extract.assembly import build as rb
+from anonpsy.extract.assembly.accumulator import Accumulator
+from anonpsy.extract.assembly.relations import derive_relations
+from anonpsy.extract.assembly.visit import SAFETY_FROM_HEADWORD
 from anonpsy.extract.assertion.context import classify
+from anonpsy.extract.mentions.demographics import extract_age
+from anonpsy.extract.mentions.diagnoses import find_diagnoses
 from anonpsy.extract.sections import Sentence, sentences
 from anonpsy.graph import (
     STEB,
@@ -137,7 +141,7 @@ def ask_with_evidence(
 
 @dataclass
 class _Parts:
-    acc: rb.Accumulator
+    acc: Accumulator
     demographics: Demographics
     tests: TestResults
     visit: VisitEvent
@@ -166,7 +170,7 @@ def case_attributes(
     reply = ctx.ask("extract_case", {"text": source.text}, operator=OPERATOR)
     age = reply.get("age")
     if age is not None and not _age_in_text(int(age), source.text):
-        fallback = rb.extract_age(sents)
+        fallback = extract_age(sents)
         ctx.note("E_AGE_NOT_IN_SOURCE", "age not written in the source; rules-backend age used")
         age = fallback
     demo: dict[str, Any] = {"age": age, "sex": Sex(reply.get("sex") or "unknown")}
@@ -246,7 +250,7 @@ def diagnoses(ctx: StepContext, source: SourceText, parts: _Parts, given: list[A
             dx = _dx_node(rule, label, specs, "current", None)
             parts.acc.diagnoses.setdefault(dx.id, dx)
             pos = None
-            for start, _end, rid in rb.find_diagnoses(source.text):
+            for start, _end, rid in find_diagnoses(source.text):
                 if rid == rule.id:
                     pos = start
                     break
@@ -457,7 +461,7 @@ def visit(ctx: StepContext, source: SourceText, parts: _Parts) -> None:
             ctx.note("E_FIELD_CLEARED", f"extract_visit {name}: not found in the source")
     sources = [s.strip() for s in reply.get("source_of_information") or [] if source.contains(s)]
     current = {s.headword for s in parts.acc.symptoms.values() if s.current_symptom}
-    derived = {rb.SAFETY_FROM_HEADWORD[h] for h in current if h in rb.SAFETY_FROM_HEADWORD}
+    derived = {SAFETY_FROM_HEADWORD[h] for h in current if h in SAFETY_FROM_HEADWORD}
     flags = sorted({SafetyFlag(f) for f in reply.get("safety_flags") or []} | derived, key=lambda f: f.value)
     parts.visit = VisitEvent(
         setting=Setting(reply["setting"]),
@@ -612,7 +616,7 @@ def causal(ctx: StepContext, source: SourceText, graph: CaseGraph) -> CaseGraph:
     return graph.model_copy(update={"edges": [*graph.edges, *added]})
 
 
-def _allowed_edges(ctx: StepContext, acc: rb.Accumulator) -> list[Edge]:
+def _allowed_edges(ctx: StepContext, acc: Accumulator) -> list[Edge]:
     """The deterministic relations, minus pairs that ``rules/graph/edge_pairs.yaml`` forbids (each noted)."""
     kinds = {
         **{i: "diagnosis" for i in acc.diagnoses},
@@ -642,7 +646,7 @@ def extract_with_llm(text: str, ctx: StepContext, *, options: dict[str, Any] | N
     sents = sentences(text)
     demo, tests, family = case_attributes(ctx, source, sents)
     parts = _Parts(
-        acc=rb.Accumulator(),
+        acc=Accumulator(),
         demographics=demo,
         tests=tests,
         visit=VisitEvent(),
@@ -656,7 +660,7 @@ def extract_with_llm(text: str, ctx: StepContext, *, options: dict[str, Any] | N
     visit(ctx, source, parts)
     past_history(ctx, source, parts)
     timeline(ctx, source, parts)
-    rb.derive_relations(text, [], parts.acc)
+    derive_relations(text, [], parts.acc)
     acc = parts.acc
     acc.edges = _allowed_edges(ctx, acc)
     graph = CaseGraph(
