@@ -10,6 +10,8 @@ from anonpsy.graph import (
     Diagnosis,
     Duration,
     Edge,
+    Evidence,
+    FamilyCertainty,
     FamilyHistory,
     PastHistory,
     Symptom,
@@ -34,6 +36,10 @@ class Accumulator:
     present: set[str] = field(default_factory=set)  # symptom ids with a mention present at the visit
     flaggable: set[str] = field(default_factory=set)  # headwords present at the visit in words, not a lab value
     index_is_admission: bool = False  # a discharge summary: day 0 is the admission
+    # Symptoms only denied or hypothetical, and diagnoses only to be ruled out or ruled out: they join the graph
+    # at the end unless an asserted mention of the same item exists, and take part in no relation.
+    unasserted_sx: dict[str, Symptom] = field(default_factory=dict)
+    unasserted_dx: dict[str, Diagnosis] = field(default_factory=dict)
 
     def duration_for(self, spec: TimeSpec) -> str:
         for d in self.durations:
@@ -44,19 +50,30 @@ class Accumulator:
                                        ongoing=spec.ongoing))
         return did
 
-    def add_family(self, member: str | None, condition: str, evidence: str) -> None:
+    def add_family(self, member: str | None, condition: str, evidence: str,
+                   certainty: FamilyCertainty = FamilyCertainty.confirmed,
+                   certainty_evidence: Evidence | None = None) -> None:
+        """Record a relative's condition; a condition inside another of the same sentence and relative merges
+        with it, and confirmed wins over possible."""
         cond = normalize_condition(condition)
         mem = member or "relative"
+        new = FamilyHistory(member=mem, condition=cond, certainty=certainty, certainty_evidence=certainty_evidence,
+                            evidence_text=evidence)
         for i, f in enumerate(self.family):
             have = normalize_condition(f.condition)
             if f.evidence_text != evidence or (f.member != mem and mem != "relative"):
                 continue
+            keep = f if f.certainty == FamilyCertainty.confirmed or certainty != FamilyCertainty.confirmed else new
             if re.search(rf"\b{re.escape(cond)}\b", have):
-                return  # "anxiety" inside "generalized anxiety" from the same sentence
-            if re.search(rf"\b{re.escape(have)}\b", cond):
-                self.family[i] = FamilyHistory(member=f.member, condition=cond, evidence_text=evidence)
+                # "anxiety" inside "generalized anxiety" from the same sentence
+                self.family[i] = f.model_copy(update={"certainty": keep.certainty,
+                                                      "certainty_evidence": keep.certainty_evidence})
                 return
-        self.family.append(FamilyHistory(member=mem, condition=cond, evidence_text=evidence))
+            if re.search(rf"\b{re.escape(have)}\b", cond):
+                self.family[i] = new.model_copy(update={"member": f.member, "certainty": keep.certainty,
+                                                        "certainty_evidence": keep.certainty_evidence})
+                return
+        self.family.append(new)
 
 
 def slug(s: str) -> str:

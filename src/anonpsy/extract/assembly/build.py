@@ -10,11 +10,13 @@ visit). The result is normalised by the core temporal engine by the caller.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 
 from anonpsy.extract.assembly.accumulator import Accumulator
 from anonpsy.extract.assembly.nodes import add_diagnoses, add_symptoms, add_treatments, present_today
 from anonpsy.extract.assembly.relations import dedupe_edges, derive_relations
 from anonpsy.extract.assembly.visit import extract_visit
+from anonpsy.extract.assertion.status import Mention, family_certainty
 from anonpsy.extract.mentions.demographics import (
     extract_age,
     extract_ethnicity,
@@ -22,44 +24,52 @@ from anonpsy.extract.mentions.demographics import (
     extract_occupation,
     extract_sex,
 )
-from anonpsy.extract.mentions.family import family_conditions
+from anonpsy.extract.mentions.family import family_condition_spans
+from anonpsy.extract.mentions.mse import parse_mental_status_parts
+from anonpsy.extract.mentions.results import number_values, parse_results
 from anonpsy.extract.mentions.time import time_mentions, visit_date
-from anonpsy.extract.sections import Sentence, sentences, title_line
-from anonpsy.graph import (
-    CaseGraph,
-    Demographics,
-    TestResults,
-)
+from anonpsy.extract.sections import sentences, title_line
+from anonpsy.graph import CaseGraph, Demographics, Omission, TestResults, TestValue
+
+#: A sentence outside the labs section that reports a score or a level.
+_SCORE_SENTENCE = re.compile(r"\b(?:PHQ-9|GAD-7|MMSE|MoCA|HAM-?D|MADRS|YMRS|Y-BOCS|PCL-5|AUDIT|CIWA|COWS|BDI|PANSS|"
+                             r"EPDS|lithium level|level (?:of|was))\b[^.]{0,30}\d", re.I)
 
 
 def extract(text: str, *, case_id: str = "case") -> CaseGraph:
     """Rules-backend extraction of a case graph from narrative text (not yet temporally normalised).
 
     >>> g = extract("A 34-year-old woman reports low mood for the past 3 weeks. She denies suicidal ideation.")
-    >>> [(s.headword, s.current_symptom) for s in g.symptoms]
-    [('depressed mood', True)]
+    >>> [(s.headword, s.current_symptom, s.assertion.value) for s in g.symptoms]
+    [('depressed mood', True, 'present'), ('suicidal ideation', False, 'absent')]
+
+    The mental status examination and the test results are read into structured values; their sentences are
+    never copied. Symptoms only denied or hypothetical and diagnoses only ruled out (or to be ruled out) come
+    last, with no duration, frame or relation.
     """
     sents = sentences(text)
     age = extract_age(sents)
     sex = extract_sex(text)
     visit = visit_date(text)
     acc = Accumulator(index_is_admission=bool(re.search(r"\bdischarge summary\b", title_line(text), re.I)))
-    labs: list[str] = []
-    mse: list[str] = []
-    other_tests: list[str] = []
+    mse: list[tuple[str, int | None]] = []
+    values: list[TestValue] = []
+    omitted: list[Omission] = []
 
     for s in sents:
         times = time_mentions(s.text, age=age, visit=visit)
         if s.section == "mse":
-            mse.append(_verbatim(text, s))
-        elif s.section == "labs":
-            labs.append(_verbatim(text, s))
-        elif re.search(r"\b(?:PHQ-9|GAD-7|MMSE|MoCA|HAM-?D|MADRS|YMRS|Y-BOCS|PCL-5|AUDIT|CIWA|COWS|BDI|PANSS|"
-                       r"EPDS|lithium level|level (?:of|was))\b[^.]{0,30}\d", s.text, re.I):
-            other_tests.append(_verbatim(text, s))
+            mse.append((s.text, s.start))
+        elif s.section == "labs" or _SCORE_SENTENCE.search(s.text):
+            in_labs = s.section == "labs"
+            found, skipped = parse_results(s.text, "labs" if in_labs else "other", offset=s.start, section=s.section,
+                                           rule_id="section.labs" if in_labs else "cue.test_score")
+            values += found
+            omitted += skipped
         if s.section == "family_history":
-            for member, cond in family_conditions(s.text):
-                acc.add_family(member, cond, s.text.strip())
+            for member, cond, start, end in family_condition_spans(s.text):
+                certainty = family_certainty(Mention(s, start, end))
+                acc.add_family(member, cond, s.text.strip(), certainty.value, certainty.evidence)
         add_symptoms(s, times, acc)
         add_diagnoses(s, times, acc)
         add_treatments(s, times, acc)
@@ -68,48 +78,49 @@ def extract(text: str, *, case_id: str = "case") -> CaseGraph:
 
     current = {sx.headword for sx in acc.symptoms.values() if sx.current_symptom and sx.headword in acc.flaggable}
     visit_event = extract_visit(text, sents, current)
-    tests = TestResults(labs=_field_text(labs), mental_status=_field_text(mse), other=_field_text(other_tests))
+    exam, skipped = parse_mental_status_parts(mse)
+    denied = [sx for sid, sx in acc.unasserted_sx.items() if sid not in acc.symptoms]
+    excluded = [dx for did, dx in acc.unasserted_dx.items()
+                if did not in acc.diagnoses and f"ph_{did.removeprefix('dx_')}" not in acc.past]
     return CaseGraph(
         case_id=case_id,
         demographics=Demographics(age=age, sex=sex, ethnicity=extract_ethnicity(sents),
                                   occupation=extract_occupation(sents),
                                   family_structure=extract_family_structure(sents)),
-        test_results=tests,
+        mental_status=exam,
+        test_results=TestResults(values=number_values(values)),
         family_history=acc.family,
-        diagnoses=list(acc.diagnoses.values()),
-        symptoms=list(acc.symptoms.values()),
+        diagnoses=[*acc.diagnoses.values(), *excluded],
+        symptoms=[*acc.symptoms.values(), *denied],
         treatments=list(acc.treatments.values()),
         past_history=list(acc.past.values()),
         visit_event=visit_event,
         durations=acc.durations,
         edges=dedupe_edges(acc.edges),
+        omitted=[*omitted, *skipped],
     )
 
 
-def _verbatim(text: str, s: Sentence) -> str:
-    """A sentence copied into a test-results field. When the source ran it on after a comma ("intact.,Assets:
-    include ..."), its first word is lowered: in the source it reads as a mid-sentence capital, i.e. a name."""
-    out = s.text.strip()
-    before = text[:s.start].rstrip()
-    if before.endswith((",", ":")) and re.match(r"[A-Z][a-z]+\b", out):
-        out = out[0].lower() + out[1:]
-    return out
+def withhold_identified(graph: CaseGraph, find: Callable[[str], Sequence[object]]) -> CaseGraph:
+    """The graph without the test values whose name or result holds an identifier of the source.
 
-
-def _field_text(parts: list[str]) -> str | None:
-    """Sentences joined into one test-results field: list and header artefacts (".,", ":,") removed, and the
-    first word in lower case when it is an ordinary capitalised word (the field is quoted inside a sentence:
-    "On mental status examination, attitude was cooperative")."""
-    # A capitalised word written after a comma ("cooperative.,Appearance") reads as a proper noun; keep it in
-    # lower case so the field never carries what looks like a name.
-    text = " ".join(re.sub(r"\s+", " ", p).strip() for p in parts if p.strip())
-    text = re.sub(r"([,:;]\s*)([A-Z][a-z]+)\b", lambda m: m.group(1) + m.group(2).lower(), text)
-    text = re.sub(r"\.\s*,\s*", ". ", text)
-    text = re.sub(r":\s*,\s*", ": ", text)
-    text = re.sub(r"\s+([,.;:])", r"\1", text).strip(" ,")
-    if not text:
-        return None
-    first = re.match(r"[A-Z][a-z]+\b", text)
-    if first and not re.match(r"(?:Mr|Mrs|Ms|Dr|I)\b", text):
-        text = text[0].lower() + text[1:]
-    return text
+    ``find(text)`` returns the identifiers found in ``text`` (e.g.
+    :meth:`anonpsy.perturb.contexts.SourceIdentifiers.find`, which locates the identifiers of the whole source).
+    Structured values are never scrubbed, so such a value is withheld instead: removed and counted in ``omitted``
+    (reason ``IDENTIFIER``), never silently dropped.
+    """
+    kept: list[TestValue] = []
+    withheld: list[Omission] = []
+    for v in graph.test_results.values:
+        written = " ".join(x for x in (v.name, v.result) if x)
+        if v.rule_id is None and find(written):
+            ev = v.evidence
+            span = {"start": ev.start, "end": ev.end} if ev is not None and ev.start is not None else {}
+            field = "imaging" if v.kind.value == "imaging" else "labs"
+            withheld.append(Omission(field=field, words=len(written.split()), reason="IDENTIFIER", **span))
+        else:
+            kept.append(v)
+    if not withheld:
+        return graph
+    return graph.model_copy(update={"test_results": TestResults(values=kept),
+                                    "omitted": [*graph.omitted, *withheld]})

@@ -55,8 +55,20 @@ def family_conditions(sentence: str) -> list[tuple[str, str]]:
     >>> family_conditions("Mother had bipolar disorder and died of cancer at 70, treated with lithium.")
     [('mother', 'bipolar disorder'), ('mother', 'cancer')]
     """
-    out: list[tuple[str, str]] = []
+    return [(member, cond) for member, cond, _start, _end in family_condition_spans(sentence)]
+
+
+def family_condition_spans(sentence: str) -> list[tuple[str, str, int, int]]:
+    """:func:`family_conditions` with the character span of each condition as written in the sentence.
+
+    >>> family_condition_spans("Father had diabetes.")
+    [('father', 'diabetes', 11, 19)]
+    """
+    out: list[tuple[str, str, int, int]] = []
+    pos = 0
     for clause in re.split(r";|\.\s", sentence):
+        base = sentence.find(clause, pos)
+        pos = base + len(clause)
         for mm in MEMBER.finditer(clause):
             member = re.sub(r"\s+", " ", mm.group(1).lower())
             rest = clause[mm.end():]
@@ -67,7 +79,10 @@ def family_conditions(sentence: str) -> list[tuple[str, str]]:
                 continue
             if _FH_NEGATIVE.search(clause[: mm.start()] + scope[: v.start()]):
                 continue
+            cursor = base + mm.end() + v.end()
             for k, raw in enumerate(re.split(r"\s+and\s+|\s*,\s*", scope[v.end():])):
+                at = sentence.find(raw, cursor)
+                cursor = at + len(raw) if at >= 0 else cursor
                 part = re.sub(r"[\"“”]", "", raw).strip()
                 lead = _FH_LEAD_VERB.match(part)
                 if lead:
@@ -79,7 +94,8 @@ def family_conditions(sentence: str) -> list[tuple[str, str]]:
                 if not cond or len(cond) < 3 or len(cond.split()) > 6 or _FH_NOT_CONDITION.match(cond) or \
                         _FH_NEGATIVE.match(cond):
                     break
-                out.append((member, cond))
+                start = max(at, 0) + max(raw.find(part), 0)
+                out.append((member, cond, start, max(start + 1, min(len(sentence), start + len(cond)))))
     return out
 
 
