@@ -178,9 +178,12 @@ def parse_results(
     values: list[TestValue] = []
     omitted: list[Omission] = []
     mentions = find_values(text)
-    anchors = {text[a.start:a.end].strip() for a in find_anchors(text)}
+    anchors: set[str] | None = None
 
     def anchored(*written: str | None) -> bool:
+        nonlocal anchors
+        if anchors is None:
+            anchors = {text[a.start:a.end].strip() for a in find_anchors(text)}
         return any(re.search(rf"(?<!\w){re.escape(a)}(?!\w)", w, re.I) for a in anchors if a for w in written if w)
 
     def evidence(a: int, b: int) -> Evidence:
