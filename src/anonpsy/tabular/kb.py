@@ -5,13 +5,14 @@ Files are read as UTF-8 and cut into passages: paragraphs (blank-line separated)
 :data:`PASSAGE_WORDS` words, never across files, each remembering its file (relative path) and line range.
 :class:`KnowledgeBase` ranks passages for a query with
 
-* ``bm25`` (default): Okapi BM25 from the ``bm25s`` library (English stop words, lowercase word tokens);
-  passages sharing no term with the query are never returned;
+* ``bm25`` (default): Okapi BM25 from the ``bm25s`` library (lowercase word tokens, English stop words, Snowball
+  English stems from PyStemmer so that "worrying" finds "worry"); passages sharing no stem with the query are
+  never returned;
 * ``embeddings``: cosine similarity of sentence embeddings from the offline encoder of the eval extra
   (:func:`anonpsy.evaluate.embeddings.load_encoder`).
 
 Every hit carries its source and score so that a synthetic table can say which passages shaped which item.
-``bm25s`` and numpy come with the ``tabular`` extra; without them the error names the extra.
+``bm25s``, PyStemmer and numpy come with the ``tabular`` extra; without them the error names the extra.
 """
 
 from __future__ import annotations
@@ -142,6 +143,7 @@ class KnowledgeBase:
         self.retriever = retriever
         self.digests = dict(digests or {})
         self._bm25: Any = None
+        self._stemmer: Any = None
         self._encoder: Any = None
         self._matrix: Any = None
         if retriever == "bm25":
@@ -165,9 +167,12 @@ class KnowledgeBase:
     def _index_bm25(self) -> None:
         try:
             import bm25s
+            import Stemmer
         except ImportError:
-            raise missing_tabular_extra("bm25s (BM25 retrieval)") from None
-        tokens = bm25s.tokenize([p.text for p in self.passages], stopwords="en", show_progress=False)
+            raise missing_tabular_extra("bm25s or PyStemmer (BM25 retrieval)") from None
+        self._stemmer = Stemmer.Stemmer("english")
+        tokens = bm25s.tokenize([p.text for p in self.passages], stopwords="en", stemmer=self._stemmer,
+                                show_progress=False)
         self._bm25 = bm25s.BM25()
         self._bm25.index(tokens, show_progress=False)
 
@@ -191,7 +196,8 @@ class KnowledgeBase:
         if self.retriever == "bm25":
             import bm25s
 
-            q = bm25s.tokenize([query], stopwords="en", return_ids=False, show_progress=False)
+            q = bm25s.tokenize([query], stopwords="en", stemmer=self._stemmer, return_ids=False,
+                               show_progress=False)
             if not q or not q[0]:
                 return []
             docs, scores = self._bm25.retrieve(q, k=k, show_progress=False)
