@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 
 from anonpsy.cli import main
 from anonpsy.llm import LLMClient, LLMConfig
-from anonpsy.testing.openai_server import Fault, ScriptedOpenAIServer, template_of
 from anonpsy.tabular.instruments import available_instruments, load_instrument
 from anonpsy.tabular.personas import ATTRIBUTES, load_priors, sample_persona
 from anonpsy.tabular.synth import synthesize
 from anonpsy.tabular.table import parse_table
+from anonpsy.testing.openai_server import Fault, ScriptedOpenAIServer, template_of
 from anonpsy.yamlio import dump_yaml
 
 INSTRUMENTS = sorted(available_instruments())

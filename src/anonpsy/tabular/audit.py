@@ -100,7 +100,7 @@ def _compare(real: Table, syn: Table, column: str, role: str, instrument: Instru
         fr, fs = [float(v) for v in vr], [float(v) for v in vs]
         if many:
             lo_r, hi_r, lo_s, hi_s = fr[0], fr[-1], fs[0], fs[-1]
-            rescaled = (0 <= lo_s and hi_s <= 1 < hi_r) or (0 <= lo_r and hi_r <= 1 < hi_s)
+            rescaled = (lo_s >= 0 and hi_s <= 1 < hi_r) or (lo_r >= 0 and hi_r <= 1 < hi_s)
             if hi_s < lo_r or hi_r < lo_s or rescaled:
                 out.append(Finding("RANGE", "error", syn.name, column,
                                    f"ranges {lo_r:g}..{hi_r:g} in {real.name} and {lo_s:g}..{hi_s:g} in {syn.name} "
@@ -119,7 +119,8 @@ def _compare(real: Table, syn: Table, column: str, role: str, instrument: Instru
                 out.append(Finding("CODING_SHIFT", "error", syn.name, column,
                                    f"coded {_span(vr)} in {real.name} but {_span(vs)} in {syn.name} "
                                    f"(shifted by {shift:+d})",
-                                   f"if the codes mean the same, map them explicitly: --recode {role}:{column}={pairs}"))
+                                   "if the codes mean the same, map them explicitly: "
+                                   f"--recode {role}:{column}={pairs}"))
                 return out
     if kr == "text" or ks == "text":
         union, inter = set(vr) | set(vs), set(vr) & set(vs)

@@ -31,7 +31,10 @@ SYNTH_EXTRA_HINT = ('pip install "torch==2.13.0" first (any other torch request 
                     'pip install "anonpsy[synth]"')
 
 
-def column_domain(table: Table, column: str, instrument: Instrument | None) -> tuple[str, list[str] | tuple[float, float]]:
+Domain = tuple[str, list[str] | tuple[float, float]]
+
+
+def column_domain(table: Table, column: str, instrument: Instrument | None) -> Domain:
     """``("codes", [...])`` for a coded column or ``("int"|"real", (lo, hi))`` for a many-valued numeric one."""
     if instrument is not None and column in instrument.columns:
         return "codes", [str(v) for v in instrument.values]
@@ -77,7 +80,7 @@ class Synthesizer(Protocol):
 
 def _import_sdv() -> Any:
     try:
-        import sdv.single_table  # noqa: F401
+        import sdv.single_table
     except ImportError:
         from anonpsy.evaluate.errors import V100_MISSING_EXTRA
 
@@ -138,7 +141,7 @@ class SDVSynthesizer:
         for c in self._columns:
             vals = df[c].tolist()
             if c in self._numeric:
-                cells[c] = [None if v is None or v != v else str(int(round(float(v)))) for v in vals]
+                cells[c] = [None if v is None or v != v else str(round(float(v))) for v in vals]
             else:
                 cells[c] = [None if v is None or v != v else str(v) for v in vals]
         return Table(f"{self.method}.csv", list(self._columns), cells)

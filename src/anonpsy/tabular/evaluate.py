@@ -153,6 +153,8 @@ class _Side:
         self.n = table.n_rows
         self.oh = M.onehot(codes, enc.sizes)
         self.poh, self.pairs = M.pair_onehot(codes, enc.sizes)
+        self.x: np.ndarray
+        self.complete: np.ndarray
         self.x, self.complete = _item_matrix(table, items) if items else (np.zeros((0, 0)), np.zeros(0, np.int64))
         self.prev = _prevalence_vectors(table, instrument)
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -83,9 +84,9 @@ def encode(tables: Sequence[Table], columns: Sequence[str], *, max_categories: i
             ref = [x for x in tables[0].numbers(col) if x is not None]
             edges = _bin_edges(ref or [float(v) for v in distinct], n_bins)
             bins[col] = edges
-            lab = [f"<={edges[0]:g}"] + [f"({a:g},{b:g}]" for a, b in zip(edges, edges[1:], strict=False)]
-            lab += [f">{edges[-1]:g}"] if edges else []
-            if not edges:
+            if edges:
+                lab = [f"<={edges[0]:g}", *(f"({a:g},{b:g}]" for a, b in pairwise(edges)), f">{edges[-1]:g}"]
+            else:
                 lab = ["all"]
             arr_edges = np.asarray(edges)
             for t in tables:
@@ -318,7 +319,7 @@ def one_factor_loadings(corr: F, iterations: int = 200, tol: float = 1e-7) -> F:
     """Principal-axis loadings ``(B, k)`` of one factor (communalities start at the squared multiple
     correlations, capped at 0.995). Matrices with a non-varying item give NaN."""
     b, k, _ = corr.shape
-    ok = np.isfinite(corr).all(axis=(1, 2))
+    ok = np.asarray(np.isfinite(corr).all(axis=(1, 2)), dtype=bool)
     r = np.where(ok[:, None, None], corr, np.eye(k)[None])
     try:
         inv_diag = np.diagonal(np.linalg.pinv(r), axis1=1, axis2=2)

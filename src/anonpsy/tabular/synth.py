@@ -136,8 +136,9 @@ def _llm_row(client: JSONClient, template: PromptTemplate, instrument: Instrumen
             raise AnonpsyError(exc.code, f"row {persona.row + 1} item {j}: {exc.message}", exc.location) from None
         value = reply.get("value") if isinstance(reply, dict) else None
         if isinstance(value, bool) or value not in instrument.values:
-            raise AnonpsyError(errors.T104_LLM_ANSWER, f"row {persona.row + 1} item {j}: the reply's value is not one "
-                                                 f"of the codes {list(instrument.values)}")
+            raise AnonpsyError(errors.T104_LLM_ANSWER,
+                               f"row {persona.row + 1} item {j}: the reply's value is not one of the codes "
+                               f"{list(instrument.values)}")
         answers.append(int(value))
         memory.append({"number": j, "item": item.stem, "answer": int(value), "label": instrument.label(int(value))})
     return answers
@@ -164,7 +165,8 @@ def synthesize(
         answers = [respond(priors, p, instrument, seed) for p in personas]
         return SynthResult(instrument, priors, backend, seed, personas, answers, kb=kb)
     if client is None:
-        raise AnonpsyError(errors.E109_BAD_OPTION, "the llm backend needs a language-model client (--llm-config)", "--backend")
+        raise AnonpsyError(errors.E109_BAD_OPTION, "the llm backend needs a language-model client (--llm-config)",
+                           "--backend")
     template = item_template(instrument)
     retrieval = retrieve_for_items(instrument, kb, k)
 
