@@ -136,7 +136,9 @@ def test_llm_backend_recovers_from_one_malformed_reply() -> None:
     faults = [Fault("malformed_json", at=1)]
     with ScriptedOpenAIServer(responder=reply, faults=faults) as srv, _client(srv) as client:
         result = synthesize(load_instrument("gad7"), 2, priors=load_priors(), seed=0, backend="llm", client=client)
-        assert client.metrics.summary()["reasks"] == 1 if hasattr(client.metrics, "summary") else True
+        summary = client.metrics.summary()
+        assert (summary["reasks"], summary["failures"], summary["calls"]) == (1, 0, 14)
+        assert len(srv.chat_requests) == 15, "one extra request: the re-ask"
     _valid_table(result.to_csv(), "gad7", 2)
 
 
@@ -235,3 +237,28 @@ def test_bm25_ranks_by_stem_and_returns_only_matching_passages() -> None:
     hits = kb.search("constant worrying about money", k=3)
     assert [h.passage.source for h in hits] == ["b.md"]
     assert kb.search("", k=3) == []
+
+
+def test_embedding_retriever_ranks_by_cosine() -> None:
+    pytest.importorskip("numpy", reason="the tabular extra (numpy) is not installed")
+    from anonpsy.tabular.kb import KnowledgeBase, Passage
+
+    class Words:
+        """A toy encoder: one dimension per known word, unit length."""
+
+        name = "toy-words"
+        vocab = ("panic", "worry", "social", "money")
+
+        def encode(self, texts: list[str]) -> list[list[float]]:
+            out = []
+            for t in texts:
+                v = [float(w in t.lower()) for w in self.vocab]
+                norm = sum(x * x for x in v) ** 0.5 or 1.0
+                out.append([x / norm for x in v])
+            return out
+
+    kb = KnowledgeBase([Passage("a.md", 1, 1, "panic"), Passage("b.md", 1, 1, "worry about money"),
+                        Passage("c.md", 1, 1, "social fear")], retriever="embeddings", encoder=Words())
+    hits = kb.search("money worry", k=2)
+    assert hits[0].passage.source == "b.md" and len(hits) == 2
+    assert hits[0].score == pytest.approx(1.0) and kb.model_name == "toy-words"
