@@ -199,6 +199,19 @@ def feasible_graphs(draw: Any) -> CaseGraph:
     return g
 
 
+WORDS = ["the", "patient", "reports", "low", "mood", "and", "poor", "sleep", "sertraline", "50", "mg", "daily",
+         "she", "was", "seen", "in", "clinic", "for", "anxiety", "denies", "suicidal", "ideation", "at", "bedtime"]
+
+
+@st.composite
+def word_texts(draw: Any, min_words: int = 0, max_words: int = 60) -> str:
+    """Clinical-looking text from a small vocabulary (drug, dose and frequency words included), with sentence
+    ends: ``"the patient reports low mood. sertraline 50 mg daily and poor sleep."``"""
+    words = draw(st.lists(st.sampled_from(WORDS), min_size=min_words, max_size=max_words))
+    ends = draw(st.lists(st.booleans(), min_size=len(words), max_size=len(words)))
+    return " ".join(w + ("." if e else "") for w, e in zip(words, ends, strict=True))
+
+
 # --------------------------------------------------------------------------------------------------------------
 # Coded questionnaire tables (anonpsy.tabular)
 
