@@ -489,8 +489,10 @@ class Renderer:
                    + f"{clinical_case(f.condition)} in {v.pos} {f.member}" for f in g.family_history]
             sent.append(f"Family history is significant for {_join(fam)}.")
         denied = list(dict.fromkeys(s.headword for s in g.symptoms if s.assertion == Assertion.absent))
-        if denied:
-            sent.append(f"{_cap(v.subj)} denied {_join(denied)}.")
+        # A few items per sentence, so that no reader loses the negation down a long list.
+        for i in range(0, len(denied), _DENIED_PER_SENTENCE):
+            also = " also" if i else ""
+            sent.append(f"{_cap(v.subj)}{also} denied {_join(denied[i:i + _DENIED_PER_SENTENCE])}.")
         if_occur = list(dict.fromkeys(s.headword for s in g.symptoms if s.assertion == Assertion.hypothetical))
         if if_occur:
             sent.append(f"{_cap(v.subj)} {v.was()} advised to seek help should {_join(if_occur)} occur.")
@@ -537,6 +539,8 @@ class Renderer:
         return _tidy(text)
 
 
+#: Denied symptoms named per sentence.
+_DENIED_PER_SENTENCE = 3
 #: Treatment statuses that are never written as taken.
 _NOT_TAKEN = (TreatmentStatus.planned, TreatmentStatus.refused)
 
