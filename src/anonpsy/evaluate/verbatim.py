@@ -203,3 +203,29 @@ def copied_runs(source: str, output: str, *, sentence_spans: Sequence[tuple[int,
         lo = max(i + 1 - n, first_tok[s])
         runs[s] = max(runs[s], prefix[i + 1] - prefix[lo])
     return CopyStats(longest, max(runs, default=0), tuple(runs), limit)
+
+
+def long_runs(source: str, output: str, *, limit: int = 12,
+              extra_drug_words: Iterable[str] = ()) -> list[tuple[int, int, int]]:
+    """Every maximal copied run of ``output`` longer than ``limit`` words (doses excepted), as (start, end,
+    words): character offsets into ``output`` and the run's length as :func:`copied_runs` counts it.
+
+    A run is cut nowhere (the whole output is one stretch), so a run that crosses sentences is reported whole.
+    """
+    src = [w for w, _, _ in tokens(source)]
+    out_toks = tokens(output)
+    ids: dict[str, int] = {}
+    sam = _SuffixAutomaton([ids.setdefault(w, len(ids)) for w in src])
+    lengths = sam.match_lengths([ids.get(w, -1) for w, _, _ in out_toks])
+    counted = [0 if m else 1 for m in dose_mask([w for w, _, _ in out_toks], extra_drug_words)]
+    prefix = [0]
+    for c in counted:
+        prefix.append(prefix[-1] + c)
+    runs: list[tuple[int, int, int]] = []
+    for i, n in enumerate(lengths):
+        if not n or (i + 1 < len(lengths) and lengths[i + 1] == n + 1):
+            continue  # not the end of a maximal run
+        words = prefix[i + 1] - prefix[i + 1 - n]
+        if words > limit:
+            runs.append((out_toks[i + 1 - n][1], out_toks[i][2], words))
+    return runs
