@@ -17,9 +17,14 @@ Status of an annotated fact in the graph:
   says the patient has a history of it without saying whether it remitted); ``family_history`` -> family.
   A fact is right when the set of statuses the graph gives it is exactly its annotated status (a family fact
   also needs no patient node); "missing" when nothing names it.
-* medication -- ``Treatment`` current or prn -> current; past, planned, refused as written.
+  A diagnosis the annotation names by a symptom-like word ("insomnia", "catatonia", "seizures") is also stated
+  by a present ``Symptom`` of that name when no diagnosis node names it.
+* medication -- ``Treatment`` current, past, planned, refused as written; prn (as needed, or one dose such as an
+  emergency injection) is accepted for current and for past.
 * denied item -- a ``Symptom`` absent or a ``Diagnosis`` ruled out that the item names -> denied; a symptom
-  present, possible or historical, or an asserted diagnosis, that it names -> present (a contradiction).
+  present or possible, or an asserted diagnosis, that it names -> present (a contradiction); a historical
+  symptom -> historical, accepted unless the item denies a lifetime history ("prior psychiatric
+  hospitalization"): "had suicidal thoughts in the past, not now" keeps a denial of current ideation.
 
 Printed for the dev part, the held-out part (the notes whose id is divisible by 4, kept aside while developing
 the rules) and all notes: per category the number annotated, recall (right / annotated), precision (right /
@@ -93,7 +98,8 @@ def _ph_status(p: Any) -> str:
 
 
 def _matches(status: str, gold: str) -> bool:
-    return status == gold or (status == "history" and gold in ("affirmed", "past"))
+    return (status == gold or (status == "history" and gold in ("affirmed", "past"))
+            or (status == "prn" and gold in ("current", "past")))
 
 
 def _surface_match(condition: str, surfaces: set[str]) -> bool:
@@ -105,7 +111,14 @@ def _surface_match(condition: str, surfaces: set[str]) -> bool:
 
 
 def score_note(graph: Any, note: Any) -> NoteResult:
-    from anonpsy.evaluate.fidelity import NoteScorer, denied_concept, dx_term, medication_forms, normalize
+    from anonpsy.evaluate.fidelity import (
+        SYMPTOM_LIKE_DX,
+        NoteScorer,
+        denied_concept,
+        dx_term,
+        medication_forms,
+        normalize,
+    )
 
     scorer = NoteScorer(note)
     res = NoteResult(note.case_id)
@@ -143,6 +156,14 @@ def score_note(graph: Any, note: Any) -> NoteResult:
         for i in facts_for(f.condition, True, "family"):
             pred[i].append("family")
     for i, d in enumerate(dx):
+        words = {normalize(x) for x in d.mentions} & SYMPTOM_LIKE_DX | {
+            normalize(x) for x in d.mentions if normalize(x).rstrip("s") in {w.rstrip("s") for w in SYMPTOM_LIKE_DX}}
+        if not pred[i] and words and d.status != "family":
+            for sx in graph.symptoms:
+                head = normalize(sx.headword)
+                if sx.assertion.value == "present" and any(head.rstrip("s") == w.rstrip("s") for w in words):
+                    pred[i].append("affirmed")
+    for i, d in enumerate(dx):
         got = sorted(set(pred[i]))
         right = bool(got) and all(_matches(s, d.status) for s in got)
         res.facts.append(FactResult(f"dx_{d.status}", d.label, d.status, got or ["missing"], right))
@@ -153,7 +174,7 @@ def score_note(graph: Any, note: Any) -> NoteResult:
         if t.type.value != "medication":
             continue
         name = normalize(t.name)
-        st = "current" if t.status.value in ("current", "prn") else t.status.value
+        st = t.status.value
         hit = [i for i, fs in enumerate(forms) if name in fs]
         if not hit:
             hit = [i for i, fs in enumerate(forms) if any(re.search(rf"\b{re.escape(f)}\b", name) for f in fs if f)]
@@ -164,28 +185,27 @@ def score_note(graph: Any, note: Any) -> NoteResult:
     for i, m in enumerate(note.medications):
         got = sorted(set(mpred[i]))
         res.facts.append(FactResult(f"med_{m.status}", m.name, m.status, got or ["missing"],
-                                    got == [m.status]))
+                                    bool(got) and all(_matches(x, m.status) for x in got)))
 
     for item in note.denied:
         concept = denied_concept(item)
         rx = re.compile(r"(?<![\w])(?:" + "|".join(f"(?:{p})" for p in concept.patterns) + r")(?![\w])", re.I)
-        item_norm = normalize(item)
         got: set[str] = set()
 
-        def names(label: str, rx: re.Pattern[str] = rx, item_norm: str = item_norm) -> bool:
-            lab = normalize(label)
-            return bool(rx.search(lab)) or bool(lab and re.search(rf"\b{re.escape(lab)}\b", item_norm))
+        def names(label: str, rx: re.Pattern[str] = rx) -> bool:
+            return bool(rx.search(normalize(label)))
 
         for s in graph.symptoms:
             if names(s.headword):
-                got.add("denied" if s.assertion.value == "absent" else
-                        "hypothetical" if s.assertion.value == "hypothetical" else "present")
+                a = s.assertion.value
+                got.add("denied" if a == "absent" else a if a in ("hypothetical", "historical") else "present")
         for d in graph.diagnoses:
             if names(d.label):
                 got.add("denied" if d.certainty.value == "ruled_out" else
                         "present" if d.certainty.is_asserted() else "possible")
         got.discard("hypothetical")
-        res.facts.append(FactResult("denied", item, "denied", sorted(got) or ["missing"], got == {"denied"}))
+        ok = {"denied"} if concept.lifetime else {"denied", "historical"}
+        res.facts.append(FactResult("denied", item, "denied", sorted(got) or ["missing"], bool(got) and got <= ok))
     return res
 
 
