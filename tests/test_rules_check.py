@@ -116,6 +116,7 @@ PINNED_COUNTS: dict[str, int] = {
     "phi_patterns": 73,
     "phi_safelist": 5,
     "routes": 13,
+    "sections": 20,
     "sex_reassignment": 2,
     "sex_specific": 48,
     "stressors": 22,

@@ -294,6 +294,7 @@ _LEXICON_FILES: dict[str, str] = {
     "context": "lexicon/context.yaml",
     "stressors": "contexts/stressors.yaml",
     "mse": "lexicon/mse.yaml",
+    "sections": "sections/sections.yaml",
 }
 
 

@@ -158,6 +158,12 @@ def _historical(m: Mention, ctx: ContextResult, *, time_words: bool) -> str | No
     return None
 
 
+def in_prompt(m: Mention) -> bool:
+    """Is the mention inside a field label or a question ("Suicidal/Homicidal:", "Do you smoke?")? Such a
+    mention is asserted only through the answer."""
+    return m.start < m.sentence.prompt_end
+
+
 def diagnosis_status(m: Mention) -> DiagnosisStatus:
     """Certainty and temporality of a diagnosis mention.
 
@@ -167,8 +173,13 @@ def diagnosis_status(m: Mention) -> DiagnosisStatus:
     day 0; a past diagnosis outside the assessment (or an episode) is past history.
     """
     s = m.sentence
-    ctx = classify_in_sentence(s.text, m.start, m.end)
     default_time = Decision(Temporality.current, m.evidence("default"))
+    if in_prompt(m):
+        if s.answer == "positive":
+            return DiagnosisStatus(Owner("patient"), Decision(Certainty.confirmed, m.evidence("cue.answer_positive")),
+                                   default_time)
+        return DiagnosisStatus(Owner("patient"), None, default_time)
+    ctx = classify_in_sentence(s.text, m.start, m.end)
     if ctx.negated:
         owner = Owner("family") if is_family(s, m.start, ctx) else Owner(ctx.experiencer)
         neg = trigger_of(ctx, "negated")
@@ -208,6 +219,12 @@ def symptom_status(m: Mention) -> SymptomStatus:
     possible when uncertain; else present.
     """
     s = m.sentence
+    if in_prompt(m):
+        if s.answer == "negative":
+            return SymptomStatus(Owner("patient"), Decision(Assertion.absent, m.evidence("cue.answer_negative")))
+        if s.answer == "positive":
+            return SymptomStatus(Owner("patient"), Decision(Assertion.present, m.evidence("cue.answer_positive")))
+        return SymptomStatus(Owner("patient"), None)
     ctx = classify_in_sentence(s.text, m.start, m.end)
     if ctx.negated or ctx.hypothetical:
         owner = Owner("family") if is_family(s, m.start, ctx) else Owner(ctx.experiencer)
@@ -245,6 +262,8 @@ def treatment_status(m: Mention, frequency: str | None = None) -> Decision[Treat
     on", "was taking"); as needed when the frequency says so; current otherwise (``section.medications`` in a
     medication list).
     """
+    if in_prompt(m):
+        return None
     ctx = classify_in_sentence(m.sentence.text, m.start, m.end)
     if not treatment_applies(ctx):
         return None
