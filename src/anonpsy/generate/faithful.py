@@ -27,11 +27,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Protocol, TypeVar
 
 from anonpsy.audit import CopyGuardRecord, FactCheck, GenerationRecord, RoundTripRecord
+from anonpsy.evaluate.verbatim import CopyMeter
 from anonpsy.generate.facts import Fact, graph_facts, node_facts
 from anonpsy.generate.plain import plain_node
-from anonpsy.generate.templates import BARE, Piece, Renderer, piece_spans
+from anonpsy.generate.templates import BARE, PLAIN, Piece, Renderer, piece_spans
 from anonpsy.generate.words import Voice
 from anonpsy.graph import CaseGraph, Diagnosis, PastHistory, Sex, Symptom, Treatment
 from anonpsy.validate import Violation
@@ -214,12 +216,6 @@ def _evidence(g: CaseGraph) -> tuple[list[Fact], Spans, dict[tuple[str, str], st
 # Copy guard
 
 
-def _copy_runs(source: str, text: str, drug_words: list[str]) -> list[tuple[int, int, int]]:
-    from anonpsy.evaluate.verbatim import long_runs
-
-    return long_runs(source, text, limit=COPY_LIMIT, extra_drug_words=drug_words)
-
-
 def _pieces_over(runs: list[tuple[int, int, int]], spans: list[tuple[int, int]]) -> set[int]:
     out: set[int] = set()
     for a, b, _ in runs:
@@ -227,16 +223,6 @@ def _pieces_over(runs: list[tuple[int, int, int]], spans: list[tuple[int, int]])
             if s >= 0 and a < e and s < b:
                 out.add(i)
     return out
-
-
-def _longest(source: str, text: str, drug_words: list[str]) -> int:
-    from anonpsy.evaluate.verbatim import copied_runs
-
-    return copied_runs(source, text, extra_drug_words=drug_words).longest_run
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Generation
 
 
 class _Doc:
@@ -266,14 +252,14 @@ class _Doc:
         return raised
 
 
-def _guard(doc: _Doc, source: str, drug_words: list[str], record: CopyGuardRecord) -> list[tuple[int, int, int]]:
-    runs = _copy_runs(source, doc.text, drug_words)
+def _guard(doc: _Doc, meter: CopyMeter, record: CopyGuardRecord) -> list[tuple[int, int, int]]:
+    runs = meter.runs(doc.text, COPY_LIMIT)
     while runs:
         raised = doc.raise_level(_pieces_over(runs, doc.spans))
         if not raised:
             break
         record.rewritten += [k for k in raised if k not in record.rewritten]
-        runs = _copy_runs(source, doc.text, drug_words)
+        runs = meter.runs(doc.text, COPY_LIMIT)
     return runs
 
 
@@ -284,23 +270,23 @@ def generate(graph: CaseGraph, *, seed: int = 0, source: str | None = None, roun
     doc = _Doc(graph, seed)
     record = GenerationRecord(backend="rules")
     violations: list[Violation] = []
-    drug_words = [t.name for t in graph.treatments]
-    copy_rec = CopyGuardRecord(limit=COPY_LIMIT) if source is not None else None
-    if source is not None and copy_rec is not None:
-        _guard(doc, source, drug_words, copy_rec)
+    meter = CopyMeter(source, [t.name for t in graph.treatments]) if source is not None else None
+    copy_rec = CopyGuardRecord(limit=COPY_LIMIT) if meter is not None else None
+    if meter is not None and copy_rec is not None:
+        _guard(doc, meter, copy_rec)
     if round_trip:
         rt = round_trip_repair(doc, graph, reader)
-        if source is not None and copy_rec is not None:
+        if meter is not None and copy_rec is not None:
             before = dict(doc.levels)
-            _guard(doc, source, drug_words, copy_rec)
+            _guard(doc, meter, copy_rec)
             if doc.levels != before:
                 rt = _final_round_trip(doc, graph, reader, rt)
         record.round_trip = rt
         violations += round_trip_violations(rt)
-    if source is not None and copy_rec is not None:
-        runs = _copy_runs(source, doc.text, drug_words)
+    if meter is not None and copy_rec is not None:
+        runs = meter.runs(doc.text, COPY_LIMIT)
         copy_rec.remaining = len(runs)
-        copy_rec.longest_run = _longest(source, doc.text, drug_words)
+        copy_rec.longest_run = meter.longest(doc.text)
         record.copy_guard = copy_rec
         for _, _, words in runs:
             violations.append(Violation(code="COPY_GUARD", message=f"a run of {words} words copied from the source "
@@ -362,3 +348,91 @@ def round_trip_violations(rec: RoundTripRecord) -> list[Violation]:
             msg = f"a {c.kind} is read back as {c.found}; the graph says {c.expected}"
         out.append(Violation(code="ROUND_TRIP", node_ids=(c.node_id,) if c.node_id else (), message=msg))
     return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The same check for text written by a language model
+
+
+class Section(Protocol):
+    """A piece of text written by another backend: its key, the graph nodes it narrates and its text."""
+
+    key: str
+    nodes: list[str]
+    text: str
+
+
+S = TypeVar("S", bound=Section)
+
+
+def round_trip_sections(graph: CaseGraph, sections: list[S], assemble: Callable[[list[S]], str],
+                        *, seed: int = 0, reader: Reader | None = None) -> tuple[str, RoundTripRecord,
+                                                                                 list[Violation]]:
+    """The round trip for text another backend wrote section by section (the llm backend): read the assembled
+    text back, and write every section that states or names a disagreeing fact again in the plain sentences of
+    the rules backend (the lead without its free text; a section narrating no fact is left out, and recorded).
+    Returns the final text, the record and a ``ROUND_TRIP`` violation per disagreement left."""
+    read = reader or _read
+    expected = graph_facts(graph)
+    rd = readability(graph, expected, reader)
+    rec = RoundTripRecord(checked=len(rd.checkable),
+                          unverifiable=sorted(f"{f.kind}:{f.key}" for f in expected if f.ident not in rd.checkable))
+    names = {f.ident: f.name for f in expected}
+    v = Voice(graph.demographics.sex, graph.demographics.age)
+    text = assemble(sections)
+    found, where, found_names = _evidence(read(text))
+    rec.first_pass = rec.remaining = compare(expected, found, rd.checkable, rd.explained)
+    if rec.remaining:
+        pieces = [Piece(s.key, "", s.text, tuple(s.nodes) + (_family_nodes(graph) if s.key == "closing" else ()))
+                  for s in sections]
+        _, spans = _section_spans(text, [s.text for s in sections])
+        targets: set[int] = set()
+        for c in rec.remaining:
+            targets |= _pieces_for(c, pieces, spans, {**found_names, **names}, where)
+        for i in sorted(targets):
+            sec = sections[i]
+            plain = " ".join(plain_node(graph, n, v) for n in pieces[i].nodes if _known(graph, n))
+            if sec.key == "lead":
+                sec.text = Renderer(graph, seed, {"lead": BARE}).lead().text
+            elif sec.key == "closing":  # the findings are structured: their own plain rendering
+                findings = [p.text for p in Renderer(graph, seed, dict.fromkeys(_FINDINGS, PLAIN)).pieces()
+                            if p.key in _FINDINGS and p.text]
+                sec.text = " ".join([plain, *findings]).strip()
+            else:
+                sec.text = plain
+            rec.repaired.append(sec.key)
+        text = assemble(sections)
+        found, _, _ = _evidence(read(text))
+        rec.remaining = compare(expected, found, rd.checkable, rd.explained)
+    rec.agreed = rec.checked - sum(1 for c in rec.remaining if c.expected is not None)
+    return text, rec, round_trip_violations(rec)
+
+
+_FINDINGS = ("tests", "mse", "disposition")
+
+
+def _family_nodes(graph: CaseGraph) -> tuple[str, ...]:
+    return tuple(f"fh_{i}" for i in range(len(graph.family_history)))
+
+
+def _known(graph: CaseGraph, node_id: str) -> bool:
+    try:
+        plain_node(graph, node_id, Voice(graph.demographics.sex, graph.demographics.age))
+    except KeyError:
+        return False
+    return True
+
+
+def _section_spans(text: str, parts: list[str]) -> tuple[str, list[tuple[int, int]]]:
+    """Where each section's text lies in the assembled text ((-1, -1) when not found verbatim)."""
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for part in parts:
+        t = " ".join(part.split())
+        at = text.find(t, pos) if t else -1
+        if at < 0 and t:
+            at = text.find(t)
+        spans.append((at, at + len(t)) if at >= 0 else (-1, -1))
+        if at >= 0:
+            pos = at + len(t)
+    return text, spans

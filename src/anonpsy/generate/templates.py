@@ -421,12 +421,19 @@ class Renderer:
         dropped: list[str] = []
         if level >= BARE and b.interval is not None:
             dropped.append(f"time:{key}")
+        # A time phrase that ends before the visit is a past cue: beside a possible symptom it would read as
+        # "had it", so it gets a sentence of its own.
+        past_time = bool(when) and b.interval is not None and b.interval[1] < 1
         if level >= PLAIN:
             for assertion, group in ((Assertion.present, present), (Assertion.historical, past),
                                      (Assertion.possible, possible)):
                 names = list(dict.fromkeys(s.headword for s in group))
                 for x in plain_symptoms(assertion, names, v):
-                    sent.append(lead_in(when, _lower_first(x)) if when else x)
+                    if when and not (past_time and assertion == Assertion.possible):
+                        x = lead_in(when, _lower_first(x))
+                    sent.append(x)
+            if possible and past_time:
+                sent.append(f"This was {when}.")
         else:
             if present:
                 heads = join(list(dict.fromkeys(_symptom_name(s) for s in present)))
@@ -446,7 +453,9 @@ class Renderer:
             for chunk in scoped_lists([f"possible {_symptom_name(s)}" for s in possible], 2 * CUE_SCOPE):
                 # every item carries its own "possible"; the chunk only keeps the sentence short
                 was = "were" if len(chunk) > 1 else be(chunk[0])
-                sent.append(lead_in(when, f"{join(chunk)} {was} also noted") + ".")
+                sent.append(lead_in("" if past_time else when, f"{join(chunk)} {was} also noted") + ".")
+            if possible and past_time:
+                sent.append(f"This was {when}.")
         sent += self._frames(b, level, dropped)
         nodes = [s.id for s in b.symptoms]
         dx = b.diagnosis

@@ -307,4 +307,16 @@ def generate_with_llm(graph: CaseGraph, ctx: StepContext, audit: Audit) -> str:
             f"D_ROUNDTRIP_MISSING {g.kind} {g.node_id}: not found by the rules extractor after "
             f"{rounds} regeneration round(s)"
         )
+    return _status_round_trip(graph, sections, ctx, audit)
+
+
+def _status_round_trip(graph: CaseGraph, sections: list[Section], ctx: StepContext, audit: Audit) -> str:
+    """The rules backend's round trip on statuses (anonpsy.generate.faithful): sections that state a fact with
+    another status than the graph's are written plainly; what still disagrees is a violation."""
+    from anonpsy.audit import GenerationRecord
+    from anonpsy.generate.faithful import round_trip_sections
+
+    text, record, violations = round_trip_sections(graph, sections, assemble, seed=ctx.seed)
+    audit.generation = GenerationRecord(backend="llm", round_trip=record)
+    audit.violations += [v.model_dump() for v in violations]
     return text
