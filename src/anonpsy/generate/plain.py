@@ -71,6 +71,15 @@ def treatment_phrase(t: Treatment, *, frequency: bool = True) -> str:
     return " ".join(b.strip() for b in bits if b.strip())
 
 
+_ADJECTIVE = re.compile(r"^(?:not |in|un)?\w+(?:ive|ful|ed|able|ible|ant|ent|ous|less)$")
+
+
+def because(reason: str) -> str:
+    """Why a treatment was stopped: "because of side effects", "because it was ineffective"."""
+    reason = strip_end(reason)
+    return f"because it was {reason}" if _ADJECTIVE.match(reason) else f"because of {reason}"
+
+
 def plain_diagnosis(d: Diagnosis, v: Voice) -> str:
     name = dx_full_name(d)
     if d.certainty == Certainty.ruled_out:
@@ -97,7 +106,7 @@ def plain_treatment(t: Treatment, v: Voice) -> str:
     med = t.type == TreatmentType.medication
     if t.status == TreatmentStatus.past:
         verb = "took" if med else "received"
-        reason = f", which was stopped because of {t.discontinued_reason}" if t.discontinued_reason else ""
+        reason = f", which was stopped {because(t.discontinued_reason)}" if t.discontinued_reason else ""
         return f"{cap(v.subj)} previously {verb} {phrase}{reason}."
     if t.status == TreatmentStatus.planned:
         return f"The plan is to start {phrase}."

@@ -37,6 +37,7 @@ from anonpsy.generate.findings import (
 )
 from anonpsy.generate.plain import (
     be,
+    because,
     dx_full_name,
     dx_name,
     family_item,
@@ -539,11 +540,12 @@ class Renderer:
         for status in (TreatmentStatus.current, TreatmentStatus.prn, TreatmentStatus.past, TreatmentStatus.planned,
                        TreatmentStatus.refused):
             ts = by_status.get(status, [])
-            simple = [t for t in ts if not t.outcome and not t.discontinued_reason]
-            groups: dict[tuple[str | None, bool], list[Treatment]] = {}
+            simple = [t for t in ts if not t.outcome]
+            groups: dict[tuple[str | None, bool, str | None], list[Treatment]] = {}
             for t in simple:
-                groups.setdefault((self._stated_targets.get(t.id), t.type == TreatmentType.medication), []).append(t)
-            for (target, med), group in groups.items():
+                group_key = (self._stated_targets.get(t.id), t.type == TreatmentType.medication, t.discontinued_reason)
+                groups.setdefault(group_key, []).append(t)
+            for (target, med, _), group in groups.items():
                 out += self._treatment_sentences(status, group, target, med, when, b.interval)
             for t in ts:
                 if t in simple:
@@ -583,12 +585,12 @@ class Renderer:
             verb = v.verb("takes") if med else v.verb("receives")
             return [f"{cap(v.subj)} {verb} {join(phrases)}{tgt}."]
         if status == TreatmentStatus.past:
-            reason = ts[0].discontinued_reason if len(ts) == 1 else None
+            reason = ts[0].discontinued_reason  # the group shares it
             took = "took" if med else "received"
             for chunk in scoped_lists(phrases):
                 lst = join(chunk)
-                why = f", which {'were' if len(chunk) > 1 else 'was'} stopped because of {reason}" if reason else ""
-                if when:
+                why = f", which {'were' if len(chunk) > 1 else 'was'} stopped {because(reason)}" if reason else ""
+                if when and iv is not None and iv[1] < 1:
                     out.append(f"Previously, {when}, {v.subj} {took} {lst}{tgt}{why}.")
                 else:
                     had = "had previously taken" if med else "had previously received"
