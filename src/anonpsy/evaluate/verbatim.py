@@ -69,7 +69,10 @@ def drug_words() -> frozenset[str]:
 
 def dose_mask(words: Sequence[str], extra_drug_words: Iterable[str] = ()) -> list[bool]:
     """For each word, whether it lies inside a dose group (see the module docstring)."""
-    drugs = drug_words() | {w for x in extra_drug_words for w, _, _ in tokens(x)}
+    return _dose_mask(words, drug_words() | {w for x in extra_drug_words for w, _, _ in tokens(x)})
+
+
+def _dose_mask(words: Sequence[str], drugs: frozenset[str]) -> list[bool]:
     kind = []
     for w in words:
         if w in drugs:
@@ -217,12 +220,12 @@ class CopyMeter:
     def __init__(self, source: str, extra_drug_words: Iterable[str] = ()) -> None:
         self._ids: dict[str, int] = {}
         self._sam = _SuffixAutomaton([self._ids.setdefault(w, len(self._ids)) for w, _, _ in tokens(source)])
-        self._drugs = tuple(extra_drug_words)
+        self._drugs = drug_words() | {w for x in extra_drug_words for w, _, _ in tokens(x)}
 
     def _lengths(self, output: str) -> tuple[list[tuple[str, int, int]], list[int], list[int]]:
         out_toks = tokens(output)
         lengths = self._sam.match_lengths([self._ids.get(w, -1) for w, _, _ in out_toks])
-        counted = [0 if m else 1 for m in dose_mask([w for w, _, _ in out_toks], self._drugs)]
+        counted = [0 if m else 1 for m in _dose_mask([w for w, _, _ in out_toks], self._drugs)]
         prefix = [0]
         for c in counted:
             prefix.append(prefix[-1] + c)

@@ -97,8 +97,12 @@ def plain_diagnosis(d: Diagnosis, v: Voice) -> str:
 
 def plain_history(p: PastHistory, v: Voice) -> str:
     """A past-history item: "She had asthma in the past." (a status other than unknown in words)."""
+    from anonpsy.generate.facts import dx_key
+
     status = {"chronic": "chronic ", "active": "active "}.get(p.status.value, "")
-    return f"{cap(v.subj)} had {status}{strip_end(p.condition)} in the past."
+    cond = strip_end(p.condition)
+    cond = dx_name(cond) if dx_key(cond).startswith("dsm:") else cond
+    return f"{cap(v.subj)} had {status}{cond} in the past."
 
 
 def plain_treatment(t: Treatment, v: Voice) -> str:

@@ -675,7 +675,7 @@ class Renderer:
         v = self.voice
         status = {"chronic": "chronic ", "active": "active "}.get(p.status.value, "")
         tail = {"remitted": ", now in remission", "resolved": ", since resolved"}.get(p.status.value, "")
-        return f"{cap(v.subj)} had {status}{strip_end(p.condition)} in the past{tail}."
+        return f"{cap(v.subj)} had {status}{_condition(p)} in the past{tail}."
 
     # -- closing --------------------------------------------------------------------------------------------
 
@@ -709,7 +709,7 @@ class Renderer:
     def _history_item(self, p: PastHistory) -> str:
         status = {"chronic": "chronic ", "active": "active "}.get(p.status.value, "")
         tail = {"remitted": " (now in remission)", "resolved": " (since resolved)"}.get(p.status.value, "")
-        return f"{status}{strip_end(p.condition)}{tail}"
+        return f"{status}{_condition(p)}{tail}"
 
     def family(self) -> list[Piece]:
         out: list[Piece] = []
@@ -821,6 +821,14 @@ class Renderer:
 
     def render(self) -> str:
         return assemble(self.pieces())
+
+
+def _condition(p: PastHistory) -> str:
+    """A past-history condition in running text: a DSM diagnosis by its name in running-text case."""
+    from anonpsy.generate.facts import dx_key
+
+    cond = strip_end(p.condition)
+    return dx_name(cond) if dx_key(cond).startswith("dsm:") else cond
 
 
 def _lower_first(s: str) -> str:
