@@ -6,9 +6,10 @@ A recogniser that does not know a name writes nothing, or writes ordinary words 
 and the identifier type the region then holds. It is used twice:
 
 * :meth:`CueSet.classify_gap`: a voiced region no word accounts for, with the words around it;
-* :meth:`CueSet.spans`: recognised words right after a ``before`` phrase, up to ``reach_words`` words or
-  ``reach_seconds``, ending earlier at a pause of ``stop_at_pause_ms`` or at one of ``stop_words`` (which is
-  not included); words the recogniser put in an identifier's place are muted with it.
+* :meth:`CueSet.spans`: recognised words right after a ``before`` phrase (or right before an ``after``
+  phrase), up to ``reach_words`` words or ``reach_seconds``, ending earlier at a pause of
+  ``stop_at_pause_ms``, at the end of a written sentence, or at one of ``stop_words`` (which is not
+  included); words the recogniser put in an identifier's place are muted with it.
 
 A rule with ``digits_at_least`` instead matches spoken numbers: a number said in at least ``min_words`` words
 with at least that many digits ("two five three five …", "nineteen eighty two") is an identifier.
@@ -81,6 +82,7 @@ class TimedWord(Protocol):
 
 _PUNCT = ".,;:!?\"'()[]{}"
 _NUMBER = re.compile(r"[0-9][0-9-]*")
+_SENTENCE_END = (".", "?", "!")
 
 
 def _core(word: str) -> str:
@@ -223,7 +225,29 @@ class CueSet:
                 if k > first and self.before_match(cores, k) is not None:
                     break  # the next cue starts its own region
                 last = k
+                if words[k].text.rstrip().endswith(_SENTENCE_END):
+                    break
             if last >= first:
+                out.append(CueMatch(rule, first, last))
+        for q in range(len(words)):
+            hit = self.after_match(cores, q)
+            if hit is None or hit[0].digits_at_least is not None:
+                continue
+            rule = hit[0]
+            last = q - 1
+            first = q
+            t1 = words[last].end if last >= 0 else 0.0
+            for k in range(last, max(-1, q - 1 - rule.reach_words), -1):
+                if k < last and words[k + 1].start - words[k].end >= rule.stop_at_pause:
+                    break
+                if cores[k] in rule.stop_words or cores[k] in self.fillers:
+                    break
+                if t1 - words[k].start > rule.reach_seconds and k < last:
+                    break
+                if k < last and words[k].text.rstrip().endswith(_SENTENCE_END):
+                    break
+                first = k
+            if first <= last:
                 out.append(CueMatch(rule, first, last))
         return out
 
