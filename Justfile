@@ -34,3 +34,8 @@ bench-eval:
 bench-llm:
     python tests/bench/bench_llm_throughput.py
     python tests/bench/bench_llm_throughput.py --processes 2
+
+# Audio de-identification on synthetic espeak-ng dictations (needs espeak-ng and the audio extra).
+bench-audio:
+    python tests/bench/bench_audio.py --dictations 60
+    python tests/bench/bench_audio.py --rtf --repeat 3

@@ -90,7 +90,7 @@ class PocketSphinxRecognizer:
         for a, b in utterances(regions, max_s=self.max_utterance_s):
             start = max(0.0, a - self.pad_s)
             end = min(total, b + self.pad_s)
-            chunk = signal[int(start * ANALYSIS_RATE) : int(math.ceil(end * ANALYSIS_RATE))]
+            chunk = signal[int(start * ANALYSIS_RATE) : math.ceil(end * ANALYSIS_RATE)]
             if len(chunk) < ANALYSIS_RATE // 10:
                 continue
             d = self._decoder

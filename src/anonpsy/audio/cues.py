@@ -11,6 +11,7 @@ and the identifier type the region then holds. It is used twice:
   ``stop_at_pause_ms``, at the end of a written sentence, or at one of ``stop_words`` (which is not
   included); words the recogniser put in an identifier's place are muted with it.
 
+A rule with ``numbers_only`` reaches over number words only ("medical record number four eight …").
 A rule with ``digits_at_least`` instead matches spoken numbers: a number said in at least ``min_words`` words
 with at least that many digits ("two five three five …", "nineteen eighty two") is an identifier.
 
@@ -56,6 +57,7 @@ class CueRuleModel(_Model):
     stop_words: tuple[str, ...] = ()
     digits_at_least: int | None = Field(default=None, ge=3, le=30)
     min_words: int = Field(default=2, ge=1, le=30)
+    numbers_only: bool = False
 
 
 class CueFile(_Model):
@@ -85,6 +87,13 @@ _NUMBER = re.compile(r"[0-9][0-9-]*")
 _SENTENCE_END = (".", "?", "!")
 
 
+def is_number_word(c: str) -> bool:
+    """A word that can be part of a spoken number (digits, number words, "oh", "double")."""
+    from anonpsy.audio.spoken import REPEATS, SCALES, TEENS, TENS, UNITS
+
+    return c.isdigit() or c in UNITS or c in TEENS or c in TENS or c in SCALES or c in REPEATS
+
+
 def _core(word: str) -> str:
     return word.strip(_PUNCT).lower()
 
@@ -107,6 +116,7 @@ class CueRule:
     stop_words: frozenset[str]
     digits_at_least: int | None
     min_words: int
+    numbers_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -141,6 +151,7 @@ class CueSet:
                 frozenset(_core(w) for w in r.stop_words),
                 r.digits_at_least,
                 r.min_words,
+                r.numbers_only,
             )
             for r in f.rules
         )
@@ -220,6 +231,8 @@ class CueSet:
                     break
                 if cores[k] in rule.stop_words:
                     break
+                if rule.numbers_only and not is_number_word(cores[k]):
+                    break
                 if words[k].end - t0 > rule.reach_seconds and k > first:
                     break
                 if k > first and self.before_match(cores, k) is not None:
@@ -244,7 +257,7 @@ class CueSet:
                     break
                 if t1 - words[k].start > rule.reach_seconds and k < last:
                     break
-                if k < last and words[k].text.rstrip().endswith(_SENTENCE_END):
+                if words[k].text.rstrip().endswith(_SENTENCE_END):
                     break
                 first = k
             if first <= last:

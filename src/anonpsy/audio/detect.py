@@ -3,7 +3,8 @@
 Three rule sources, and a model with ``backend="llm"``:
 
 * the masking analyzer (:func:`anonpsy.phi.analyzer.analyze`) on the written form of the transcript
-  (:func:`anonpsy.audio.spoken.normalize`), its character spans mapped back to words;
+  (:func:`anonpsy.audio.spoken.normalize`), its character spans mapped back to words; ages of 89 or less are
+  not Safe Harbor identifiers (:func:`anonpsy.phi.analyzer.safe_harbor_category`) and stay audible;
 * cue spans (:meth:`anonpsy.audio.cues.CueSet.spans`): words right after "my name is", "doctor", "call me at";
 * spoken numbers (:meth:`anonpsy.audio.cues.CueSet.number_spans`): digit-by-digit and paired numbers;
 * with the llm backend, the chunked detector (:class:`anonpsy.phi.llm_detect.LLMDetector`) on the same written
@@ -45,10 +46,21 @@ def _default_analyze(text: str) -> Sequence[Span]:
     return analyze(text)
 
 
+def _age_within_limit(span: Span, text: str) -> bool:
+    """An age of 89 or less: not a Safe Harbor identifier, and clinically needed."""
+    if span.type != "AGE":
+        return False
+    from anonpsy.phi.analyzer import safe_harbor_category
+
+    return safe_harbor_category(span, text) is None
+
+
 def analyzer_hits(norm: Normalized, analyze: AnalyzeFn) -> list[WordHit]:
-    """Analyzer spans on the written form, as word ranges."""
+    """Analyzer spans on the written form, as word ranges (ages of 89 or less are kept audible)."""
     hits = []
     for span in analyze(norm.text):
+        if _age_within_limit(span, norm.text):
+            continue
         rng = norm.words_of(span.start, span.end)
         if rng is not None:
             hits.append(WordHit(rng[0], rng[1], span.type, "phi", f"rules:{span.recognizer or 'analyzer'}"))

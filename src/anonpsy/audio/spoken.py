@@ -99,6 +99,20 @@ def _is_digit_word(c: str) -> bool:
     return c in UNITS or c in TEENS or c in TENS or bool(_DIGITS.match(c))
 
 
+def _joins_run(cores: Sequence[str], i: int, j: int) -> bool:
+    """Does word ``j`` continue the number run that started at ``i`` ("and", "double", a mishearing)?"""
+    c = cores[j]
+    n = len(cores)
+    nxt_digit = j + 1 < n and _is_digit_word(cores[j + 1])
+    if c == "and":
+        return j > i and cores[j - 1] in SCALES and nxt_digit
+    if c in REPEATS:
+        return j + 1 < n and cores[j + 1] in UNITS
+    if c in HOMOPHONES:
+        return j > i and _is_digit_word(cores[j - 1]) and nxt_digit
+    return False
+
+
 def _number_run(cores: Sequence[str], i: int) -> int:
     """End (exclusive) of the run of number words starting at ``i`` (``i`` itself when none)."""
     j = i
@@ -116,12 +130,7 @@ def _number_run(cores: Sequence[str], i: int) -> int:
             if c in SCALES and j == i:
                 break
             j += 1
-        elif c == "and" and j > i and cores[j - 1] in SCALES and j + 1 < n and _is_digit_word(cores[j + 1]):
-            j += 1
-        elif c in REPEATS and j + 1 < n and cores[j + 1] in UNITS:
-            j += 1
-        elif c in HOMOPHONES and j > i and _is_digit_word(cores[j - 1]) and j + 1 < n \
-                and _is_digit_word(cores[j + 1]):
+        elif _joins_run(cores, i, j):
             j += 1
         else:
             break
@@ -192,12 +201,12 @@ def _cardinal(cores: Sequence[str], i: int) -> tuple[int, int]:
             value = (value or 1) * 100
         if i < n and cores[i] == "and":
             i += 1
-        if i < n and (cores[i] in TENS or cores[i] in TEENS or
-                      (cores[i] in UNITS and cores[i] not in ("oh", "o", "zero"))):
-            # "one hundred fifty", "two thousand nineteen" (but "nineteen ninety" is two chunks)
-            if value % 100 == 0:
-                more, i = _small(cores, i)
-                value += more
+        more_follows = i < n and (cores[i] in TENS or cores[i] in TEENS or
+                                  (cores[i] in UNITS and cores[i] not in ("oh", "o", "zero")))
+        # "one hundred fifty", "two thousand nineteen" (but "nineteen ninety" is two chunks)
+        if more_follows and value % 100 == 0:
+            more, i = _small(cores, i)
+            value += more
         if i < n and cores[i] in SCALES and value >= 1000:
             break
     return total + value, i

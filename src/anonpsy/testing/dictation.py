@@ -115,6 +115,8 @@ class Dictation:
                 continue
             words = [w for w in seg.text.split() if w.strip(".,")]
             if not words:
+                if out:  # punctuation spoken as its own segment belongs to the word before it
+                    out[-1]["word"] += seg.text.strip()
                 continue
             weights = [len(w) + 1 for w in words]
             total = sum(weights)
@@ -169,10 +171,7 @@ def _year(rng: random.Random) -> str:
 def _date(rng: random.Random, with_year: bool) -> str:
     month = rng.choice(MONTHS)
     day = rng.randrange(1, 29)
-    if rng.random() < 0.25:
-        base = f"the {ORD[day]} of {month}"
-    else:
-        base = f"{month} {ORD[day]}"
+    base = f"the {ORD[day]} of {month}" if rng.random() < 0.25 else f"{month} {ORD[day]}"
     return f"{base}, {_year(rng)}" if with_year else base
 
 
@@ -294,7 +293,8 @@ def corpus(n: int, *, seed: int = 0, sentences: int = 6) -> list[Dictation]:
 def _frame_rms(x: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
     n = len(x) // FRAME
     f = x[: n * FRAME].astype(np.float64).reshape(n, FRAME) / 32768.0
-    return np.sqrt(np.mean(f * f, axis=1))
+    rms: npt.NDArray[np.float64] = np.sqrt(np.mean(f * f, axis=1))
+    return rms
 
 
 @dataclass
@@ -347,7 +347,8 @@ def measure(d: Dictation, output: npt.NDArray[Any], *, speech_dbfs: float = -45.
             else:
                 m.missed.append((d.voice, seg.phi))
         else:
-            same = np.abs(20 * np.log10(np.maximum(rout, 1e-12) / rin)) <= 0.1
+            with np.errstate(divide="ignore", invalid="ignore"):
+                same = np.abs(20 * np.log10(np.maximum(rout, 1e-12) / np.maximum(rin, 1e-12))) <= 0.1
             m.speech_s += float(speech.sum()) * FRAME / RATE
             m.kept_s += float((speech & same).sum()) * FRAME / RATE
     return m
