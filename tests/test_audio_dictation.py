@@ -118,3 +118,43 @@ def test_pocketsphinx_command_keeps_format_and_sox_agrees(tmp_path: Path, dictat
     kept = next((s, e) for seg, s, e in d.segments if seg.phi is None and unmuted[s:e].all())
     assert sox_rms(out, *kept) == pytest.approx(sox_rms(src, *kept))
     assert len(x_out) == len(x_in) == len(d.samples) and info_out.samplerate == RATE
+
+
+def test_llm_backend_marks_words_and_gaps(dictations: list[Any]) -> None:
+    """--backend llm: the chunked detector and the gap prompt, through the scripted chat server."""
+    from anonpsy.audio.asr import ServerRecognizer
+    from anonpsy.audio.pipeline import Settings, deidentify
+    from anonpsy.audio.signal import decode_audio
+    from anonpsy.llm import LLMClient, LLMConfig
+    from anonpsy.llm.client import TranscriptionClient
+    from anonpsy.phi.llm_detect import LLMDetector
+    from anonpsy.testing.openai_server import ScriptedOpenAIServer, template_of
+
+    d = dictations[1]
+    words = d.timed_words(skip=frozenset({"PERSON"}))
+    # A recogniser that also drops two ordinary words leaves a gap with no cue: only the model can judge it.
+    plain = next(seg.text.split()[0] for seg, _, _ in d.segments if seg.phi is None and len(seg.text.split()) > 4)
+    k = next(i for i, w in enumerate(words) if w["word"] == plain)
+    words = words[: k + 1] + words[k + 3 :]
+
+    def respond(body: dict[str, Any]) -> dict[str, Any]:
+        template, _ = template_of(body)
+        prompt = body["messages"][-1]["content"]
+        if template == "audio_gap":
+            count = prompt.count("[GAP_")
+            return {"gaps": [{"id": f"GAP_{k}", "phi": True, "type": "PERSON"} for k in range(1, count + 1)]}
+        return {"entities": []}
+
+    reply = {"text": "", "words": words}
+    with ScriptedOpenAIServer(transcriptions=reply, responder=respond) as srv, \
+            TranscriptionClient(srv.base_url) as tc, \
+            LLMClient(LLMConfig(profile="scripted", base_url=srv.base_url)) as client:
+        result = deidentify(decode_audio(d.wav_bytes(), "dictation"), ServerRecognizer(tc),
+                            Settings(backend="llm"), llm_detector=LLMDetector(client), llm_client=client)
+        templates = {r.template_id for r in srv.chat_requests}
+    assert templates == {"phi_detect", "audio_gap"}
+    by_model = [v for v in result.gaps if v.detector == "llm:audio_gap@v1"]
+    assert by_model and all(v.phi for v in by_model)
+    assert any(iv["detector"] == "llm:audio_gap@v1" for iv in result.report["intervals"])
+    m = measure(d, result.audio.samples[:, 0])
+    assert m.muted_share == 1.0 and m.length_equal

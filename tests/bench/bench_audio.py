@@ -75,6 +75,7 @@ def _rtf(repeat: int, seed: int) -> int:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
     rec = PocketSphinxRecognizer()
+    load_before = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     walls, cpus = [], []
     for _ in range(repeat):
         w, c = time.perf_counter(), time.process_time()
@@ -83,7 +84,8 @@ def _rtf(repeat: int, seed: int) -> int:
         cpus.append(time.process_time() - c)
     dur = audio.duration
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"audio: {dur:.1f} s, one core, {repeat} runs, load average before/after ~{load:.2f}")
+    print(f"audio: {dur:.1f} s, one core, {repeat} runs, 1-min load average {load_before:.2f} before, "
+          f"{load:.2f} after (on {os.cpu_count()} cores)")
     print("wall RTF: " + ", ".join(f"{w / dur:.3f}" for w in walls) + f"  (min {min(walls) / dur:.3f})")
     print("cpu  RTF: " + ", ".join(f"{c / dur:.3f}" for c in cpus) + f"  (min {min(cpus) / dur:.3f})")
     return 0
