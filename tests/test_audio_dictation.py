@@ -19,7 +19,14 @@ import pytest
 np = pytest.importorskip("numpy", reason="needs the audio extra: pip install 'anonpsy[audio]'")
 sf = pytest.importorskip("soundfile", reason="needs the audio extra: pip install 'anonpsy[audio]'")
 
-from anonpsy.testing.dictation import RATE, Measure, corpus, espeak_available, measure  # noqa: E402
+from anonpsy.testing.dictation import (  # noqa: E402
+    RATE,
+    Measure,
+    corpus,
+    espeak_available,
+    measure,
+    through_transcription_server,
+)
 
 pytestmark = pytest.mark.skipif(not espeak_available(), reason="needs espeak-ng (apt-get install espeak-ng)")
 
@@ -32,23 +39,10 @@ def dictations() -> list[Any]:
     return corpus(N_DICTATIONS, seed=SEED)
 
 
-def _through_server(d: Any, skip: frozenset[str] = frozenset()) -> Any:
-    from anonpsy.audio.asr import ServerRecognizer
-    from anonpsy.audio.pipeline import deidentify
-    from anonpsy.audio.signal import decode_audio
-    from anonpsy.llm.client import TranscriptionClient
-    from anonpsy.testing.openai_server import ScriptedOpenAIServer
-
-    words = d.timed_words(skip=skip)
-    reply = {"text": " ".join(w["word"] for w in words), "words": words}
-    with ScriptedOpenAIServer(transcriptions=reply) as srv, TranscriptionClient(srv.base_url) as tc:
-        return deidentify(decode_audio(d.wav_bytes(), "dictation"), ServerRecognizer(tc))
-
-
 def _corpus_measure(dictations: list[Any], skip: frozenset[str] = frozenset()) -> Measure:
     total = Measure()
     for d in dictations:
-        result = _through_server(d, skip)
+        result = through_transcription_server(d, skip=skip)
         total.add(measure(d, result.audio.samples[:, 0]))
     return total
 

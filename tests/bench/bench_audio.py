@@ -1,6 +1,8 @@
 """Audio de-identification on synthetic espeak-ng dictations: muted share, kept share, real-time factor.
 
-    python tests/bench/bench_audio.py --dictations 60          # the corpus figures
+    python tests/bench/bench_audio.py --dictations 60          # the corpus figures, embedded recogniser
+    python tests/bench/bench_audio.py --asr server --seed 3    # words as a transcription server reports them
+    python tests/bench/bench_audio.py --asr server --skip PERSON,LOCATION   # ... leaving names out (gaps)
     python tests/bench/bench_audio.py --rtf --repeat 3          # real-time factor of a 60 s dictation
 
 The corpus is written by us (anonpsy.testing.dictation): invented names, numbers and places spoken by
@@ -20,13 +22,14 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
-def _run_corpus(n: int, seed: int, margin_ms: int) -> int:
+def _run_corpus(n: int, seed: int, margin_ms: int, asr: str, skip: frozenset[str]) -> int:
     from anonpsy.audio.asr import PocketSphinxRecognizer
     from anonpsy.audio.pipeline import Settings, deidentify
     from anonpsy.audio.signal import decode_audio
-    from anonpsy.testing.dictation import Measure, corpus, measure
+    from anonpsy.testing.dictation import Measure, corpus, measure, through_transcription_server
 
-    rec = PocketSphinxRecognizer()
+    rec = PocketSphinxRecognizer() if asr == "pocketsphinx" else None
+    print(f"recogniser: {asr}" + (f" (words of types {sorted(skip)} left out)" if skip else ""))
     total = Measure()
     per_voice: dict[str, Measure] = {}
     audio_s = proc_s = 0.0
@@ -34,7 +37,11 @@ def _run_corpus(n: int, seed: int, margin_ms: int) -> int:
     for d in corpus(n, seed=seed):
         audio = decode_audio(d.wav_bytes(), "dictation")
         t = time.process_time()
-        result = deidentify(audio, rec, Settings(margin_s=margin_ms / 1000))
+        settings = Settings(margin_s=margin_ms / 1000)
+        if rec is None:
+            result = through_transcription_server(d, skip=skip, settings=settings)
+        else:
+            result = deidentify(audio, rec, settings)
         proc_s += time.process_time() - t
         audio_s += d.duration
         m = measure(d, result.audio.samples[:, 0])
@@ -96,12 +103,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dictations", type=int, default=60)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--margin-ms", type=int, default=200)
+    ap.add_argument("--asr", choices=["pocketsphinx", "server"], default="pocketsphinx",
+                    help="server: the scripted transcription server answering with the script's timed words")
+    ap.add_argument("--skip", default="", help="with --asr server: identifier types left out of the transcript")
     ap.add_argument("--rtf", action="store_true", help="measure the real-time factor of a 60 s dictation")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
     if args.rtf:
         return _rtf(args.repeat, args.seed)
-    return _run_corpus(args.dictations, args.seed, args.margin_ms)
+    skip = frozenset(t for t in args.skip.split(",") if t)
+    return _run_corpus(args.dictations, args.seed, args.margin_ms, args.asr, skip)
 
 
 if __name__ == "__main__":

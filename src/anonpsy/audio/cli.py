@@ -23,27 +23,6 @@ def _check_installed(asr: str) -> None:
         require(module)
 
 
-def _llm_parts(profile: str, chunk_words: int, overlap: int, passes: int) -> tuple[Any, Any]:
-    from anonpsy.llm import LLMClient, LLMConfig, load_config
-    from anonpsy.phi.llm_detect import LLMDetector
-
-    candidate = Path(profile)
-    if candidate.is_file():
-        try:
-            config = load_config(candidate)
-        except AnonpsyError:
-            config = LLMConfig(profile=str(candidate))
-    else:
-        config = LLMConfig(profile=profile)
-    client = LLMClient(config)
-    try:
-        detector = LLMDetector(client, chunk_words=chunk_words, overlap=overlap, passes=passes)
-    except ValueError as exc:
-        client.close()
-        raise AnonpsyError(errors.E109_BAD_OPTION, str(exc), "--chunk-words/--overlap/--passes") from None
-    return client, detector
-
-
 @main.command("audio-deid")
 @click.argument("input_path", metavar="IN.wav", type=click.Path(path_type=Path))
 @click.option("-o", "--output", required=True, type=click.Path(path_type=Path),
@@ -148,7 +127,9 @@ def audio_deid(
             recognizer = PocketSphinxRecognizer()
         client = detector = None
         if backend == "llm" and llm_profile:
-            client, detector = _llm_parts(llm_profile, chunk_words, overlap, passes)
+            from anonpsy.phi.cli import _build_llm
+
+            client, detector = _build_llm(llm_profile, chunk_words, overlap, passes)
             closers.append(client)
         result = deidentify(audio, recognizer, settings, llm_detector=detector, llm_client=client)
     finally:

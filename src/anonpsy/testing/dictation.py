@@ -354,6 +354,24 @@ def measure(d: Dictation, output: npt.NDArray[Any], *, speech_dbfs: float = -45.
     return m
 
 
+def through_transcription_server(d: Dictation, *, skip: frozenset[str] = frozenset(), settings: Any = None) -> Any:
+    """De-identify ``d`` with the scripted transcription server answering the script's timed words.
+
+    This stands in for a recogniser that hears every word (a whisper-class server): it measures detection,
+    gap judgement and muting apart from recognition errors. Returns :class:`anonpsy.audio.pipeline.Result`.
+    """
+    from anonpsy.audio.asr import ServerRecognizer
+    from anonpsy.audio.pipeline import deidentify
+    from anonpsy.audio.signal import decode_audio
+    from anonpsy.llm.client import TranscriptionClient
+    from anonpsy.testing.openai_server import ScriptedOpenAIServer
+
+    words = d.timed_words(skip=skip)
+    reply = {"text": " ".join(w["word"] for w in words), "words": words}
+    with ScriptedOpenAIServer(transcriptions=reply) as srv, TranscriptionClient(srv.base_url) as tc:
+        return deidentify(decode_audio(d.wav_bytes(), "dictation"), ServerRecognizer(tc), settings)
+
+
 __all__ = [
     "PLAIN",
     "RATE",
@@ -366,4 +384,5 @@ __all__ = [
     "espeak_available",
     "measure",
     "synthesize",
+    "through_transcription_server",
 ]
