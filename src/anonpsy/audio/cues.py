@@ -11,7 +11,8 @@ and the identifier type the region then holds. It is used twice:
   ``stop_at_pause_ms``, at the end of a written sentence, or at one of ``stop_words`` (which is not
   included); words the recogniser put in an identifier's place are muted with it.
 
-A rule with ``numbers_only`` reaches over number words only ("medical record number four eight …").
+A rule with ``gaps_only`` judges gaps only: "in [gap]" is most likely a place the recogniser did not know,
+while "in" before recognised words says nothing. A rule with ``numbers_only`` reaches over number words only ("medical record number four eight …").
 A rule with ``digits_at_least`` instead matches spoken numbers: a number said in at least ``min_words`` words
 with at least that many digits ("two five three five …", "nineteen eighty two") is an identifier.
 
@@ -58,6 +59,7 @@ class CueRuleModel(_Model):
     digits_at_least: int | None = Field(default=None, ge=3, le=30)
     min_words: int = Field(default=2, ge=1, le=30)
     numbers_only: bool = False
+    gaps_only: bool = False
 
 
 class CueFile(_Model):
@@ -117,6 +119,7 @@ class CueRule:
     digits_at_least: int | None
     min_words: int
     numbers_only: bool = False
+    gaps_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -152,6 +155,7 @@ class CueSet:
                 r.digits_at_least,
                 r.min_words,
                 r.numbers_only,
+                r.gaps_only,
             )
             for r in f.rules
         )
@@ -169,18 +173,23 @@ class CueSet:
             start += 1
         return start
 
-    def before_match(self, cores: Sequence[str], end: int) -> tuple[CueRule, int] | None:
+    def before_match(
+        self, cores: Sequence[str], end: int, *, with_gap_rules: bool = True
+    ) -> tuple[CueRule, int] | None:
         """The rule whose ``before`` phrase ends right before index ``end`` (fillers skipped), longest first.
 
-        Returns the rule and the phrase length.
+        Returns the rule and the phrase length; ``gaps_only`` rules lose ties and are left out when
+        ``with_gap_rules`` is false.
         """
         stop = self._skip_fillers_back(cores, end)
         best: tuple[CueRule, int] | None = None
         for rule in self.rules:
+            if rule.gaps_only and not with_gap_rules:
+                continue
             for phrase in rule.before:
                 n = len(phrase)
                 if n <= stop and tuple(cores[stop - n : stop]) == phrase:
-                    if best is None or n > best[1]:
+                    if best is None or n > best[1] or (n == best[1] and best[0].gaps_only):
                         best = (rule, n)
                     break
         return best
@@ -205,6 +214,8 @@ class CueSet:
         hit_b = self.before_match(b, len(b))
         hit_a = self.after_match(a, 0)
         if hit_b and hit_a:
+            if hit_b[0].gaps_only != hit_a[0].gaps_only:
+                return hit_a[0] if hit_b[0].gaps_only else hit_b[0]
             return hit_b[0] if hit_b[1] >= hit_a[1] else hit_a[0]
         if hit_b:
             return hit_b[0]
@@ -215,11 +226,11 @@ class CueSet:
         cores = [_core(w.text) for w in words]
         out: list[CueMatch] = []
         for p in range(1, len(words) + 1):
-            hit = self.before_match(cores, p)
+            hit = self.before_match(cores, p, with_gap_rules=False)
             if hit is None:
                 continue
             rule = hit[0]
-            if rule.digits_at_least is not None:
+            if rule.digits_at_least is not None or rule.gaps_only:
                 continue
             first = p  # fillers right after the cue are muted with the region
             if first >= len(words):
@@ -235,7 +246,7 @@ class CueSet:
                     break
                 if words[k].end - t0 > rule.reach_seconds and k > first:
                     break
-                if k > first and self.before_match(cores, k) is not None:
+                if k > first and self.before_match(cores, k, with_gap_rules=False) is not None:
                     break  # the next cue starts its own region
                 last = k
                 if words[k].text.rstrip().endswith(_SENTENCE_END):
@@ -244,7 +255,7 @@ class CueSet:
                 out.append(CueMatch(rule, first, last))
         for q in range(len(words)):
             hit = self.after_match(cores, q)
-            if hit is None or hit[0].digits_at_least is not None:
+            if hit is None or hit[0].digits_at_least is not None or hit[0].gaps_only:
                 continue
             rule = hit[0]
             last = q - 1
