@@ -3,6 +3,7 @@
     python tests/bench/bench_audio.py --dictations 60          # the corpus figures, embedded recogniser
     python tests/bench/bench_audio.py --asr server --seed 3    # words as a transcription server reports them
     python tests/bench/bench_audio.py --asr server --skip PERSON,LOCATION   # ... leaving names out (gaps)
+    python tests/bench/bench_audio.py --asr server --presidio ../shared/data/presidio-synth/synth_dataset_v2.json
     python tests/bench/bench_audio.py --rtf --repeat 3          # real-time factor of a 60 s dictation
 
 The corpus is written by us (anonpsy.testing.dictation): invented names, numbers and places spoken by
@@ -22,11 +23,17 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
-def _run_corpus(n: int, seed: int, margin_ms: int, asr: str, skip: frozenset[str]) -> int:
+def _run_corpus(n: int, seed: int, margin_ms: int, asr: str, skip: frozenset[str], presidio: str | None) -> int:
     from anonpsy.audio.asr import PocketSphinxRecognizer
     from anonpsy.audio.pipeline import Settings, deidentify
     from anonpsy.audio.signal import decode_audio
-    from anonpsy.testing.dictation import Measure, corpus, measure, through_transcription_server
+    from anonpsy.testing.dictation import (
+        Measure,
+        corpus,
+        measure,
+        presidio_corpus,
+        through_transcription_server,
+    )
 
     rec = PocketSphinxRecognizer() if asr == "pocketsphinx" else None
     print(f"recogniser: {asr}" + (f" (words of types {sorted(skip)} left out)" if skip else ""))
@@ -34,7 +41,9 @@ def _run_corpus(n: int, seed: int, margin_ms: int, asr: str, skip: frozenset[str
     per_voice: dict[str, Measure] = {}
     audio_s = proc_s = 0.0
     types: Counter[str] = Counter()
-    for d in corpus(n, seed=seed):
+    dictations = presidio_corpus(presidio, n, seed=seed) if presidio else corpus(n, seed=seed)
+    print("text: " + (f"presidio-research synthetic sentences ({presidio})" if presidio else "anonpsy templates"))
+    for d in dictations:
         audio = decode_audio(d.wav_bytes(), "dictation")
         t = time.process_time()
         settings = Settings(margin_s=margin_ms / 1000)
@@ -47,7 +56,7 @@ def _run_corpus(n: int, seed: int, margin_ms: int, asr: str, skip: frozenset[str
         m = measure(d, result.audio.samples[:, 0])
         total.add(m)
         per_voice.setdefault(d.voice, Measure()).add(m)
-        types.update(s.phi for s, _, _ in d.segments if s.phi)
+        types.update(s.phi for s, _, _ in d.segments if s.phi and not s.ignore)
     print(f"dictations: {n}  audio: {audio_s:.1f} s  identifier spans: {total.phi_spans}  ({dict(types)})")
     print(f"identifier spans fully muted: {total.phi_muted}/{total.phi_spans} = {total.muted_share:.1%}")
     print(f"non-identifier speech kept: {total.kept_s:.1f}/{total.speech_s:.1f} s = {total.kept_share:.1%}")
@@ -106,13 +115,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--asr", choices=["pocketsphinx", "server"], default="pocketsphinx",
                     help="server: the scripted transcription server answering with the script's timed words")
     ap.add_argument("--skip", default="", help="with --asr server: identifier types left out of the transcript")
+    ap.add_argument("--presidio", metavar="JSON", help="speak presidio-research's synth_dataset_v2.json instead")
     ap.add_argument("--rtf", action="store_true", help="measure the real-time factor of a 60 s dictation")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
     if args.rtf:
         return _rtf(args.repeat, args.seed)
     skip = frozenset(t for t in args.skip.split(",") if t)
-    return _run_corpus(args.dictations, args.seed, args.margin_ms, args.asr, skip)
+    return _run_corpus(args.dictations, args.seed, args.margin_ms, args.asr, skip, args.presidio)
 
 
 if __name__ == "__main__":

@@ -11,10 +11,11 @@ and the identifier type the region then holds. It is used twice:
   ``stop_at_pause_ms``, at the end of a written sentence, or at one of ``stop_words`` (which is not
   included); words the recogniser put in an identifier's place are muted with it.
 
-A rule with ``gaps_only`` judges gaps only: "in [gap]" is most likely a place the recogniser did not know,
-while "in" before recognised words says nothing. A rule with ``numbers_only`` reaches over number words only ("medical record number four eight …").
-A rule with ``digits_at_least`` instead matches spoken numbers: a number said in at least ``min_words`` words
-with at least that many digits ("two five three five …", "nineteen eighty two") is an identifier.
+A rule with ``gaps_only`` judges gaps only: "in [gap]" is most likely a place the recogniser did not know, while
+"in" before recognised words says nothing. A rule with ``numbers_only`` reaches over number words only ("medical
+record number four eight …"). A rule with ``digits_at_least`` instead matches spoken numbers: a number said in at
+least ``min_words`` words with at least that many digits ("two five three five …", "nineteen eighty two") is an
+identifier.
 
 Fillers ("uh", "um") between a cue and its region are skipped. Matching is on lower-case words without
 punctuation. This module is pure (no audio libraries), so ``anonpsy rules check`` runs its cases anywhere.

@@ -82,10 +82,11 @@ PLAIN: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class Segment:
-    """A piece of text; ``phi`` names its identifier type, or is None."""
+    """A piece of text; ``phi`` names its identifier type, or is None; ``ignore`` leaves it out of the counts."""
 
     text: str
     phi: str | None = None
+    ignore: bool = False
 
 
 @dataclass
@@ -239,8 +240,8 @@ def _synth(text: str, voice: str, speed: int, pitch: int) -> npt.NDArray[np.int1
     import soundfile as sf
 
     wav = subprocess.run(
-        ["espeak-ng", "-v", voice, "-s", str(speed), "-p", str(pitch), "--stdout", text],
-        capture_output=True, check=True, timeout=60,
+        ["espeak-ng", "-v", voice, "-s", str(speed), "-p", str(pitch), "--stdout"],
+        input=text.encode("utf-8"), capture_output=True, check=True, timeout=60,
     ).stdout
     data, rate = sf.read(io.BytesIO(wav), dtype="int16")
     if rate != RATE:
@@ -290,6 +291,60 @@ def corpus(n: int, *, seed: int = 0, sentences: int = 6) -> list[Dictation]:
     return out
 
 
+#: Presidio's synthetic entity types counted as identifiers; AGE (kept audible up to 89 by design), TITLE, NRP
+#: and DOMAIN_NAME segments are left out of both counts.
+PRESIDIO_PHI = frozenset({"PERSON", "STREET_ADDRESS", "GPE", "PHONE_NUMBER", "DATE_TIME", "EMAIL_ADDRESS",
+                          "ZIP_CODE", "CREDIT_CARD", "IBAN_CODE", "US_SSN", "IP_ADDRESS", "US_DRIVER_LICENSE",
+                          "ORGANIZATION"})
+
+
+def presidio_scripts(path: str, n: int, *, per_dictation: int = 5, seed: int = 0) -> list[list[list[Segment]]]:
+    """Dictation scripts from Microsoft presidio-research's synthetic sentences (MIT; text we did not write).
+
+    Sentences are cut into segments at their gold entity spans; ``n`` dictations of ``per_dictation``
+    sentences each, drawn with ``seed``.
+    """
+    import json
+
+    with open(path, encoding="utf-8") as fh:
+        data = json.load(fh)
+    rng = random.Random(seed)
+    picks = rng.sample(range(len(data)), min(len(data), n * per_dictation))
+    scripts: list[list[list[Segment]]] = []
+    for i in range(0, len(picks), per_dictation):
+        script = []
+        for k in picks[i : i + per_dictation]:
+            item = data[k]
+            text = item["full_text"]
+            segs: list[Segment] = []
+            pos = 0
+            for span in sorted(item["spans"], key=lambda x: x["start_position"]):
+                a, b = span["start_position"], span["end_position"]
+                if a < pos:
+                    continue
+                if text[pos:a].strip():
+                    segs.append(Segment(" ".join(text[pos:a].split())))
+                kind = span["entity_type"]
+                value = " ".join(text[a:b].split())
+                segs.append(Segment(value, kind if kind in PRESIDIO_PHI else None, kind not in PRESIDIO_PHI))
+                pos = b
+            if text[pos:].strip():
+                segs.append(Segment(" ".join(text[pos:].split())))
+            script.append(segs)
+        scripts.append(script)
+    return scripts
+
+
+def presidio_corpus(path: str, n: int, *, seed: int = 0) -> list[Dictation]:
+    """``n`` dictations of presidio-research sentences, voices and speeds varying as in :func:`corpus`."""
+    out = []
+    for i, script in enumerate(presidio_scripts(path, n, seed=seed)):
+        rng = random.Random(seed * 100003 + i)
+        voice = VOICES[i % len(VOICES)]
+        out.append(synthesize(script, voice, rng.randrange(135, 186, 5), rng.randrange(30, 71, 5), seed + i))
+    return out
+
+
 def _frame_rms(x: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
     n = len(x) // FRAME
     f = x[: n * FRAME].astype(np.float64).reshape(n, FRAME) / 32768.0
@@ -334,6 +389,8 @@ def measure(d: Dictation, output: npt.NDArray[Any], *, speech_dbfs: float = -45.
     out = output if output.ndim == 1 else output[:, 0]
     floor = 10 ** (speech_dbfs / 20)
     for seg, a, b in d.segments:
+        if seg.ignore:
+            continue
         fa, fb = a // FRAME, -(-b // FRAME)
         rin = _frame_rms(d.samples[fa * FRAME : fb * FRAME])
         rout = _frame_rms(out[fa * FRAME : fb * FRAME])
@@ -383,6 +440,8 @@ __all__ = [
     "dictation_script",
     "espeak_available",
     "measure",
+    "presidio_corpus",
+    "presidio_scripts",
     "synthesize",
     "through_transcription_server",
 ]
