@@ -88,7 +88,7 @@ def test_counts_are_pinned() -> None:
         "lexicon_emotions": 35,
         "lexicon_demographic": 193 + 31 + 30 + 8,
         "lexicon_mse": 19 + 111,
-        "context_rules": 50,
+        "context_rules": 65,
         "stressors": 22,
     }
     demo = _doc("lexicon_demographic")
@@ -126,7 +126,7 @@ def test_required_therapies_exist() -> None:
 def test_context_has_every_category() -> None:
     cats = {r["category"] for r in _doc("context_rules")["rules"]}
     assert cats == {
-        "negated", "possible", "hypothetical", "historical", "family", "other_experiencer", "pseudo",
+        "negated", "possible", "hypothetical", "historical", "current", "family", "other_experiencer", "pseudo",
         "termination",
     }
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from anonpsy.extract.mentions.family import normalize_condition
 from anonpsy.graph import (
@@ -18,6 +19,21 @@ from anonpsy.graph import (
     Treatment,
 )
 from anonpsy.temporal import TimeSpec
+
+if TYPE_CHECKING:
+    from anonpsy.extract.assertion.status import Decision, DiagnosisStatus
+    from anonpsy.graph import TreatmentStatus
+
+
+@dataclass
+class DiagnosisVote:
+    """One patient mention of a diagnosis: its status, the sentence, and what it says beyond the status."""
+
+    status: DiagnosisStatus
+    sentence_index: int
+    evidence_text: str
+    spec: TimeSpec | None = None
+    specifiers: tuple[str, ...] = ()
 
 
 @dataclass
@@ -40,6 +56,10 @@ class Accumulator:
     # at the end unless an asserted mention of the same item exists, and take part in no relation.
     unasserted_sx: dict[str, Symptom] = field(default_factory=dict)
     unasserted_dx: dict[str, Diagnosis] = field(default_factory=dict)
+    # Every patient mention's status, resolved into one status per diagnosis / treatment at the end.
+    dx_votes: dict[str, list[DiagnosisVote]] = field(default_factory=dict)
+    dx_names: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (label, dsm rule id)
+    tx_votes: dict[str, list[Decision[TreatmentStatus]]] = field(default_factory=dict)
 
     def duration_for(self, spec: TimeSpec) -> str:
         for d in self.durations:

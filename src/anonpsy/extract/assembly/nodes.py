@@ -9,13 +9,14 @@ import re
 from collections.abc import Sequence
 
 from anonpsy import lexicon
-from anonpsy.extract.assembly.accumulator import Accumulator, slug
+from anonpsy.extract.assembly.accumulator import Accumulator, DiagnosisVote, slug
 from anonpsy.extract.assembly.steb import NARRATIVE_SECTIONS, extract_steb
 from anonpsy.extract.assertion.status import (
     ASSERTION_PRECEDENCE,
-    TREATMENT_PRECEDENCE,
     Mention,
     diagnosis_status,
+    resolve_diagnosis,
+    resolve_treatment,
     stronger,
     symptom_status,
     treatment_status,
@@ -33,7 +34,6 @@ from anonpsy.graph import (
     PastHistory,
     Route,
     Symptom,
-    Temporality,
     Treatment,
     TreatmentType,
     Unit,
@@ -41,7 +41,8 @@ from anonpsy.graph import (
 from anonpsy.rules import dsm as dsm_rules
 from anonpsy.temporal import TimeSpec
 
-_NON_CLINICAL_SECTIONS = {"medications", "allergies", "labs"}
+_NON_CLINICAL_SECTIONS = {"medications", "home_medications", "discharge_medications", "past_medications",
+                          "allergies", "labs"}
 _LAB_SURFACE = re.compile(r"\b(?:BAL|BAC|blood alcohol|breathaly[sz]er|UDS|tox(?:icology)? screen|drug screen|"
                           r"positive for)\b", re.I)
 _SPECIFIERS = re.compile(r"\bwith (?:peripartum onset|psychotic features|anxious distress|mixed features|"
@@ -109,10 +110,10 @@ def add_symptoms(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) ->
 
 
 def add_diagnoses(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -> None:
-    """Diagnosis nodes of one sentence; a past diagnosis outside the assessment is past history; a relative's
-    goes to the family history; one only ever ruled out is kept aside (``acc.unasserted_dx``)."""
+    """Diagnosis mentions of one sentence: a relative's goes to the family history; a patient's is recorded with
+    its status (``acc.dx_votes``) and resolved into one node by :func:`finalize_diagnoses`."""
     rules = dsm_rules.load_dsm()
-    for start, end, rule_id in find_diagnoses(s.text):
+    for start, end, rule_id in find_diagnoses(s.text, s.section):
         rule = rules[rule_id]
         mention = _mention(s, start, end, times, acc)
         status = diagnosis_status(mention)
@@ -120,51 +121,58 @@ def add_diagnoses(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -
             acc.add_family(status.owner.member, s.text[start:end], s.text.strip(), status.family.value,
                            status.family.evidence)
             continue
-        certainty = status.certainty
-        if certainty is None:
+        if status.certainty is None or status.owner.experiencer != "patient":
             continue
         did = f"dx_{slug(rule.id)}"
-        if not certainty.value.is_asserted():
-            if did not in acc.unasserted_dx:
-                acc.unasserted_dx[did] = Diagnosis(id=did, label=rule.name, rule_id=rule.id, certainty=certainty.value,
-                                               certainty_evidence=certainty.evidence,
-                                               temporality=status.temporality.value,
-                                               temporality_evidence=status.temporality.evidence,
-                                               evidence_text=s.text.strip())
-            continue
         spec = mention.time.spec if mention.time is not None else None
-        if status.history:
-            pid = f"ph_{slug(rule.id)}"
-            if pid not in acc.past and did not in acc.diagnoses:
-                ph_status = HistoryStatus.remitted if status.remitted else HistoryStatus.pre_existing
-                ids = [acc.duration_for(spec)] if spec is not None and not spec.ongoing else []
-                acc.past[pid] = PastHistory(id=pid, condition=rule.name, status=ph_status,
-                                            status_evidence=status.temporality.evidence, duration_ids=ids,
-                                            evidence_text=s.text.strip())
+        acc.dx_names.setdefault(did, (rule.name, rule.id))
+        acc.dx_votes.setdefault(did, []).append(DiagnosisVote(
+            status, s.index, s.text.strip(), spec, tuple(x.lower() for x in _SPECIFIERS.findall(s.text))))
+
+
+def finalize_diagnoses(acc: Accumulator) -> None:
+    """One node per diagnosis from its mentions (:func:`~anonpsy.extract.assertion.status.resolve_diagnosis`):
+    asserted and current or past in the assessment -> a diagnosis; confirmed and past outside it -> past
+    history; only ruled out or to be ruled out -> kept aside (``acc.unasserted_dx``)."""
+    for did, votes in acc.dx_votes.items():
+        label, rule_id = acc.dx_names[did]
+        st = resolve_diagnosis([v.status for v in votes])
+        assert st.certainty is not None
+        win = next(v for v in votes if v.status.certainty is not None
+                   and v.status.certainty.evidence == st.certainty.evidence)
+        if not st.certainty.value.is_asserted():
+            acc.unasserted_dx[did] = Diagnosis(id=did, label=label, rule_id=rule_id, certainty=st.certainty.value,
+                                               certainty_evidence=st.certainty.evidence,
+                                               temporality=st.temporality.value,
+                                               temporality_evidence=st.temporality.evidence,
+                                               evidence_text=win.evidence_text)
             continue
-        past = status.temporality.value == Temporality.past
-        if did not in acc.diagnoses:
-            spec_text = _SPECIFIERS.findall(s.text)
-            acc.diagnoses[did] = Diagnosis(id=did, label=rule.name, rule_id=rule.id, certainty=certainty.value,
-                                           certainty_evidence=certainty.evidence,
-                                           temporality=status.temporality.value,
-                                           temporality_evidence=status.temporality.evidence,
-                                           specifiers=[x.lower() for x in spec_text], evidence_text=s.text.strip())
-            acc.mentions[did] = s.index
-            acc.past.pop(f"ph_{slug(rule.id)}", None)
-        elif not past and acc.diagnoses[did].temporality == Temporality.past:
-            dx = acc.diagnoses[did]
-            dx.temporality, dx.temporality_evidence = Temporality.current, status.temporality.evidence
+        if st.history:
+            pid = f"ph_{did.removeprefix('dx_')}"
+            ph_status = HistoryStatus.remitted if st.remitted else HistoryStatus.pre_existing
+            specs = [v.spec for v in votes if v.spec is not None and not v.spec.ongoing]
+            acc.past[pid] = PastHistory(id=pid, condition=label, status=ph_status,
+                                        status_evidence=st.temporality.evidence,
+                                        duration_ids=[acc.duration_for(specs[0])] if specs else [],
+                                        evidence_text=win.evidence_text)
+            continue
+        specifiers = list(dict.fromkeys(x for v in votes for x in v.specifiers))
+        acc.diagnoses[did] = Diagnosis(id=did, label=label, rule_id=rule_id, certainty=st.certainty.value,
+                                       certainty_evidence=st.certainty.evidence,
+                                       temporality=st.temporality.value,
+                                       temporality_evidence=st.temporality.evidence,
+                                       specifiers=specifiers, evidence_text=win.evidence_text)
+        acc.mentions[did] = min(v.sentence_index for v in votes)
 
 
 def add_treatments(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -> None:
-    """Treatment nodes of one sentence with their status; when mentions disagree the stronger status
-    (:data:`~anonpsy.extract.assertion.status.TREATMENT_PRECEDENCE`) is kept."""
+    """Treatment nodes of one sentence; each mention's status is recorded (``acc.tx_votes``) and resolved by
+    :func:`finalize_treatments`."""
     if s.section in ("labs", "allergies", "family_history"):
         return
     for m in medication_mentions(s.text):
         med = lexicon.parse_medication(s.text, m)
-        decision = treatment_status(_mention(s, m.start, m.end, times, acc), med.frequency)
+        decision = treatment_status(_mention(s, m.start, m.end, times, acc), med.frequency, "medication")
         if decision is None:
             continue
         tid = f"tx_{slug(med.name)}"
@@ -175,9 +183,8 @@ def add_treatments(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
                                             route=route, frequency=med.frequency, status=decision.value,
                                             status_evidence=decision.evidence, evidence_text=s.text.strip())
             acc.mentions[tid] = s.index
+        acc.tx_votes.setdefault(tid, []).append(decision)
         t = acc.treatments[tid]
-        if stronger(decision.value, t.status, TREATMENT_PRECEDENCE):
-            t.status, t.status_evidence = decision.value, decision.evidence
         if t.dose is None and med.dose is not None:
             t.dose, t.route, t.frequency = med.dose, route or t.route, med.frequency or t.frequency
         spec = governing_time(s.text, (m.start, m.end), times)
@@ -186,7 +193,7 @@ def add_treatments(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
             if did not in t.duration_ids:
                 t.duration_ids = [*t.duration_ids, did]
     for m in therapy_mentions(s.text):
-        decision = treatment_status(_mention(s, m.start, m.end, times, acc))
+        decision = treatment_status(_mention(s, m.start, m.end, times, acc), kind="therapy")
         if decision is None:
             continue
         tid = f"tx_{slug(m.id)}"
@@ -196,9 +203,17 @@ def add_treatments(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
                                             route=Route.not_applicable, status=decision.value,
                                             status_evidence=decision.evidence, evidence_text=s.text.strip())
             acc.mentions[tid] = s.index
-        elif stronger(decision.value, acc.treatments[tid].status, TREATMENT_PRECEDENCE):
-            t = acc.treatments[tid]
-            t.status, t.status_evidence = decision.value, decision.evidence
+        acc.tx_votes.setdefault(tid, []).append(decision)
+
+
+def finalize_treatments(acc: Accumulator, *, current_list: bool) -> None:
+    """Each treatment's status from its mentions
+    (:func:`~anonpsy.extract.assertion.status.resolve_treatment`); ``current_list``: the note has a current
+    medication list (so a drug only on the home list was not continued)."""
+    for tid, votes in acc.tx_votes.items():
+        t = acc.treatments[tid]
+        d = resolve_treatment(votes, current_list=current_list and t.type == TreatmentType.medication)
+        t.status, t.status_evidence = d.value, d.evidence
 
 
 def present_today(acc: Accumulator) -> None:

@@ -10,8 +10,9 @@ Case inputs (``expect: pass`` means the observation matches; ``fail`` lists the 
   of ``lexicon_demographic`` (occupation, ethnicity, family, sex) or of ``lexicon_mse`` (mse, mse_domain).
   Medication cases may add ``mentions: [{id, dose, route, frequency}]`` checked with
   :func:`anonpsy.lexicon.parse_medication`. Codes: ``MISSING_TERM``, ``UNEXPECTED_TERM``, ``MENTION_MISMATCH``.
-* ``context_rules``: ``{text, target, expect: negated|possible|hypothetical|historical|family|other|affirmed
-  (or a list), occurrence?, member?}``. Code: ``CONTEXT_MISMATCH``, ``MEMBER_MISMATCH``.
+* ``context_rules``: ``{text, target, kind?, expect: negated|possible|hypothetical|historical|current|family|other|
+  affirmed (or a list), occurrence?, member?}``; ``kind`` (diagnosis, symptom, medication, therapy) enables the
+  rules limited to that kind of concept. Code: ``CONTEXT_MISMATCH``, ``MEMBER_MISMATCH``.
 * ``stressors``: ``{text, expect_category}`` (null for none) — code ``CATEGORY_MISMATCH``; or ``{category,
   age, expect_includes?, expect_excludes?}`` over the age-filtered alternatives — codes
   ``ALTERNATIVE_MISSING``, ``ALTERNATIVE_UNEXPECTED``.
@@ -190,7 +191,10 @@ def _context_case(doc: Doc, case: Case) -> list[str]:
         start = text.find(target, start + 1)
         if start < 0:
             return _bad_input("'target' does not occur in 'text' (often enough)")
-    result = _engine(doc).classify(text, start, start + len(target))
+    kind = inp.get("kind")
+    if kind is not None and kind not in ("diagnosis", "symptom", "medication", "therapy"):
+        return _bad_input("'kind' must be diagnosis, symptom, medication or therapy")
+    result = _engine(doc).classify(text, start, start + len(target), kind)
     got = set(result.labels())
     found: list[str] = []
     if got != want:
