@@ -68,6 +68,7 @@ from anonpsy.graph import (
     CaseGraph,
     Certainty,
     Diagnosis,
+    FamilyCertainty,
     LegalStatus,
     NodeType,
     PastHistory,
@@ -147,6 +148,9 @@ _THOUGHT_VERB_RE = re.compile(
     r"^(?:believes?|believed|thinks?|thought|worrie[sd]|worry|fears?|feared|(?:is|was) convinced|feels? that|"
     r"felt that|(?:is|was) afraid|expects?|expected|assumed?|wondered|insists?|insisted|reports?|reported|"
     r"describes?|described|states?|stated|says|said)\b", re.I)
+#: Relatives a sentence can take as its subject ("Her father may have had ..."); others are told as family history.
+_KIN = re.compile(r"^(?:(?:maternal|paternal|older|younger) )?(?:mother|father|sister|brother|grandmother|grandfather|"
+                  r"parent|sibling)$", re.I)
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|my|me|we|our)\b|[\"“”]")
 
 
@@ -498,8 +502,7 @@ class Renderer:
                               f"{cap(v.subj)} did not meet criteria for {name}."])
         if dx.temporality == Temporality.past:
             if dx.certainty == Certainty.confirmed:
-                return self.pick([f"{cap(v.subj)} had {name} in the past.",
-                                  f"In the past, {v.subj} had been diagnosed with {name}."])
+                return self.pick([f"{cap(v.subj)} had {name} in the past.", f"Previously, {v.subj} had {name}."])
             return f"{cap(v.subj)} may have had {name} in the past."
         if dx.certainty == Certainty.rule_out:
             return self.pick([f"Further evaluation is needed to rule out {name}.",
@@ -622,46 +625,39 @@ class Renderer:
             return node.condition  # type: ignore[union-attr]
         return "the index episode"
 
-    def _status_name(self, node_id: str) -> tuple[str, str] | None:
-        """A node named with its status for an INDUCES sentence, and whether it is past ("past"/"now"); None
-        when the node's status cannot be stated inside a causal sentence (excluded, planned, denied, …)."""
+    def _current_name(self, node_id: str) -> str | None:
+        """A node named in a causal sentence, or None when it is not a current fact (excluded, possible, past,
+        planned, denied, …): a causal sentence carries no status cue, so it names only what is true now."""
+        from anonpsy.generate.facts import dx_key
+
         node = self.g.node(node_id)
         if isinstance(node, Diagnosis):
-            if node.certainty != Certainty.confirmed:
-                return None
-            return dx_name(node.label), "past" if node.temporality == Temporality.past else "now"
+            current = node.certainty == Certainty.confirmed and node.temporality == Temporality.current
+            return dx_name(node.label) if current else None
         if isinstance(node, Symptom):
-            if node.assertion == Assertion.present:
-                return node.headword, "now"
-            if node.assertion == Assertion.historical:
-                return node.headword, "past"
-            return None
+            return node.headword if symptom_status(node) == Assertion.present.value else None
         if isinstance(node, Treatment):
-            if node.status in (TreatmentStatus.current, TreatmentStatus.prn):
-                return node.name, "now"
-            if node.status == TreatmentStatus.past:
-                return f"previously taken {node.name}", "past"
-            return None
+            return node.name if node.status in (TreatmentStatus.current, TreatmentStatus.prn) else None
         if isinstance(node, PastHistory):
-            return node.condition, "past"
+            if dx_key(node.condition).startswith("dsm:") or node.status.value in ("remitted", "resolved"):
+                return None  # a past diagnosis, or something that has resolved
+            return _condition(node)
         return None
 
     def induces(self, b: Block, key: str) -> Piece:
         level = self._start(key)
         nodes = (b.source_id or "", *b.target_ids)
-        src = self._status_name(b.source_id or "")
-        targets = [self._status_name(t) for t in b.target_ids]
+        src = self._current_name(b.source_id or "")
+        targets = [self._current_name(t) for t in b.target_ids]
         if src is None or any(t is None for t in targets) or level >= BARE:
-            return Piece(key, "body", "", nodes, level,
-                         tuple(f"edges[INDUCES {b.source_id}->{t}]" for t in b.target_ids))
-        names = join([t[0] for t in targets if t is not None])
+            return Piece(key, "body", "", (), level, tuple(f"edges[INDUCES {b.source_id}->{t}]" for t in b.target_ids))
+        names = join([t for t in targets if t is not None])
         was = "were" if len(b.target_ids) > 1 else "was"
-        past = src[1] == "past" or any(t is not None and t[1] == "past" for t in targets)
-        if level >= PLAIN or past:
-            text = f"{'In the past, the' if past else 'The'} {names} {was} attributed to {src[0]}."
+        if level >= PLAIN:
+            text = f"The {names} {was} attributed to {src}."
         else:
-            text = self.pick([f"The {names} {was} attributed to {src[0]}.",
-                              f"The {names} developed as a consequence of {src[0]}."])
+            text = self.pick([f"The {names} {was} attributed to {src}.",
+                              f"The {names} developed as a consequence of {src}."])
         return Piece(key, "body", text, nodes, level)
 
     def history(self, b: Block, key: str) -> Piece:
@@ -719,8 +715,12 @@ class Renderer:
             if level >= PLAIN:
                 text = plain_family(f, self.voice)
             else:
-                text = self.pick([f"Family history is significant for {family_item(f, self.voice)}.",
-                                  f"{cap(self.voice.pos)} family history includes {family_item(f, self.voice)}."])
+                options = [f"Family history is significant for {family_item(f, self.voice)}.",
+                           f"{cap(self.voice.pos)} family history includes {family_item(f, self.voice)}."]
+                if f.certainty == FamilyCertainty.possible and _KIN.search(f.member):
+                    options.append(f"{cap(self.voice.pos)} {strip_end(f.member)} may have had "
+                                   f"{dx_name(strip_end(f.condition))}.")
+                text = self.pick(options)
             out.append(Piece(key, "closing", text, (f"fh_{i}",), level))
         return out
 
@@ -798,7 +798,7 @@ class Renderer:
         """Every piece of the text, in order."""
         plan = self.plan
         out = [self.lead()]
-        stated: set[str] = set()
+        stated: set[str] = set()  # diagnoses stated, with their status, in an episode
         for b in plan.blocks:
             key = self.block_key(b)
             if b.kind == "episode":
@@ -809,7 +809,8 @@ class Renderer:
                 piece = self.induces(b, key)
             else:
                 piece = self.history(b, key)
-            stated.update(piece.nodes)
+            if b.kind == "episode":
+                stated.update(piece.nodes)
             out.append(piece)
         out += [self.diagnosis(d) for d in self.g.diagnoses if d.id not in stated]
         out += self.closing_history(plan.closing_history)
