@@ -151,6 +151,7 @@ _THOUGHT_VERB_RE = re.compile(
 #: Relatives a sentence can take as its subject ("Her father may have had ..."); others are told as family history.
 _KIN = re.compile(r"^(?:(?:maternal|paternal|older|younger) )?(?:mother|father|sister|brother|grandmother|grandfather|"
                   r"parent|sibling)$", re.I)
+_PAST_CUE = re.compile(r"\b(?:at (?:that|the) time|previously|ago|in the past|back then)\b", re.I)
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|my|me|we|our)\b|[\"“”]")
 
 
@@ -411,7 +412,8 @@ class Renderer:
                 subject = f"The {names[0]}"
             else:
                 subject = "These symptoms" if len(names) == len(b.symptoms) else f"The {join(names)}"
-            out += [then + _lower_first(x) if then else x for x in self.frame_sentences(subject, frame)]
+            out += [then + _lower_first(x) if then and not _PAST_CUE.search(x) else x
+                    for x in self.frame_sentences(subject, frame)]
         return out
 
     def episode(self, b: Block, key: str) -> Piece:

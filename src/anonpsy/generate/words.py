@@ -68,13 +68,14 @@ _EPONYM = re.compile(r"^[A-Z][a-z]+(?:'s|s')$|^(?:Lewy|Korsakoff|Wernicke|Asperg
 def clinical_case(label: str) -> str:
     """DSM-style Title Case to running-text case: 'Alcohol Use Disorder' → 'alcohol use disorder'; acronyms and
     eponyms (ADHD, Tourette's, Lewy) keep their capitals."""
-    words = label.split(" ")
     out = []
-    for w in words:
-        core = w.strip("(),")
-        if core[:1].isupper() and core[1:].islower() and not _EPONYM.match(core):
-            w = w.replace(core, core.lower(), 1)
-        out.append(w)
+    for w in label.split(" "):
+        parts = re.split(r"([-/])", w)  # "Attention-Deficit/Hyperactivity": each part on its own
+        for i, part in enumerate(parts):
+            core = part.strip("(),")
+            if core[:1].isupper() and core[1:].islower() and not _EPONYM.match(core):
+                parts[i] = part.replace(core, core.lower(), 1)
+        out.append("".join(parts))
     return " ".join(out)
 
 
