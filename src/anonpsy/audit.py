@@ -15,30 +15,6 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class Change(_Model):
-    path: str = Field(
-        description="Dotted path of the changed field, e.g. demographics.age or symptoms[sx_1].contexts[0].situation"
-    )
-    rule_id: str = Field(description="Id of the rule (file-qualified) that allowed the change.")
-    old: Any = None
-    new: Any = None
-    detail: str | None = None
-
-
-class Kept(_Model):
-    path: str
-    reason: str = Field(description="Code explaining why the field was kept.")
-    rule_id: str | None = None
-    detail: str | None = None
-
-
-class Unmapped(_Model):
-    path: str
-    start: int
-    end: int
-    reason: str
-
-
 class FactCheck(_Model):
     """One fact whose status a text does not state as the graph says: ``expected`` None is a fact the text adds,
     ``found`` None a fact the text does not state."""
@@ -83,6 +59,30 @@ class GenerationRecord(_Model):
     copy_guard: CopyGuardRecord | None = None
 
 
+class Change(_Model):
+    path: str = Field(
+        description="Dotted path of the changed field, e.g. demographics.age or symptoms[sx_1].contexts[0].situation"
+    )
+    rule_id: str = Field(description="Id of the rule (file-qualified) that allowed the change.")
+    old: Any = None
+    new: Any = None
+    detail: str | None = None
+
+
+class Kept(_Model):
+    path: str
+    reason: str = Field(description="Code explaining why the field was kept.")
+    rule_id: str | None = None
+    detail: str | None = None
+
+
+class Unmapped(_Model):
+    path: str
+    start: int
+    end: int
+    reason: str
+
+
 class Audit(_Model):
     case_id: str
     seed: int
@@ -92,9 +92,9 @@ class Audit(_Model):
     kept: list[Kept] = Field(default_factory=list)
     unmapped_values: list[Unmapped] = Field(default_factory=list)
     generalized: list[Change] = Field(default_factory=list)
+    generation: GenerationRecord | None = None
     violations: list[dict[str, Any]] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
-    generation: GenerationRecord | None = None
 
     def changed_paths(self) -> set[str]:
         return {c.path for c in self.changes}
