@@ -242,3 +242,4 @@ from anonpsy.phi import cli as _phi_cli  # noqa: E402
 for _cmd in _phi_cli.COMMANDS:
     main.add_command(_cmd)
 
+from anonpsy.twin import cli as _twin_cli  # noqa: E402, F401
