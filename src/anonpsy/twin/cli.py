@@ -225,6 +225,7 @@ def _texts(table: Any, corpus: Path | None) -> dict[str, str]:
 @click.option("--max-attempts", type=int, default=3, show_default=True, help="llm backend: writes per document.")
 @click.option("--on-violation", type=click.Choice(["fail", "drop"]), default="fail", show_default=True,
               help="A document that still leaks: stop the run, or leave it out (exit 1 at the end).")
+@click.option("--limit", type=int, default=None, help="Only the first N target documents (a trial run).")
 @click.option("-k", "k", type=int, default=None, help="With a table directory: use its kK anonymization.")
 @click.option("--corpus", type=click.Path(path_type=Path), default=None, help="The table's corpus, if it moved.")
 @click.option("--restart", is_flag=True, help="Discard an unfinished or finished run in the output directory.")
@@ -232,7 +233,8 @@ def _texts(table: Any, corpus: Path | None) -> dict[str, str]:
 @handle_errors
 def generate_cmd(anon_dir: Path, examples: int, outdir: Path, method: str, backend: str, llm_config: Path | None,
                  seed: int, pool_size: int, word_floor: int | None, docs: str, strict: bool, max_attempts: int,
-                 on_violation: str, k: int | None, corpus: Path | None, restart: bool, no_progress: bool) -> None:
+                 on_violation: str, limit: int | None, k: int | None, corpus: Path | None, restart: bool,
+                 no_progress: bool) -> None:
     """Write one synthetic document per kept document (resumable; outputs written atomically).
 
     RecordTwin writes each document from its anonymized lines of entities (generalised names, blanks for
@@ -253,7 +255,7 @@ def generate_cmd(anon_dir: Path, examples: int, outdir: Path, method: str, backe
                            "--llm-config")
     settings = Settings(method=method, backend=backend, examples=examples, pool_size=pool_size,
                         word_floor=word_floor, seed=seed, docs=docs, strict=strict, max_attempts=max_attempts,
-                        on_violation=on_violation)
+                        on_violation=on_violation, limit=limit)
     settings.validate()
     table, anon, texts, adir = _load_for_generation(anon_dir, k, corpus)
     c = Corpus(table, texts, anon, default_hierarchy(), matcher(table.types))

@@ -87,6 +87,7 @@ class Settings:
     strict: bool = False
     max_attempts: int = 3
     on_violation: str = "fail"
+    limit: int | None = None
 
     def validate(self) -> None:
         if self.method not in METHODS:
@@ -99,6 +100,8 @@ class Settings:
             raise AnonpsyError(T103_BAD_OPTION, "--max-attempts must be at least 1", "--max-attempts")
         if self.docs not in ("kept", "all"):
             raise AnonpsyError(T103_BAD_OPTION, "--docs must be kept or all", "--docs")
+        if self.limit is not None and self.limit < 1:
+            raise AnonpsyError(T103_BAD_OPTION, "--limit must be at least 1", "--limit")
         if self.on_violation not in ("fail", "drop"):
             raise AnonpsyError(T103_BAD_OPTION, "--on-violation must be fail or drop", "--on-violation")
 
@@ -167,7 +170,11 @@ class Corpus:
 
 
 def targets(c: Corpus, s: Settings) -> list[str]:
-    """Source documents that get a synthetic twin, in table order."""
+    """Source documents that get a synthetic twin, in table order (the first ``limit`` only when given)."""
+    return _targets(c, s)[:s.limit] if s.limit is not None else _targets(c, s)
+
+
+def _targets(c: Corpus, s: Settings) -> list[str]:
     ids = [d.doc_id for d in c.table.docs]
     if s.method == "recordtwin" or s.docs == "kept":
         if c.anon is None:

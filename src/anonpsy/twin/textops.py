@@ -92,12 +92,18 @@ MIN_WORDS = 4
 #: Sections whose sentences state clinical content (diagnoses, complaints, histories, drug and allergy lists).
 CONTENT_SECTIONS = frozenset({"assessment", "chief_complaint", "past_medical", "past_psych", "family_history",
                               "medications", "allergies"})
+#: Headings of lists of diagnoses, procedures and indications ("POSTOPERATIVE DIAGNOSES", "PROCEDURE PERFORMED").
+_CONTENT_HEADING = re.compile(r"diagnos|impression|assessment|indication|complaint|procedures? performed|"
+                              r"operations? performed|name of (?:the )?(?:procedure|operation)|title of", re.I)
+#: A reusable sentence states something: it has a finite auxiliary or copula. Verbless fragments are list values.
+_STATEMENT = re.compile(r"\b(?:is|are|was|were|be|been|has|have|had|will|would|does|did|do|can|could|should)\b",
+                        re.I)
 
 
 def _content_section(headings: Counter[str]) -> bool:
-    """Is a sentence usually found under a heading that names a content section?"""
+    """Is a sentence usually found under a heading that names a content section or a list of diagnoses?"""
     h = headings.most_common(1)[0][0]
-    return bool(h) and section_name(h) in CONTENT_SECTIONS
+    return bool(h) and (section_name(h) in CONTENT_SECTIONS or bool(_CONTENT_HEADING.search(h)))
 
 
 def sentence_key(text: str) -> str:
@@ -121,9 +127,11 @@ def _sections(text: str) -> list[tuple[str | None, str]]:
 
 @dataclass
 class Boilerplate:
-    """Sentences and headings that at least ``floor`` documents of the corpus share word for word, that name no
-    concept, have at least :data:`MIN_WORDS` words and do not sit in a content section (diagnoses, complaints,
-    histories, drug and allergy lists): the only words of a source document a rules-written twin may reuse."""
+    """Sentences and headings that at least ``floor`` documents of the corpus share word for word: the only words
+    of a source document a rules-written twin may reuse. A sentence also has to name no concept, state something
+    (at least :data:`MIN_WORDS` words with a finite auxiliary or copula: "The patient tolerated the procedure
+    well." is style, "Enlarged fibroid uterus." is content) and not sit in a content section (diagnoses,
+    complaints, procedures performed, histories, drug and allergy lists)."""
 
     floor: int
     sentences: dict[str, str]  # key -> surface
@@ -145,8 +153,8 @@ class Boilerplate:
                 surface.setdefault(k, b)
                 under.setdefault(k, Counter())[sentence_key(h) if h else ""] += 1
         common = {k for k, n in sdf.items() if n >= floor and len(_WORD.findall(k)) >= MIN_WORDS
-                  and BLANK not in k and not _MASK.search(surface[k]) and not _content_section(under[k])
-                  and not matcher.spans(surface[k])}
+                  and _STATEMENT.search(k) and BLANK not in k and not _MASK.search(surface[k])
+                  and not _content_section(under[k]) and not matcher.spans(surface[k])}
         headings = {k for k, n in hdf.items() if n >= floor}
         by_heading: dict[str, list[str]] = {}
         for k in sorted(common, key=lambda x: (-sdf[x], x)):

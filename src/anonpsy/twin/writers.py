@@ -109,6 +109,28 @@ def line_sentence(line: Line, rng: random.Random) -> str | None:
     return text[0].upper() + text[1:] + "."
 
 
+#: Where a line's sentence goes when the example has such a section: canonical sections per entity type.
+_HOME: dict[str, tuple[str, ...]] = {
+    "diagnosis": ("assessment",), "medication": ("medications", "plan"), "therapy": ("plan",),
+    "test": ("labs", "exam"), "symptom": ("chief_complaint", "hpi", "ros"),
+}
+
+
+def _home(line: Line, headings: Sequence[str | None]) -> str | None:
+    """The example heading a line's sentence belongs under (by its first named entity's type), if any."""
+    from anonpsy.extract.segment import section_name
+
+    named = line.named
+    if not named:
+        return None
+    wanted = _HOME.get(named[0].type, ())
+    for sec in wanted:
+        for h in headings:
+            if h is not None and section_name(h) == sec:
+                return h
+    return None
+
+
 class RulesWriter:
     """The deterministic template writer (the embedded default)."""
 
@@ -120,16 +142,19 @@ class RulesWriter:
         n = max(req.n_sentences, max((ln.sentence for ln in req.lines), default=-1) + 1, 1)
         by_pos = {ln.sentence: ln for ln in req.lines}
         m = len(example)
+        headings = list(dict.fromkeys(s.heading for s in example))
         used: set[int] = set()
-        paras: list[tuple[str | None, list[str]]] = []
         taken: set[str] = set()
         written: set[str] = set()
+        paras: dict[str | None, list[str]] = {}
+        order: list[str | None] = []
         for t in range(n):
             j = t * m // n if m else -1
             heading = example[j].heading if j >= 0 else None
             sentence: str | None = None
             if t in by_pos:
                 sentence = line_sentence(by_pos[t], rng)
+                heading = _home(by_pos[t], headings) or heading
             elif j >= 0 and j not in used and example[j].scaffold:
                 sentence = example[j].text
                 used.add(j)
@@ -138,10 +163,13 @@ class RulesWriter:
             if sentence is None or sentence in written:
                 continue
             written.add(sentence)
-            if not paras or paras[-1][0] != heading:
-                paras.append((heading, []))
-            paras[-1][1].append(sentence)
-        blocks = [(f"{h}:\n" if h else "") + " ".join(ss) for h, ss in paras]
+            if heading not in paras:
+                paras[heading] = []
+                order.append(heading)
+            paras[heading].append(sentence)
+        rank = {h: i for i, h in enumerate(headings)}
+        order.sort(key=lambda h: rank.get(h, len(rank)))
+        blocks = [(f"{h}:\n" if h else "") + " ".join(paras[h]) for h in order]
         return "\n\n".join(blocks).strip() + "\n"
 
 
