@@ -58,6 +58,10 @@ def test_anonymize_writes_loss_and_verification(pipeline: Path) -> None:
     assert set(loss["per_type"]) <= {"diagnosis", "symptom", "medication", "therapy", "test"}
     ver = json.loads((k3 / "verification.json").read_text())
     assert ver["ok"] and ver["smallest_class"] >= 3
+    rows = (k3 / "outcomes.csv").read_text().splitlines()
+    assert rows[0] == "doc_id,concept,status,item,rule"
+    assert any(",generalised,rx.class:ssri,rules/lexicon/medications.yaml class" in r for r in rows)
+    assert any(",deleted_matching,,3-anonymity: not shared" in r for r in rows)
 
 
 def test_generate_resumes_a_finished_run_and_refuses_other_settings(pipeline: Path) -> None:

@@ -329,7 +329,7 @@ def evaluate_cmd(orig: Path, synth: tuple[Path, ...], outdir: Path, label: str |
     """
     from anonpsy.twin.corpus import load_documents
     from anonpsy.twin.mentions import default_hierarchy
-    from anonpsy.twin.report import SynthCorpus, evaluate_corpora, write_report
+    from anonpsy.twin.report import SynthCorpus, _f, evaluate_corpora, write_report
     from anonpsy.twin.store import read_synthetic
     from anonpsy.twin.table import read_table
 
@@ -373,10 +373,10 @@ def evaluate_cmd(orig: Path, synth: tuple[Path, ...], outdir: Path, label: str |
     write_report(outdir, report, png)
     for name, m in report["methods"].items():
         t = m.get("tstr", {}).get("macro_f1")
-        click.echo(f"{name}: {m['documents']} docs; re-id tokens {m['reid_tokens']['accuracy']:.3f} (chosen J "
-                   f"{m['reid_tokens']['mean_chosen_jaccard']:.3f}), entities {m['reid_entities']['accuracy']:.3f}; "
-                   f"ROUGE-L mean {m['rouge_l']['mean']}, max {m['rouge_l']['max']}"
-                   + (f"; TSTR macro-F1 {t}" if t is not None else ""))
+        click.echo(f"{name}: {m['documents']} docs; re-id tokens {_f(m['reid_tokens']['accuracy'])} (chosen J "
+                   f"{_f(m['reid_tokens']['mean_chosen_jaccard'])}), entities {_f(m['reid_entities']['accuracy'])}; "
+                   f"ROUGE-L mean {_f(m['rouge_l']['mean'])}, max {_f(m['rouge_l']['max'])}"
+                   + (f"; TSTR macro-F1 {_f(t)}" if t is not None else ""))
     u = report.get("utility")
     if u:
         click.echo(f"TRTR macro-F1 {u['trtr']['macro_f1']} (weighted {u['trtr']['weighted_f1']}), majority "

@@ -135,6 +135,23 @@ class Hierarchy:
         return [c for c in self.concepts.values() if c.level > 0]
 
 
+_RULE_SOURCES = {
+    "dx.chapter": "rules/dsm/{x}.yaml (DSM-5-TR chapter; its residual category)",
+    "dx.root": "DSM-5-TR Unspecified Mental Disorder",
+    "rx.class": "rules/lexicon/medications.yaml class in rules/treatments/medication_classes.yaml {x}",
+    "rx.group": "rules/treatments/medication_classes.yaml psychotropic",
+    "sx.domain": "rules/lexicon/symptoms.yaml domain {x}",
+    "tx.type": "rules/lexicon/therapies.yaml type {x}",
+    "test.category": "rules/test_values category {x}",
+}
+
+
+def rule_source(cid: str) -> str:
+    """The rule file (and field) that places a concept under the generalisation ``cid``."""
+    kind, _, x = cid.partition(":")
+    return _RULE_SOURCES.get(kind, "").format(x=x)
+
+
 def concept_type(cid: str) -> str:
     """The entity type named by a concept id's prefix (``rx.class:ssri`` → ``medication``)."""
     prefix = cid.split(":", 1)[0].split(".", 1)[0]

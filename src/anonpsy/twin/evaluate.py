@@ -61,7 +61,9 @@ class Reid:
     mean_own_jaccard: float
 
     def as_dict(self) -> dict[str, Any]:
-        return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
+        """JSON-ready (NaN, for a corpus without attacks, as None)."""
+        return {k: (None if isinstance(v, float) and math.isnan(v) else round(v, 4) if isinstance(v, float) else v)
+                for k, v in self.__dict__.items()}
 
 
 def binary_rows(sets: Sequence[frozenset[str]], vocab: dict[str, int]) -> Any:

@@ -2,8 +2,8 @@
 
 Anonymized directory (``anonpsy twin anonymize``): ``manifest.json``; ``anonymized.csv`` (``doc_id, item``: the
 published set of every kept document); ``recoding.csv`` (``concept, item``: the frequency floor's global
-recoding, empty item = deleted); ``outcomes.csv`` (``doc_id, concept, status, item`` for every entity of every
-document); ``loss.json`` (information loss per type); ``verification.json`` (the after-the-fact check).
+recoding, empty item = deleted); ``outcomes.csv`` (``doc_id, concept, status, item, rule`` for every entity of
+every document, the rule naming what allowed a generalisation or a deletion); ``loss.json`` (information loss per type); ``verification.json`` (the after-the-fact check).
 
 Synthetic directory (``anonpsy twin generate``): ``synthetic.jsonl`` (``{"id", "text"}``, shuffled, ids that say
 nothing about the source) is what may be shared; ``links.jsonl`` (``{"id", "source"}``) is the private evaluation
@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from anonpsy.errors import AnonpsyError
-from anonpsy.twin.anonymize import Anonymized
+from anonpsy.twin.anonymize import DELETED_FLOOR, DELETED_MATCHING, GENERALISED, Anonymized, Outcome
+from anonpsy.twin.concepts import rule_source
 from anonpsy.twin.errors import T102_BAD_TABLE, T109_BAD_SYNTH
 from anonpsy.yamlio import write_atomic
 
@@ -91,8 +92,9 @@ def write_anonymized(result: Anonymized, outdir: Path, *, table_root: Path, tabl
     write_atomic(outdir / "anonymized.csv", csv_text(("doc_id", "item"), rows))
     write_atomic(outdir / "recoding.csv",
                  csv_text(("concept", "item"), sorted((c, i or "") for c, i in result.recoded.items())))
-    outs = [(d, c, o.status, o.item or "") for d, oc in result.outcomes.items() for c, o in oc.items()]
-    write_atomic(outdir / "outcomes.csv", csv_text(("doc_id", "concept", "status", "item"), outs))
+    outs = [(d, c, o.status, o.item or "", _why(o, result)) for d, oc in result.outcomes.items()
+            for c, o in oc.items()]
+    write_atomic(outdir / "outcomes.csv", csv_text(("doc_id", "concept", "status", "item", "rule"), outs))
     write_atomic(outdir / "loss.json", json.dumps(loss, indent=2) + "\n")
     write_atomic(outdir / "verification.json", json.dumps(verification, indent=2) + "\n")
     manifest = {
@@ -106,6 +108,17 @@ def write_anonymized(result: Anonymized, outdir: Path, *, table_root: Path, tabl
     return manifest
 
 
+def _why(o: Outcome, result: Anonymized) -> str:
+    """Which rule allowed an outcome."""
+    if o.status == GENERALISED and o.item is not None:
+        return rule_source(o.item)
+    if o.status == DELETED_FLOOR:
+        return f"frequency floor: in fewer than {result.floor} documents, no generalisation reaches it"
+    if o.status == DELETED_MATCHING:
+        return f"{result.k}-anonymity: not shared by the documents of its group"
+    return ""
+
+
 def read_anonymized(root: Path) -> AnonymizedTable:
     """Read an anonymized directory (T102 on a missing or malformed file)."""
     man = read_json(root / "manifest.json", ANON_FORMAT, T102_BAD_TABLE)
@@ -114,7 +127,8 @@ def read_anonymized(root: Path) -> AnonymizedTable:
         published.setdefault(doc_id, set()).add(item)
     recoding = {c: (i or None) for c, i in read_csv(root / "recoding.csv", ("concept", "item"))}
     outcomes: dict[str, dict[str, tuple[str, str | None]]] = {}
-    for doc_id, c, status, item in read_csv(root / "outcomes.csv", ("doc_id", "concept", "status", "item")):
+    for doc_id, c, status, item, _rule in read_csv(root / "outcomes.csv",
+                                                   ("doc_id", "concept", "status", "item", "rule")):
         outcomes.setdefault(doc_id, {})[c] = (status, item or None)
     if sha256_file(root / "anonymized.csv") != man.get("anonymized_sha256"):
         raise AnonpsyError(T102_BAD_TABLE, "anonymized.csv does not match its manifest; rerun anonymize",
