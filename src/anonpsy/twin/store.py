@@ -3,7 +3,8 @@
 Anonymized directory (``anonpsy twin anonymize``): ``manifest.json``; ``anonymized.csv`` (``doc_id, item``: the
 published set of every kept document); ``recoding.csv`` (``concept, item``: the frequency floor's global
 recoding, empty item = deleted); ``outcomes.csv`` (``doc_id, concept, status, item, rule`` for every entity of
-every document, the rule naming what allowed a generalisation or a deletion); ``loss.json`` (information loss per type); ``verification.json`` (the after-the-fact check).
+every document, the rule naming what allowed a generalisation or a deletion); ``loss.json`` (information loss
+per type); ``verification.json`` (the after-the-fact check).
 
 Synthetic directory (``anonpsy twin generate``): ``synthetic.jsonl`` (``{"id", "text"}``, shuffled, ids that say
 nothing about the source) is what may be shared; ``links.jsonl`` (``{"id", "source"}``) is the private evaluation
