@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -246,17 +245,12 @@ def leaky_target(corpus: Corpus) -> tuple[int, str, str]:
     return i, d, H.name(_deleted(corpus, d)[0])
 
 
-def _serve(responder: Scripted) -> Iterator[tuple[ScriptedOpenAIServer, LLMClient]]:
-    with ScriptedOpenAIServer(responder=responder) as srv, LLMClient(config(srv)) as client:
-        yield srv, client
-
-
 def test_llm_reply_reintroducing_a_deleted_entity_is_caught_and_rewritten(
         corpus: Corpus, tmp_path: Path, leaky_target: tuple[int, str, str]) -> None:
     i, d, name = leaky_target
     inject: list[str | None] = [None] * i + [name]
     responder = Scripted(inject)
-    with ScriptedOpenAIServer(responder=responder) as srv, LLMClient(config(srv)) as client:
+    with ScriptedOpenAIServer(responder=responder) as srv, LLMClient(config(srv, concurrency=1)) as client:
         _, res = run(corpus, Settings(backend="llm", limit=i + 1), LLMWriter(client), tmp_path / "llm")
         reqs = srv.chat_requests
     assert res.violations["deleted"] >= 1 and not res.dropped
@@ -279,13 +273,15 @@ def test_llm_run_fails_loudly_when_every_reply_leaks(corpus: Corpus, tmp_path: P
                                                      leaky_target: tuple[int, str, str]) -> None:
     i, d, name = leaky_target
     inject: list[str | None] = [None] * i + [name]
-    with ScriptedOpenAIServer(responder=Scripted(inject, always=True)) as srv, LLMClient(config(srv)) as client:
+    with ScriptedOpenAIServer(responder=Scripted(inject, always=True)) as srv, \
+            LLMClient(config(srv, concurrency=1)) as client:
         with pytest.raises(LeakError) as info:
             run(corpus, Settings(backend="llm", limit=i + 1, max_attempts=3), LLMWriter(client), tmp_path / "f")
         assert len(srv.chat_requests) == i + 3
     assert info.value.code == "T107" and d in info.value.one_line() and name not in info.value.one_line()
     assert not (tmp_path / "f" / "synthetic.jsonl").exists()
-    with ScriptedOpenAIServer(responder=Scripted(inject, always=True)) as srv, LLMClient(config(srv)) as client:
+    with ScriptedOpenAIServer(responder=Scripted(inject, always=True)) as srv, \
+            LLMClient(config(srv, concurrency=1)) as client:
         _, res = run(corpus, Settings(backend="llm", limit=i + 1, on_violation="drop"), LLMWriter(client),
                      tmp_path / "d")
     assert res.dropped == [d]
@@ -305,3 +301,20 @@ def test_llm_orgd_shows_the_source_document(corpus: Corpus, tmp_path: Path) -> N
         assert {r.template_id for r in srv.chat_requests} == {"twin_orgd"}
     first = targets(corpus, Settings())[0]
     assert seen[0]["document"] == corpus.texts[first] and seen[0]["sentences"] > 0
+
+
+def test_llm_requests_in_parallel_give_the_same_corpus(corpus: Corpus, tmp_path: Path) -> None:
+    def responder(body: dict[str, Any]) -> dict[str, Any]:
+        return {"text": _clean_reply(request_input(body)[0])}
+
+    outs = []
+    for workers in (1, 4):
+        with ScriptedOpenAIServer(responder=responder, latency=0.01) as srv, \
+                LLMClient(config(srv, concurrency=workers)) as client:
+            writer = LLMWriter(client)
+            assert writer.workers == workers
+            run(corpus, Settings(backend="llm", limit=16), writer, tmp_path / str(workers))
+            if workers > 1:
+                assert srv.max_in_flight > 1
+        outs.append((tmp_path / str(workers) / "synthetic.jsonl").read_bytes())
+    assert outs[0] == outs[1]

@@ -209,8 +209,10 @@ def group_units(units: list[frozenset[str]], weights: list[int], k: int, h: Hier
             groups.append(members)
         else:
             leftovers.extend(members)
-        if progress is not None:
-            progress(len(members))
+        if progress is not None and weight >= k:
+            progress(weight)
+    if progress is not None:
+        progress(sum(weights[u] for u in leftovers))
     for u in sorted(leftovers, key=lambda v: _sort_key(units[v])):
         if not groups:
             break
@@ -241,7 +243,14 @@ def anonymize(sets: Mapping[str, Iterable[str]], h: Hierarchy, k: int, floor: in
     units = sorted(by_set, key=_sort_key)
     weights = [len(by_set[s]) for s in units]
     done = [i for i, w in enumerate(weights) if w >= k]
-    groups = [[i] for i in range(len(units))] if k == 1 else group_units(units, weights, k, h, done, progress)
+    if progress is not None:  # counts documents with entities: those already in a class, those the floor emptied
+        progress(sum(weights[i] for i in done) + sum(1 for d, s in recoded.items() if orig[d] and not s))
+    if k == 1:
+        groups = [[i] for i in range(len(units))]
+        if progress is not None:
+            progress(sum(w for i, w in enumerate(weights) if i not in set(done)))
+    else:
+        groups = group_units(units, weights, k, h, done, progress)
     published: dict[str, frozenset[str]] = dict.fromkeys(orig, frozenset())
     for g in groups:
         if not g or sum(weights[u] for u in g) < k:

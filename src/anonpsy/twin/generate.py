@@ -26,7 +26,9 @@ then the run fails (``on_violation="fail"``, exit 1) or the document is left out
 *extraneous* (a violation too with ``strict``).
 
 Outputs are written as the module :mod:`~anonpsy.twin.store` describes; a run is resumable from its journal
-and deterministic given the seed (each document's generator is seeded with ``seed`` and its id).
+and deterministic given the seed (each document's generator is seeded with ``seed`` and its id, and the output
+is assembled in table order, so the llm backend's concurrent requests -- the client configuration's
+``concurrency`` -- do not change it).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ import os
 import random
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -295,6 +298,15 @@ class RunResult:
     extraneous: int = 0
     documents_with_extraneous: int = 0
 
+    def merge(self, other: RunResult) -> None:
+        """Add the counts of one document's run."""
+        self.generated += other.generated
+        self.dropped.extend(other.dropped)
+        self.attempts.update(other.attempts)
+        self.violations.update(other.violations)
+        self.extraneous += other.extraneous
+        self.documents_with_extraneous += other.documents_with_extraneous
+
 
 def settings_hash(s: Settings, extra: Mapping[str, Any]) -> str:
     payload = json.dumps({"settings": asdict(s), **extra}, sort_keys=True)
@@ -356,24 +368,37 @@ def run(c: Corpus, s: Settings, writer: Writer, outdir: Path, *, extra: Mapping[
     if on_start is not None:
         on_start(len(todo) - res.resumed)
     new = not journal.is_file()
+    fresh = [d for d in todo if d not in done]
+
+    def work(d: str) -> tuple[dict[str, Any], RunResult]:
+        delta = RunResult()
+        return _one(c, s, writer, d, pool, examples, use_pub, delta), delta
+
+    workers = max(1, int(getattr(writer, "workers", 1)))
     fh = journal.open("a", encoding="utf-8")
     try:
         if new:
             fh.write(json.dumps({"settings_hash": key}) + "\n")
         pending = 0
-        for d in todo:
-            if d in done:
-                continue
-            rec = _one(c, s, writer, d, pool, examples, use_pub, res)
-            fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
-            fh.flush()
-            pending += 1
-            if pending >= FSYNC_EVERY:
-                os.fsync(fh.fileno())
-                pending = 0
-            done[d] = rec
-            if progress is not None:
-                progress(1)
+        with ThreadPoolExecutor(max_workers=workers) as pool_ex:
+            # One document at a time per worker; the journal is written here only, in completion order.
+            results = (f.result() for f in as_completed([pool_ex.submit(work, d) for d in fresh])) \
+                if workers > 1 else (work(d) for d in fresh)
+            try:
+                for rec, delta in results:
+                    res.merge(delta)
+                    fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+                    fh.flush()
+                    pending += 1
+                    if pending >= FSYNC_EVERY:
+                        os.fsync(fh.fileno())
+                        pending = 0
+                    done[rec["source"]] = rec
+                    if progress is not None:
+                        progress(1)
+            except BaseException:
+                pool_ex.shutdown(wait=True, cancel_futures=True)
+                raise
         fh.flush()
         os.fsync(fh.fileno())
     finally:

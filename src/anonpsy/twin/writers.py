@@ -186,8 +186,14 @@ class LLMWriter:
 
     client: Any
     name: str = "llm"
+    workers: int = 1
     calls: int = 0
     templates: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        cfg = getattr(self.client, "config", None)
+        if self.workers == 1 and cfg is not None:
+            self.workers = int(getattr(cfg, "concurrency", 1))
 
     def write(self, req: Request, feedback: str = "") -> str:
         from anonpsy.llm.prompts import load_template
