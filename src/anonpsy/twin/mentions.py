@@ -40,8 +40,6 @@ from typing import Literal
 
 from anonpsy import lexicon
 from anonpsy.evaluate.canonical import load_table as load_canonical
-from anonpsy.extract.rules_backend import classify_in_sentence, find_diagnoses, is_instrument_name, symptom_mentions
-from anonpsy.extract.segment import sentences
 from anonpsy.twin.concepts import (
     ENTITY_TYPES,
     PREFIX,
@@ -51,6 +49,13 @@ from anonpsy.twin.concepts import (
     build_hierarchy,
     concept_type,
     test_groups,
+)
+from anonpsy.twin.extraction import (
+    classify_in_sentence,
+    find_diagnoses,
+    is_instrument_name,
+    sentences,
+    symptom_mentions,
 )
 
 Assertion = Literal["affirmed", "historical", "uncertain", "planned", "negated", "hypothetical", "family",

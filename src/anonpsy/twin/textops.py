@@ -20,8 +20,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from anonpsy.extract.segment import section_name, sentences
 from anonpsy.twin.concepts import Hierarchy
+from anonpsy.twin.extraction import section_name, sentences
 from anonpsy.twin.lines import BLANK
 from anonpsy.twin.mentions import Matcher, Mention
 

@@ -118,7 +118,7 @@ _HOME: dict[str, tuple[str, ...]] = {
 
 def _home(line: Line, headings: Sequence[str | None]) -> str | None:
     """The example heading a line's sentence belongs under (by its first named entity's type), if any."""
-    from anonpsy.extract.segment import section_name
+    from anonpsy.twin.extraction import section_name
 
     named = line.named
     if not named:
