@@ -296,7 +296,7 @@ def test_llm_orgd_shows_the_source_document(corpus: Corpus, tmp_path: Path) -> N
         seen.append(inp)
         return {"text": "HISTORY:\nThe patient was seen in clinic.\n"}
 
-    with ScriptedOpenAIServer(responder=responder) as srv, LLMClient(config(srv)) as client:
+    with ScriptedOpenAIServer(responder=responder) as srv, LLMClient(config(srv, concurrency=1)) as client:
         run(corpus, Settings(method="orgd", backend="llm", limit=2), LLMWriter(client), tmp_path / "o")
         assert {r.template_id for r in srv.chat_requests} == {"twin_orgd"}
     first = targets(corpus, Settings())[0]
