@@ -7,7 +7,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,16 +21,28 @@ from anonpsy.twin.errors import T101_BAD_CORPUS, T103_BAD_OPTION, T105_VERIFY_FA
 DEFAULT_TYPES = "diagnosis,symptom,medication,therapy,test"
 
 
+class _Advance:
+    """``advance(n)`` of a rich task, with ``total(n)`` to set its size once it is known."""
+
+    def __init__(self, progress: Any, task: Any) -> None:
+        self._progress, self._task = progress, task
+
+    def __call__(self, n: int) -> None:
+        self._progress.advance(self._task, n)
+
+    def total(self, n: int) -> None:
+        self._progress.update(self._task, total=n)
+
+
 @contextlib.contextmanager
-def _bar(label: str, total: int, enabled: bool) -> Iterator[Callable[[int], None]]:
+def _bar(label: str, total: int | None, enabled: bool) -> Iterator[_Advance]:
     """A rich progress bar on stderr (transient); yields ``advance(n)``."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=Console(stderr=True), disable=not enabled, transient=True) as progress:
-        task = progress.add_task(label, total=total)
-        yield lambda n: progress.advance(task, n)
+        yield _Advance(progress, progress.add_task(label, total=total))
 
 
 def _jobs(jobs: int | None) -> int:
@@ -278,14 +290,10 @@ def generate_cmd(anon_dir: Path, examples: int, outdir: Path, method: str, backe
     if backend == "llm" and client is not None:
         extra["model"] = client.config.endpoint.model if hasattr(client, "config") else None
     t0 = time.perf_counter()
-    state: dict[str, Any] = {}
     try:
-        with _bar(f"generate {method}", 0, not no_progress) as advance:
-            def start(n: int) -> None:
-                state["n"] = n
-
+        with _bar(f"generate {method}", None, not no_progress) as advance:
             manifest, res = run(c, settings, writer, outdir, extra=extra, restart=restart, progress=advance,
-                                on_start=start)
+                                on_start=advance.total)
     except LeakError as exc:
         click.echo(exc.one_line(), err=True)
         sys.exit(1)
