@@ -5,14 +5,15 @@ Both get a :class:`Request`: the target's lines of entities, its sentence count 
 separately anonymized pool document with its own lines). Neither sees the source document, except the ORGD
 baseline, whose whole point is to show it.
 
-**rules**: the output follows the nearest example's layout. Output sentence ``t`` of ``n`` sits at the
-example's sentence ``t·m/n`` (``m`` example sentences): the example's heading there is written when it changes;
-a target line whose source sentence was ``t`` becomes one sentence built from fixed templates per entity type
-(blanks are left out); any other position reuses the example's sentence when it is a scaffold sentence, else a
-shared sentence of the corpus's boilerplate for that heading (:class:`~anonpsy.twin.textops.Boilerplate`: shared
-word for word by at least ``floor`` documents, naming no concept). So every word of a RecordTwin document is
-either an entity's published name, a template word, or a sentence that many documents share. Template words
-are checked never to read as a concept.
+**rules**: the output follows the nearest example's layout. Output sentence ``t`` of ``n`` sits at the example's
+sentence ``t·m/n`` (``m`` example sentences): the example's heading there is written when it changes; a target line
+whose source sentence was ``t`` becomes one sentence built from fixed templates per entity type (blanks are left
+out) and goes under the example's heading for its type when there is one; any other position reuses the example's
+sentence when it is a scaffold sentence, else the other examples' sentence at the same relative place when that is
+one, else a shared sentence of the corpus's boilerplate for that heading
+(:class:`~anonpsy.twin.textops.Boilerplate`: shared word for word by at least ``floor`` documents, naming no
+concept). So every word of a RecordTwin document is either an entity's published name, a template word, or a
+sentence that many documents share. Template words are checked never to read as a concept.
 """
 
 from __future__ import annotations
@@ -143,6 +144,7 @@ class RulesWriter:
         by_pos = {ln.sentence: ln for ln in req.lines}
         m = len(example)
         headings = list(dict.fromkeys(s.heading for s in example))
+        others = [e.sentences for e in req.examples[1:]]
         used: set[int] = set()
         taken: set[str] = set()
         written: set[str] = set()
@@ -158,8 +160,12 @@ class RulesWriter:
             elif j >= 0 and j not in used and example[j].scaffold:
                 sentence = example[j].text
                 used.add(j)
-            elif req.boilerplate is not None:
-                sentence = req.boilerplate.pick(heading, rng, taken)
+            else:
+                # the same relative place in the other examples, then the corpus's boilerplate for the heading
+                sentence = next((o[t * len(o) // n].text for o in others if o and o[t * len(o) // n].scaffold
+                                 and o[t * len(o) // n].text not in written), None)
+                if sentence is None and req.boilerplate is not None:
+                    sentence = req.boilerplate.pick(heading, rng, taken)
             if sentence is None or sentence in written:
                 continue
             written.add(sentence)
