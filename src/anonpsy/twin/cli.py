@@ -177,6 +177,9 @@ def anonymize_cmd(table_dir: Path, k: int, min_df: int | None, outdir: Path | No
     if not check["ok"]:
         click.echo(f"{T105_VERIFY_FAILED} {out.name}: verification failed: {'; '.join(check['problems'])}", err=True)
         sys.exit(1)
+    if not check["published_documents"]:
+        click.echo(f"verified: nothing is published (no entity set can be shared by {k} documents)")
+        return
     click.echo(f"verified: every published entity set is shared by at least {k} documents (smallest class "
                f"{check['smallest_class']}) and names only concepts of its document or their generalisations")
 

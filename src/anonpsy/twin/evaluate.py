@@ -247,7 +247,8 @@ def kde_png(series: Mapping[str, Sequence[float]], title: str = "ROUGE-L F of ea
     ax.set_ylabel("density")
     ax.set_title(title)
     ax.set_xlim(0, 1)
-    ax.legend(fontsize=8)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     return buf.getvalue()
