@@ -318,3 +318,18 @@ def test_llm_requests_in_parallel_give_the_same_corpus(corpus: Corpus, tmp_path:
                 assert srv.max_in_flight > 1
         outs.append((tmp_path / str(workers) / "synthetic.jsonl").read_bytes())
     assert outs[0] == outs[1]
+
+
+def test_boilerplate_reuses_only_shared_statements_and_headings_that_name_nothing() -> None:
+    from anonpsy.twin.textops import Boilerplate
+
+    texts = [f"RESPIRATIONS:\nThere are no carotid bruits.\n\nPLAN:\nThe patient will return in two weeks. "
+             f"Prostate cancer. The patient reports insomnia.\n\nNOTE {i}:\nThe patient was seen by doctor {i}.\n"
+             for i in range(6)]
+    bp = Boilerplate.build(texts, matcher(), floor=5)
+    assert not bp.heading_ok("RESPIRATIONS")  # names the respiratory-rate test: a twin must not carry it
+    assert bp.heading_ok("PLAN")
+    assert bp.is_common("The patient will return in two weeks.")
+    assert not bp.is_common("Prostate cancer.")  # a verbless list value is content, not style
+    assert not bp.is_common("The patient reports insomnia.")  # names a concept
+    assert not bp.is_common("The patient was seen by doctor 3.")  # in one document only

@@ -128,7 +128,8 @@ def _sections(text: str) -> list[tuple[str | None, str]]:
 @dataclass
 class Boilerplate:
     """Sentences and headings that at least ``floor`` documents of the corpus share word for word: the only words
-    of a source document a rules-written twin may reuse. A sentence also has to name no concept, state something
+    of a source document a rules-written twin may reuse. Neither may name a concept ("DEPRESSION:" is no
+    reusable heading). A sentence also has to state something
     (at least :data:`MIN_WORDS` words with a finite auxiliary or copula: "The patient tolerated the procedure
     well." is style, "Enlarged fibroid uterus." is content) and not sit in a content section (diagnoses,
     complaints, procedures performed, histories, drug and allergy lists)."""
@@ -155,7 +156,7 @@ class Boilerplate:
         common = {k for k, n in sdf.items() if n >= floor and len(_WORD.findall(k)) >= MIN_WORDS
                   and _STATEMENT.search(k) and BLANK not in k and not _MASK.search(surface[k])
                   and not _content_section(under[k]) and not matcher.spans(surface[k])}
-        headings = {k for k, n in hdf.items() if n >= floor}
+        headings = {k for k, n in hdf.items() if n >= floor and not matcher.spans(k)}
         by_heading: dict[str, list[str]] = {}
         for k in sorted(common, key=lambda x: (-sdf[x], x)):
             h = under[k].most_common(1)[0][0]
