@@ -8,7 +8,8 @@ per type); ``verification.json`` (the after-the-fact check).
 
 Synthetic directory (``anonpsy twin generate``): ``synthetic.jsonl`` (``{"id", "text"}``, shuffled, ids that say
 nothing about the source) is what may be shared; ``links.jsonl`` (``{"id", "source"}``) is the private evaluation
-key; ``summary.json``; ``manifest.json``; ``journal.jsonl`` while a run is incomplete (resumable).
+key; ``summary.json`` (counts, and the source ids of the pool and of dropped documents: private too);
+``manifest.json``; ``journal.jsonl`` while a run is incomplete (resumable; private: it holds source ids).
 """
 
 from __future__ import annotations
