@@ -7,19 +7,21 @@ clinical tests in ``rules/test_values/`` (an alias of three characters or fewer 
 it, "K 4.1"; an alias that is also a drug name is left to the medication lexicon). Overlaps between types are
 resolved by length, then by :data:`~anonpsy.twin.concepts.TYPE_PRIORITY`.
 
-Assertion comes from the extraction's ConText rules (:func:`classify_in_sentence`) and the section a sentence
-sits in. **An entity is a concept asserted for the patient**, present or past:
+Assertion comes from the extraction's status functions -- :func:`diagnosis_status`, :func:`symptom_status` and
+:func:`treatment_status` of :mod:`anonpsy.extract.assertion.status`, which also name the rule that decided -- and,
+for tests, from its ConText scope (:func:`classify_in_sentence`, :func:`is_family`). **An entity is a concept
+asserted for the patient**, present or past:
 
 ==============  ======================================================  ===================================
 assertion       when                                                    entity?
 ==============  ======================================================  ===================================
-affirmed        no trigger applies                                      yes
-historical      a historical trigger, or a past-history section         yes
-uncertain       "possible", "rule out", "suspected"                     diagnoses, symptoms, tests; not
+affirmed        confirmed / present / current or as-needed treatment     yes
+historical      past: a historical trigger or a past-history section     yes
+uncertain       provisional, rule-out or possible                       diagnoses, symptoms, tests; not
                                                                         treatments (a treatment option is
                                                                         not a treatment)
-planned         a future trigger only ("will start") on a treatment     treatments only
-negated         "no history of X", "denies X"                           no
+planned         a treatment to start ("will start", "referral for")     treatments only
+negated         absent, ruled out, refused ("denies X", "no X")          no
 hypothetical    "if X occurs", "return for X"                           no
 family          a relative's (family-history section or a kin trigger)  no
 other_section   a symptom in a medication, allergy or lab list; a drug  no
@@ -40,6 +42,8 @@ from typing import Literal
 
 from anonpsy import lexicon
 from anonpsy.evaluate.canonical import load_table as load_canonical
+from anonpsy.graph import Assertion as SymptomAssertion
+from anonpsy.graph import Certainty, Temporality, TreatmentStatus
 from anonpsy.twin.concepts import (
     ENTITY_TYPES,
     PREFIX,
@@ -51,11 +55,19 @@ from anonpsy.twin.concepts import (
     test_groups,
 )
 from anonpsy.twin.extraction import (
+    Sentence,
+    StatusMention,
     classify_in_sentence,
+    diagnosis_status,
     find_diagnoses,
+    is_family,
     is_instrument_name,
+    medication_mentions,
     sentences,
     symptom_mentions,
+    symptom_status,
+    therapy_mentions,
+    treatment_status,
 )
 
 Assertion = Literal["affirmed", "historical", "uncertain", "planned", "negated", "hypothetical", "family",
@@ -74,10 +86,7 @@ _SKIP_SECTIONS: dict[str, frozenset[str]] = {
     "therapy": frozenset({"allergies", "labs"}),
 }
 _HISTORICAL_SECTIONS = frozenset({"past_psych", "past_medical"})
-_PLANNED_TRIGGERS = frozenset({"hyp.future"})
 _VALUE_AFTER = re.compile(r"^\s*(?:[:=]|was|is|of)?\s*[<>≤≥~]?\s*\d")
-_LAB_AFTER = re.compile(r"^\s*(?:levels?\b|[<>]?\s*\d+(?:[.,]\d+)?\s*(?:mmol/L|mg/dL|ng/mL|ng/dL|pg/mL|mEq/L|"
-                        r"µg/L|mcg/L|U/L|IU/L|mIU/L|umol/L|µmol/L|g/dL|nmol/L|pmol/L)\b)", re.I)
 _SHORT_ALIAS = 3
 
 
@@ -105,6 +114,7 @@ class Mention:
     concept: str
     assertion: str
     section: str
+    rule: str = ""
 
     @property
     def type(self) -> str:
@@ -195,10 +205,9 @@ class Matcher:
             out += [Span(m.start, m.end, f"sx:{m.id}") for m in symptom_mentions(text)
                     if not is_instrument_name(text, m.start, m.end)]
         if "medication" in self.types:
-            out += [Span(m.start, m.end, f"rx:{m.id}") for m in lexicon.find_terms(text, "medication")
-                    if not _LAB_AFTER.match(text[m.end:m.end + 30])]
+            out += [Span(m.start, m.end, f"rx:{m.id}") for m in medication_mentions(text)]
         if "therapy" in self.types:
-            out += [Span(m.start, m.end, f"tx:{m.id}") for m in lexicon.find_terms(text, "therapy")]
+            out += [Span(m.start, m.end, f"tx:{m.id}") for m in therapy_mentions(text)]
         if "test" in self.types:
             for m in self._tests.find(text):
                 if (m.id, m.surface.casefold()) in self._short and not _VALUE_AFTER.match(text[m.end:m.end + 20]):
@@ -227,30 +236,70 @@ class Matcher:
         out: list[Mention] = []
         for s in sents:
             for sp in _resolve(self._raw(s.text)):
-                etype = concept_type(sp.concept)
-                out.append(Mention(s.index, s.start + sp.start, s.start + sp.end, sp.concept,
-                                   _assertion(s.text, sp, etype, s.section), s.section))
+                label, rule = assertion_of(s, sp.start, sp.end, concept_type(sp.concept))
+                out.append(Mention(s.index, s.start + sp.start, s.start + sp.end, sp.concept, label, s.section, rule))
         return DocumentMentions(tuple(out), len(sents))
 
 
-def _assertion(sentence: str, sp: Span, etype: str, section: str) -> Assertion:
-    if section in _SKIP_SECTIONS.get(etype, frozenset()):
-        return "other_section"
-    if section == "family_history":
-        return "family"
-    ctx = classify_in_sentence(sentence, sp.start, sp.end)
-    if ctx.experiencer != "patient":
-        return "family"
+def _context_label(s: Sentence, start: int, end: int) -> tuple[Assertion, str]:
+    """Why a mention asserts nothing of the patient, from ConText: a relative's, negated, uncertain or
+    hypothetical."""
+    ctx = classify_in_sentence(s.text, start, end)
+    rule = f"context.{ctx.trigger_ids[0]}" if ctx.trigger_ids else "default"
+    if ctx.experiencer != "patient" or is_family(s, start, ctx):
+        return "family", rule
     if ctx.negated:
-        return "negated"
-    if ctx.hypothetical:
-        hyp = {t for t in ctx.trigger_ids if t.startswith("hyp.")}
-        return "planned" if etype in _TREATMENT and hyp and hyp <= _PLANNED_TRIGGERS else "hypothetical"
+        return "negated", rule
     if ctx.uncertain:
-        return "uncertain"
-    if ctx.historical or section in _HISTORICAL_SECTIONS:
-        return "historical"
-    return "affirmed"
+        return "uncertain", rule
+    if ctx.hypothetical:
+        return "hypothetical", rule
+    return "affirmed", rule
+
+
+def assertion_of(s: Sentence, start: int, end: int, etype: str) -> tuple[Assertion, str]:
+    """The assertion of the mention ``s.text[start:end]`` of type ``etype`` and the rule id that decided it, from
+    the extraction's status functions (diagnoses, symptoms, treatments) or its ConText scope (tests)."""
+    if s.section in _SKIP_SECTIONS.get(etype, frozenset()):
+        return "other_section", f"section.{s.section}"
+    if s.section == "family_history":
+        return "family", "section.family_history"
+    m = StatusMention(s, start, end)
+    if etype == "diagnosis":
+        dx = diagnosis_status(m)
+        if dx.owner.experiencer != "patient":
+            return "family", dx.family.evidence.rule_id if dx.family else "default"
+        if dx.certainty is None:
+            return _context_label(s, start, end)
+        rule = dx.certainty.evidence.rule_id
+        if dx.certainty.value == Certainty.ruled_out:
+            return "negated", rule
+        if dx.certainty.value in (Certainty.rule_out, Certainty.provisional):
+            return "uncertain", rule
+        if dx.temporality.value == Temporality.past:
+            return "historical", dx.temporality.evidence.rule_id
+        return "affirmed", rule
+    if etype == "symptom":
+        sx = symptom_status(m)
+        if sx.assertion is None:
+            return "family", sx.family.evidence.rule_id if sx.family else "default"
+        label = {SymptomAssertion.present: "affirmed", SymptomAssertion.absent: "negated",
+                 SymptomAssertion.possible: "uncertain", SymptomAssertion.hypothetical: "hypothetical",
+                 SymptomAssertion.historical: "historical"}[sx.assertion.value]
+        return label, sx.assertion.evidence.rule_id  # type: ignore[return-value]
+    if etype in _TREATMENT:
+        tx = treatment_status(m)
+        if tx is None:
+            return _context_label(s, start, end)
+        label = {TreatmentStatus.planned: "planned", TreatmentStatus.past: "historical",
+                 TreatmentStatus.refused: "negated"}.get(tx.value, "affirmed")
+        return label, tx.evidence.rule_id  # type: ignore[return-value]
+    label, rule = _context_label(s, start, end)
+    if label == "affirmed" and s.section in _HISTORICAL_SECTIONS:
+        return "historical", f"section.{s.section}"
+    if label == "affirmed" and classify_in_sentence(s.text, start, end).historical:
+        return "historical", rule
+    return label, rule
 
 
 @lru_cache(maxsize=8)

@@ -9,7 +9,9 @@ A table directory holds
 * ``vocabulary.csv`` -- ``concept, type, name, level, parent, df, mentions``: every concept found, with its
   document frequency, and every ancestor of one (df counting documents with a descendant);
 * ``mentions.csv`` -- every mention with its place and assertion: ``doc_id, sentence, start, end, concept,
-  assertion, section`` (offsets, never text; needed to write the lines of entities and the REPLACE baseline).
+  assertion, section, rule`` (offsets, never text; ``rule`` is the id of what decided the assertion:
+  ``context.<trigger>``, ``section.<name>`` or ``default``; needed to write the lines of entities and the REPLACE
+  baseline).
 
 Extraction runs in worker processes (``jobs``); the output does not depend on their number.
 """
@@ -37,6 +39,7 @@ from anonpsy.yamlio import write_atomic
 FORMAT = "anonpsy.twin.table"
 VERSION = 1
 CHUNK = 64
+MENTION_COLUMNS = ("doc_id", "sentence", "start", "end", "concept", "assertion", "section", "rule")
 
 
 @dataclass(frozen=True)
@@ -176,10 +179,9 @@ def write_table(table: Table, outdir: Path, corpus: Path, h: Hierarchy | None = 
     vocab = vocabulary_rows(table, hier)
     write_atomic(outdir / "vocabulary.csv",
                  _csv(("concept", "type", "name", "level", "parent", "df", "mentions"), vocab))
-    ments = [(d.doc_id, m.sentence, m.start, m.end, m.concept, m.assertion, m.section)
+    ments = [(d.doc_id, m.sentence, m.start, m.end, m.concept, m.assertion, m.section, m.rule)
              for d in table.docs for m in table.mentions.get(d.doc_id, [])]
-    write_atomic(outdir / "mentions.csv",
-                 _csv(("doc_id", "sentence", "start", "end", "concept", "assertion", "section"), ments))
+    write_atomic(outdir / "mentions.csv", _csv(MENTION_COLUMNS, ments))
     level0 = [v for v in vocab if v[3] == 0]
     manifest = {
         "format": FORMAT,
@@ -234,9 +236,8 @@ def read_table(root: Path) -> Table:
         for doc_id, concept, n in _read_csv(root / "table.csv", ("doc_id", "concept", "mentions")):
             rows[doc_id][concept] = int(n)
         mentions: dict[str, list[Mention]] = {d.doc_id: [] for d in docs}
-        for r in _read_csv(root / "mentions.csv",
-                           ("doc_id", "sentence", "start", "end", "concept", "assertion", "section")):
-            mentions[r[0]].append(Mention(int(r[1]), int(r[2]), int(r[3]), r[4], r[5], r[6]))
+        for r in _read_csv(root / "mentions.csv", MENTION_COLUMNS):
+            mentions[r[0]].append(Mention(int(r[1]), int(r[2]), int(r[3]), r[4], r[5], r[6], r[7]))
     except (ValueError, IndexError, KeyError):
         raise AnonpsyError(T102_BAD_TABLE, "a table file has a malformed row; rebuild the table", root.name) from None
     return Table(docs, rows, mentions, tuple(man.get("types", ENTITY_TYPES)), man, root)
