@@ -89,9 +89,10 @@ class StyleSentence:
 #: A reusable sentence has at least this many words: shorter ones are list values ("Prostate cancer.",
 #: "Circumcision."), which are clinical content, not style.
 MIN_WORDS = 4
-#: Sections whose sentences state clinical content (diagnoses, complaints, histories, drug and allergy lists).
+#: Sections whose sentences state facts about the patient (diagnoses, complaints, histories, habits, drug and
+#: allergy lists), not the style of a note.
 CONTENT_SECTIONS = frozenset({"assessment", "chief_complaint", "past_medical", "past_psych", "family_history",
-                              "medications", "allergies"})
+                              "social_history", "substance", "medications", "allergies"})
 #: Headings of lists of diagnoses, procedures and indications ("POSTOPERATIVE DIAGNOSES", "PROCEDURE PERFORMED").
 _CONTENT_HEADING = re.compile(r"diagnos|impression|assessment|indication|complaint|procedures? performed|"
                               r"operations? performed|name of (?:the )?(?:procedure|operation)|title of", re.I)
@@ -132,7 +133,9 @@ class Boilerplate:
     reusable heading). A sentence also has to state something
     (at least :data:`MIN_WORDS` words with a finite auxiliary or copula: "The patient tolerated the procedure
     well." is style, "Enlarged fibroid uterus." is content) and not sit in a content section (diagnoses,
-    complaints, procedures performed, histories, drug and allergy lists)."""
+    complaints, procedures performed, histories, habits, drug and allergy lists). Shared statements of an
+    examination ("Bowel sounds are present.") remain: they are how notes of a kind read, and many documents
+    say them."""
 
     floor: int
     sentences: dict[str, str]  # key -> surface
