@@ -174,8 +174,9 @@ def group_units(units: list[frozenset[str]], weights: list[int], k: int, h: Hier
     ic = information_content({str(u): units[u] for u in sub}, h)
 
     def value(members: list[int]) -> float:
-        """Information the group would publish for each member: the summed IC of its shared items."""
-        return sum(ic.get(a, 0.0) for a in shared_items([units[m] for m in members], h))
+        """Information the group would publish for each member: the summed IC of its shared items (``fsum``: the
+        same float whatever order the set iterates in, so ties break the same way in every process)."""
+        return math.fsum(ic.get(a, 0.0) for a in shared_items([units[m] for m in members], h))
 
     # The richest sets choose first: they have the most to lose.
     order = sorted(range(len(sub)), key=lambda i: (-len(units[sub[i]]), _sort_key(units[sub[i]])))
@@ -372,8 +373,8 @@ def information_loss(sets: Mapping[str, Iterable[str]], result: Anonymized, h: H
             "information_retained": round(row["ic_retained"] / row["ic_total"], 4) if row["ic_total"] else None,
         }
     total = {s: sum(v[s] for v in out.values()) for s in ("occurrences", *STATUSES)}
-    ic_tot = sum(per[t]["ic_total"] for t in per)
-    ic_ret = sum(per[t]["ic_retained"] for t in per)
+    ic_tot = math.fsum(per[t]["ic_total"] for t in per)
+    ic_ret = math.fsum(per[t]["ic_retained"] for t in per)
     docs = len(result.published)
     with_entities = sum(1 for s in sets.values() if any(True for _ in s))
     kept = len(result.kept_docs())
