@@ -397,6 +397,38 @@ def status_graphs(draw: Any) -> CaseGraph:
     assume(not structural_violations(g) and not assertion_violations(g))
     return g
 
+# ---------------------------------------------------------------------------------------------------------------
+# RecordTwin tables
+
+#: Concepts of the project's hierarchy with siblings under shared generalisations (SSRIs, benzodiazepines,
+#: anxiety disorders, mood symptoms, vital signs), so that generalisation and local recoding are exercised.
+TWIN_CONCEPTS = [
+    "rx:sertraline", "rx:fluoxetine", "rx:citalopram", "rx:escitalopram", "rx:fluvoxamine", "rx:lorazepam",
+    "rx:clonazepam", "rx:metformin", "rx:lisinopril", "dx:major_depressive_disorder", "dx:panic_disorder",
+    "dx:generalized_anxiety_disorder", "dx:social_anxiety_disorder", "dx:schizophrenia", "sx:depressed_mood",
+    "sx:anhedonia", "sx:insomnia", "sx:excessive_worry", "sx:chest_pain", "test:heart_rate", "test:temperature",
+    "test:tsh", "tx:cbt", "tx:dbt",
+]
+
+
+@st.composite
+def twin_tables(draw: Any, max_docs: int = 40) -> dict[str, frozenset[str]]:
+    """Documents' entity sets for the k-anonymizer: 0..max_docs documents, each 0..8 concepts from
+    :data:`TWIN_CONCEPTS`, with repeated sets likely.
+
+    e.g. {'d0': frozenset({'rx:sertraline', 'sx:insomnia'}), 'd1': frozenset(), 'd2': frozenset({'rx:sertraline',
+    'sx:insomnia'})}
+    """
+    n = draw(st.integers(0, max_docs))
+    base = draw(st.lists(st.frozensets(st.sampled_from(TWIN_CONCEPTS), max_size=8), min_size=1, max_size=6))
+    out: dict[str, frozenset[str]] = {}
+    for i in range(n):
+        if draw(st.booleans()):
+            out[f"d{i}"] = draw(st.sampled_from(base))
+        else:
+            out[f"d{i}"] = draw(st.frozensets(st.sampled_from(TWIN_CONCEPTS), max_size=8))
+    return out
+
 
 # --------------------------------------------------------------------------------------------------- audio
 
