@@ -106,7 +106,7 @@ PINNED_COUNTS: dict[str, int] = {
     "lexicon_emotions": 35,
     "lexicon_medications": 300,
     "lexicon_mse": 130,
-    "lexicon_symptoms": 285,
+    "lexicon_symptoms": 292,
     "lexicon_therapies": 87,
     "medication_classes": 41,
     "occupations": 7,
