@@ -97,11 +97,12 @@ def test_rule_counts_are_pinned() -> None:
 PINNED_COUNTS: dict[str, int] = {
     "age_offsets": 9,
     "canonical": 30,
-    "context_rules": 65,
+    "context_rules": 66,
     "dsm": 131,
     "edge_pairs": 28,
     "instrument": 76,
     "ethnicity": 30,
+    "lexicon_conditions": 53,
     "lexicon_demographic": 262,
     "lexicon_emotions": 35,
     "lexicon_medications": 300,
