@@ -142,7 +142,7 @@ def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
         mention = _mention(s, m.start, m.end, times, acc)
         status = diagnosis_status(mention)
         if status.family is not None:
-            acc.add_family(status.owner.member, m.headword, s.text.strip(), status.family.value,
+            acc.add_family(status.owner.member, condition_name(m), s.text.strip(), status.family.value,
                            status.family.evidence)
             continue
         if status.certainty is None or status.owner.experiencer != "patient":
