@@ -21,7 +21,8 @@ Status of an annotated fact in the graph:
   by a present ``Symptom`` of that name when no diagnosis node names it.
 * medication -- ``Treatment`` current, past, planned, refused as written; prn (as needed, or one dose such as an
   emergency injection) is accepted for current and for past.
-* denied item -- a ``Symptom`` absent or a ``Diagnosis`` ruled out that the item names -> denied; a symptom
+* denied item -- a ``Symptom`` absent or a ``Diagnosis`` ruled out that the item names (by the symptom's headword
+  or a phrasing of it in the symptom lexicon) -> denied; a symptom
   present or possible, or an asserted diagnosis, that it names -> present (a contradiction); a historical
   symptom -> historical, accepted unless the item denies a lifetime history ("prior psychiatric
   hospitalization"): "had suicidal thoughts in the past, not now" keeps a denial of current ideation.
@@ -47,6 +48,7 @@ import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -196,7 +198,7 @@ def score_note(graph: Any, note: Any) -> NoteResult:
             return bool(rx.search(normalize(label)))
 
         for s in graph.symptoms:
-            if names(s.headword):
+            if names(s.headword) or any(names(x) for x in _synonyms().get(s.headword, ())):
                 a = s.assertion.value
                 got.add("denied" if a == "absent" else a if a in ("hypothetical", "historical") else "present")
         for d in graph.diagnoses:
@@ -207,6 +209,15 @@ def score_note(graph: Any, note: Any) -> NoteResult:
         ok = {"denied"} if concept.lifetime else {"denied", "historical"}
         res.facts.append(FactResult("denied", item, "denied", sorted(got) or ["missing"], bool(got) and got <= ok))
     return res
+
+
+@lru_cache(maxsize=1)
+def _synonyms() -> dict[str, tuple[str, ...]]:
+    """Symptom headword -> its surface forms in the symptom lexicon (data shared with the extractor: a denied
+    "thought disorder" is stated by an absent "disorganized speech", whose lexicon entry names it)."""
+    from anonpsy.lexicon import expand_phrase, symptom_lexicon
+
+    return {e.headword: tuple(f for syn in e.synonyms for f in expand_phrase(syn)) for e in symptom_lexicon().rules}
 
 
 def _table(title: str, results: list[NoteResult]) -> dict[str, Any]:

@@ -123,6 +123,11 @@ class SectionTable:
         key = _key(text)
         if key in self.answers:
             return self.answers[key]
+        # "The patient denies on admission.", "He denies."
+        key = re.sub(r"^(?:the patient|patient|pt|he|she|they|client|the client)\s+", "", key)
+        key = re.sub(r"\s+(?:on admission|at this time|at present|currently|today|now|at discharge)$", "", key)
+        if key in self.answers:
+            return self.answers[key]
         m = re.match(r"(no|none|denies|denied|never|negative)\b[,;:]?", key)
         if m and len(key.split()) <= 3 and key.split()[-1] not in ("known", "history"):
             return "negative"

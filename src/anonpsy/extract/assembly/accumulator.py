@@ -60,6 +60,8 @@ class Accumulator:
     dx_votes: dict[str, list[DiagnosisVote]] = field(default_factory=dict)
     dx_names: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (label, dsm rule id)
     tx_votes: dict[str, list[Decision[TreatmentStatus]]] = field(default_factory=dict)
+    condition_votes: dict[str, list[DiagnosisVote]] = field(default_factory=dict)  # medical comorbidities
+    condition_names: dict[str, str] = field(default_factory=dict)  # condition id -> lexicon phrasing used
 
     def duration_for(self, spec: TimeSpec) -> str:
         for d in self.durations:

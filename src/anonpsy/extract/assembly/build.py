@@ -14,9 +14,11 @@ from collections.abc import Callable, Sequence
 
 from anonpsy.extract.assembly.accumulator import Accumulator
 from anonpsy.extract.assembly.nodes import (
+    add_conditions,
     add_diagnoses,
     add_symptoms,
     add_treatments,
+    finalize_conditions,
     finalize_diagnoses,
     finalize_treatments,
     present_today,
@@ -79,8 +81,10 @@ def extract(text: str, *, case_id: str = "case") -> CaseGraph:
                 acc.add_family(member, cond, s.text.strip(), certainty.value, certainty.evidence)
         add_symptoms(s, times, acc)
         add_diagnoses(s, times, acc)
+        add_conditions(s, times, acc)
         add_treatments(s, times, acc)
     finalize_diagnoses(acc)
+    finalize_conditions(acc)
     finalize_treatments(acc, current_list=any(medication_list(s.section) == "current" for s in sents))
     present_today(acc)
     derive_relations(text, sents, acc)

@@ -26,14 +26,16 @@ from anonpsy.extract.mentions.family import condition_words
 from anonpsy.extract.mentions.symptoms import symptom_mentions
 from anonpsy.extract.mentions.time import TimeMention, governing_time, is_past
 from anonpsy.extract.mentions.treatments import medication_mentions, therapy_mentions, therapy_types
-from anonpsy.extract.sections import Sentence
+from anonpsy.extract.sections import Sentence, deciding_sections
 from anonpsy.graph import (
     Assertion,
+    Certainty,
     Diagnosis,
     HistoryStatus,
     PastHistory,
     Route,
     Symptom,
+    Temporality,
     Treatment,
     TreatmentType,
     Unit,
@@ -128,6 +130,69 @@ def add_diagnoses(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -
         acc.dx_names.setdefault(did, (rule.name, rule.id))
         acc.dx_votes.setdefault(did, []).append(DiagnosisVote(
             status, s.index, s.text.strip(), spec, tuple(x.lower() for x in _SPECIFIERS.findall(s.text))))
+
+
+def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -> None:
+    """Medical comorbidities of one sentence (``rules/lexicon/conditions.yaml``): a relative's go to the family
+    history, the patient's are recorded with their status like diagnoses and become past-history items in
+    :func:`finalize_conditions`."""
+    if s.section in _NON_CLINICAL_SECTIONS:
+        return
+    for m in lexicon.find_terms(s.text, "condition"):
+        mention = _mention(s, m.start, m.end, times, acc)
+        status = diagnosis_status(mention)
+        if status.family is not None:
+            acc.add_family(status.owner.member, condition_name(m), s.text.strip(), status.family.value,
+                           status.family.evidence)
+            continue
+        if status.certainty is None or status.owner.experiencer != "patient":
+            continue
+        spec = mention.time.spec if mention.time is not None else None
+        acc.condition_votes.setdefault(m.id, []).append(DiagnosisVote(status, s.index, s.text.strip(), spec))
+        acc.condition_names.setdefault(m.id, condition_name(m))
+
+
+def condition_name(m: lexicon.TermMatch) -> str:
+    """How a condition is named in the graph: the lexicon phrasing the note used ("cerebellar infarct",
+    "glioblastoma"), or the headword for an abbreviation ("CVA" -> "stroke"). Only lexicon phrases, never other
+    words of the note."""
+    surface = " ".join(m.surface.split())
+    if surface.isupper() or len(surface) <= 4:
+        return m.headword
+    return re.sub(r"[’']s\b", "", surface.lower())
+
+
+def finalize_conditions(acc: Accumulator) -> None:
+    """One past-history item per medical condition the patient has or had, its status from its mentions
+    (:func:`~anonpsy.extract.assertion.status.resolve_diagnosis`) and the condition's course: resolved or
+    remitted when the note says so; chronic for a chronic condition; active when the diagnosis list, the
+    assessment or a current mention states it and it is not chronic; pre-existing otherwise (an event or a bout
+    that the note dates before the visit). A condition only suspected or ruled out is not kept."""
+    entries = {e.id: e for e in lexicon.condition_lexicon().rules}
+    for cid, votes in acc.condition_votes.items():
+        entry = entries[cid]
+        st = resolve_diagnosis([v.status for v in votes])
+        if st.certainty is None or st.certainty.value != Certainty.confirmed:
+            continue
+        win = next(v for v in votes if v.status.certainty is not None
+                   and v.status.certainty.evidence == st.certainty.evidence)
+        past = st.temporality.value == Temporality.past
+        if past and st.remitted:
+            status = HistoryStatus.resolved if entry.course == "event" else HistoryStatus.remitted
+        elif entry.course == "chronic":
+            status = HistoryStatus.chronic
+        elif not past and (st.certainty.evidence.section in deciding_sections() or entry.course == "episodic"):
+            status = HistoryStatus.active
+        else:
+            status = HistoryStatus.pre_existing
+        pid = f"ph_{slug(cid)}"
+        if pid in acc.past:
+            continue
+        specs = [v.spec for v in votes if v.spec is not None and not v.spec.ongoing]
+        acc.past[pid] = PastHistory(id=pid, condition=acc.condition_names.get(cid, entry.headword), status=status,
+                                    status_evidence=st.temporality.evidence if past else st.certainty.evidence,
+                                    duration_ids=[acc.duration_for(specs[0])] if specs and past else [],
+                                    evidence_text=win.evidence_text)
 
 
 def finalize_diagnoses(acc: Accumulator) -> None:

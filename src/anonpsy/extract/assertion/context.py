@@ -242,6 +242,14 @@ def _list_span(sentence: str, start: int, end: int) -> tuple[int, int]:
     """Where the list the concept at ``[start, end)`` belongs to begins and ends: the first and last of the
     short items joined to it by commas or "and"/"or" (the concept's own span when it is in no list)."""
     first = start
+    # the concept may end an item that starts with a few words of its own (", or symptoms of anxiety")
+    cut = max(sentence.rfind(c, 0, start) for c in ",;")
+    if cut >= 0:
+        prefix = sentence[cut + 1:start]
+        lead = re.match(r"\s*(?:(?:and/or|and|or|nor)\s+)?", prefix)
+        rest = prefix[lead.end() if lead else 0:]
+        if 0 < len(rest.split()) <= 3 and not re.search(r"[.!?:]", rest):
+            first = cut + 1 + (lead.end() if lead else 0)
     for _ in range(16):
         m = _LIST_SEP.search(sentence, 0, first)
         if m is None:

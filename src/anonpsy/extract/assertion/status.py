@@ -59,8 +59,10 @@ from anonpsy.graph import Assertion, Certainty, Evidence, FamilyCertainty, Tempo
 V = TypeVar("V")
 
 #: Negation triggers that set a diagnosis aside (rather than a symptom denied): "does not meet criteria for",
-#: "was ruled out", "unlikely". Any negated diagnosis in the assessment also counts.
-_EXCLUDING = frozenset({"neg.criteria", "neg.backward", "neg.excluded_backward", "neg.anaphoric", "neg.without"})
+#: "was ruled out", "unlikely", "no history of" (a lifetime denial). Any negated diagnosis in the diagnosis list or
+#: the assessment also counts.
+_EXCLUDING = frozenset({"neg.criteria", "neg.backward", "neg.excluded_backward", "neg.anaphoric", "neg.without",
+                        "neg.no_history_of"})
 #: Which value a node keeps when its mentions disagree: the first listed wins.
 ASSERTION_PRECEDENCE: tuple[Assertion, ...] = (
     Assertion.present, Assertion.possible, Assertion.historical, Assertion.hypothetical, Assertion.absent,

@@ -62,9 +62,9 @@ def _dx_key(s: str) -> str:
 
 
 #: A diagnosis or symptom word that names an instrument ("Geriatric Depression Scale", "PHQ depression module").
-_INSTRUMENT_AFTER = re.compile(r"^[\s-]*(?:[A-Z][\w'-]*\s+){0,2}(?:scale|inventory|questionnaire|checklist|rating|"
-                               r"index|subscale|screen(?:er|ing)?|measure|module|interview|schedule|severity|score|"
-                               r"test|assessment tool)\b", re.I)
+_INSTRUMENT_AFTER = re.compile(r"^[\s-]*(?:[A-Z][\w'-]*\s+){0,2}(?i:scales?|inventory|questionnaire|checklist|rating|"
+                               r"index|subscales?|screen(?:er|ing)?|measure|module|interview|schedule|severity|score|"
+                               r"test|assessment tool)\b")
 _INSTRUMENT_BEFORE = re.compile(r"\b(?:Yale-Brown|Hamilton|Beck|Geriatric|Children's|Edinburgh|Montgomery|Zung|"
                                 r"Hospital|Patient Health|Young)\s+(?:[A-Z][\w'-]*\s+)?$")
 
@@ -78,6 +78,11 @@ def is_instrument_name(text: str, start: int, end: int) -> bool:
     """
     before = text[max(0, start - 40):start]
     return bool(_INSTRUMENT_AFTER.match(text[end:end + 40]) or _INSTRUMENT_BEFORE.search(before))
+
+
+#: "Posttraumatic stress scales are not elevated": testing that does not support the diagnosis the scale is named
+#: for, which the context rules then judge (``neg.excluded_backward``).
+_SCALE_NOT_ELEVATED = re.compile(r"^\s*(?:sub)?scales?\s+(?:is|are|was|were)\s+not\s+elevated\b", re.I)
 
 
 def _blank_parentheticals(text: str) -> str:
@@ -123,7 +128,8 @@ def find_diagnoses(text: str, section: str | None = None) -> list[tuple[int, int
                 continue
             if len(key) <= 5 and not surface.isupper() and " " not in key:
                 continue
-            if is_instrument_name(text, m.start(1), m.end(1)):
+            if is_instrument_name(text, m.start(1), m.end(1)) and not _SCALE_NOT_ELEVATED.match(
+                    text[m.end(1):m.end(1) + 60]):
                 continue
             if any(a < m.end(1) and m.start(1) < b for a, b in seen):
                 continue

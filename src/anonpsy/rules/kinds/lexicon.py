@@ -277,6 +277,7 @@ _LEXICON_KINDS: tuple[tuple[str, TermKind, tuple[TermKind, ...], str], ...] = (
     ("lexicon_medications", "medication", ("medication",), "Medications with class, brands and aliases."),
     ("lexicon_therapies", "therapy", ("therapy",), "Psychotherapies, procedures and psychosocial care."),
     ("lexicon_emotions", "emotion", ("emotion",), "Emotion words for STEB frames."),
+    ("lexicon_conditions", "condition", ("condition",), "Medical comorbidities and their phrasings."),
 )
 
 for _name, _kind, _kinds, _desc in _LEXICON_KINDS:
