@@ -500,8 +500,8 @@ class Renderer:
         v = self.voice
         if dx.certainty == Certainty.ruled_out:
             return self.pick([f"{cap(name)} was ruled out.",
-                              f"The assessment did not support a diagnosis of {name}.",
-                              f"{cap(v.subj)} did not meet criteria for {name}."])
+                              f"A diagnosis of {name} was considered unlikely.",
+                              f"The assessment did not support a diagnosis of {name}."])
         if dx.temporality == Temporality.past:
             if dx.certainty == Certainty.confirmed:
                 return self.pick([f"{cap(v.subj)} had {name} in the past.", f"Previously, {v.subj} had {name}."])
