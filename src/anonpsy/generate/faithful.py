@@ -155,11 +155,17 @@ def checkable_facts(graph: CaseGraph, facts: Iterable[Fact], reader: Reader | No
 
 def _finding_sentences(graph: CaseGraph) -> list[str]:
     """The structured findings as the plain text states them (the mental status examination a domain at a time,
-    each test value) and the lead's demographics and setting: a reader may read a fact out of them ("mood
-    depressed" → depressed mood, "an adult day program participant" → a day program)."""
+    each test value), the lead's demographics and setting, and the past-history conditions that are not
+    diagnoses: a reader may read a fact out of them ("mood depressed" → depressed mood, "an adult day program
+    participant" → a day program, "non-insulin-dependent diabetes" → insulin)."""
+    from anonpsy.generate.facts import dx_key
     from anonpsy.generate.findings import mental_status_parts, value_sentence
+    from anonpsy.generate.plain import plain_history
 
+    v = Voice(graph.demographics.sex, graph.demographics.age)
     out = [Renderer(graph, 0, {"lead": BARE}).lead().text]
+    # past-history conditions that are not diagnoses ("non-insulin-dependent diabetes" names insulin)
+    out += [plain_history(p, v) for p in graph.past_history if not dx_key(p.condition).startswith("dsm:")]
     out += [f"On mental status examination: {p}." for p in mental_status_parts(graph.mental_status)]
     out += [f"Laboratory results: {value_sentence(v)}" for v in graph.test_results.values]
     return out

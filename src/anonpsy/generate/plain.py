@@ -96,13 +96,21 @@ def plain_diagnosis(d: Diagnosis, v: Voice) -> str:
 
 
 def plain_history(p: PastHistory, v: Voice) -> str:
-    """A past-history item: "She had asthma in the past." (a status other than unknown in words)."""
+    """A past-history item with its status: a diagnosis the patient had is "in the past" (with "now in
+    remission" / "since resolved" when so); another condition that is chronic or active is had now ("She has
+    chronic asthma."), one that resolved is past, one of unknown course is "a history of"."""
     from anonpsy.generate.facts import dx_key
 
-    status = {"chronic": "chronic ", "active": "active "}.get(p.status.value, "")
     cond = strip_end(p.condition)
-    cond = dx_name(cond) if dx_key(cond).startswith("dsm:") else cond
-    return f"{cap(v.subj)} had {status}{cond} in the past."
+    status = p.status.value
+    tail = {"remitted": ", now in remission", "resolved": ", since resolved"}.get(status, "")
+    if dx_key(cond).startswith("dsm:"):
+        return f"{cap(v.subj)} had {dx_name(cond)} in the past{tail}."
+    if status in ("chronic", "active"):
+        return f"{cap(v.subj)} {v.has()} {status} {cond}."
+    if tail:
+        return f"{cap(v.subj)} had {cond} in the past{tail}."
+    return f"{cap(v.subj)} {v.has()} a history of {cond}."
 
 
 def plain_treatment(t: Treatment, v: Voice) -> str:

@@ -43,6 +43,7 @@ from anonpsy.generate.plain import (
     family_item,
     plain_diagnosis,
     plain_family,
+    plain_history,
     plain_symptoms,
     plain_treatment,
     treatment_phrase,
@@ -667,15 +668,17 @@ class Renderer:
         ph = b.history
         assert ph is not None
         when = self.when(b.interval) if level < BARE else ""
-        return Piece(key, "body", lead_in(when, _lower_first(self._history_sentence(ph))), (ph.id,), level)
+        sentence = self._history_sentence(ph)
+        v = self.voice
+        if when and b.interval is not None and sentence.startswith(f"{cap(v.subj)} {v.has()} "):
+            # had now: since when, in the present perfect ("For the past year, she has had chronic asthma.")
+            if b.interval[1] >= 1:
+                sentence = lead_in(when, f"{v.subj} {v.has()} had " + sentence.split(f" {v.has()} ", 1)[1])
+            return Piece(key, "body", sentence, (ph.id,), level)
+        return Piece(key, "body", lead_in(when, _lower_first(sentence)), (ph.id,), level)
 
     def _history_sentence(self, p: PastHistory) -> str:
-        v = self.voice
-        status = {"chronic": "chronic ", "active": "active "}.get(p.status.value, "")
-        tail = {"remitted": ", now in remission", "resolved": ", since resolved"}.get(p.status.value, "")
-        return f"{cap(v.subj)} had {status}{_condition(p)} in the past{tail}."
-
-    # -- closing --------------------------------------------------------------------------------------------
+        return plain_history(p, self.voice)
 
     def closing_history(self, items: list[PastHistory]) -> list[Piece]:
         """Past history not told in the body: a diagnosis named in it is a past diagnosis (its own sentence);
