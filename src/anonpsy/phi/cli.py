@@ -33,6 +33,7 @@ from anonpsy.errors import (
     AnonpsyError,
 )
 from anonpsy.phi.operators import OPERATOR_NAMES, Operator, build_operator, load_key
+from anonpsy.phi.pipeline import POLICIES
 from anonpsy.yamlio import write_atomic
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -449,10 +450,23 @@ def mask_record(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["jsonl", "brat", "asq", "presidio"]),
+    type=click.Choice(["jsonl", "brat", "asq", "presidio", "physionet"]),
     default="jsonl",
     show_default=True,
-    help="Format of GOLD.",
+    help="Format of GOLD (physionet: the deid corpus directory with id.text and id-phi.phrase).",
+)
+@click.option(
+    "--metrics",
+    type=click.Choice(["matching", "coverage"]),
+    help="matching: entity matching P/R/F1; coverage: characters of each gold span hidden, documents that "
+    "still leak, and the deid stat.pm figures (default: coverage for physionet, else matching).",
+)
+@click.option(
+    "--policy",
+    type=click.Choice(list(POLICIES)),
+    default="identifiers",
+    show_default=True,
+    help="Masking policy of the predictions made here (without PRED); see `anonpsy mask --help`.",
 )
 @click.option(
     "--json",
@@ -466,6 +480,8 @@ def mask_eval(
     gold_path: Path,
     pred_path: Path | None,
     fmt: str,
+    metrics: str | None,
+    policy: str,
     json_path: Path | None,
     llm_profile: str | None,
     on_llm_failure: str,
@@ -475,38 +491,56 @@ def mask_eval(
 ) -> None:
     """Score PHI detection against a gold corpus.
 
-    Precision, recall and F1 (lenient and strict, type-agnostic and type-aware), token recall and
-    all-or-nothing recall per document and per type.
+    Matching metrics: precision, recall and F1 (lenient and strict, type-agnostic and type-aware), token
+    recall and all-or-nothing recall per document and per type. Coverage metrics: entity recall (a gold span
+    counts when at least half its characters are masked), strict recall (all of them), precision (predicted
+    spans overlapping a gold span), character-level figures, document all-or-nothing, per gold label, the
+    documents that still leak by label, and the figures of the PhysioNet deid package's stat.pm.
 
     PRED is span JSONL as written by `anonpsy mask --input-format jsonl` (spans in input offsets), or a BRAT
     directory; without PRED, the rule analyzer (and the model with --llm) runs on the gold texts.
 
     \b
     Example:
-      anonpsy mask-eval ../shared/data/asq-phi-dev/queries.txt --format asq --json asq-metrics.json
+      anonpsy mask-eval ../shared/data/physionet-deid-dev --format physionet --json physionet.json
     """
     from rich.console import Console
 
     from anonpsy.phi import evaluate as ev
-    from anonpsy.phi import readers
+    from anonpsy.phi import readers, scoring
 
     gold = _read_docs(gold_path, fmt)
     if pred_path is None:
-        preds = _predict(gold, llm_profile, on_llm_failure, chunk_words, overlap, passes)
+        preds = _predict(gold, llm_profile, on_llm_failure, chunk_words, overlap, passes, policy)
     elif pred_path.is_dir():
         preds = readers.read_brat_dir(pred_path)
     else:
         preds = readers.parse_span_jsonl(
             read_input(str(pred_path)), source=pred_path.name, check_bounds=False
         )
-    report = ev.evaluate(gold, preds)
-    data = json.dumps(report.as_dict(), indent=2) + "\n"
+    if (metrics or ("coverage" if fmt == "physionet" else "matching")) == "coverage":
+        cov = scoring.score_coverage(gold, preds)
+        stat = scoring.deid_stat(gold, preds)
+        payload = cov.as_dict()
+        payload["deid_stat"] = {
+            "true_positives": stat.true_positives,
+            "false_positives": stat.false_positives,
+            "false_negatives": stat.false_negatives,
+            "sensitivity": stat.sensitivity,
+            "ppv": stat.ppv,
+        }
+        table = scoring.render_coverage(cov, stat)
+    else:
+        report = ev.evaluate(gold, preds)
+        payload = report.as_dict()
+        table = ev.render_table(report)
+    data = json.dumps(payload, indent=2) + "\n"
     if json_path is not None and str(json_path) == "-":
         click.echo(data, nl=False)
         return
     if json_path is not None:
         write_atomic(json_path, data)
-    Console(width=110).print(ev.render_table(report))
+    Console(width=120).print(table)
 
 
 def _read_docs(path: Path, fmt: str) -> list[Any]:
@@ -518,6 +552,10 @@ def _read_docs(path: Path, fmt: str) -> list[Any]:
                 E100_MISSING_FILE, "BRAT gold must be a directory of .txt/.ann files", path.name
             )
         return readers.read_brat_dir(path)
+    if fmt == "physionet":
+        if not path.exists():
+            raise AnonpsyError(E100_MISSING_FILE, "PhysioNet corpus not found", path.name)
+        return readers.read_physionet(path)
     text = read_input(str(path))
     if fmt == "asq":
         return readers.parse_asq(text, source=path.name)
@@ -527,7 +565,13 @@ def _read_docs(path: Path, fmt: str) -> list[Any]:
 
 
 def _predict(
-    gold: list[Any], llm_profile: str | None, on_llm_failure: str, chunk_words: int, overlap: int, passes: int
+    gold: list[Any],
+    llm_profile: str | None,
+    on_llm_failure: str,
+    chunk_words: int,
+    overlap: int,
+    passes: int,
+    policy: str = "identifiers",
 ) -> list[Any]:
     from anonpsy.phi.operators import MaskOperator
     from anonpsy.phi.pipeline import mask_text
@@ -546,6 +590,7 @@ def _predict(
                 llm=detector,
                 document_id=doc.id,
                 on_llm_failure=on_llm_failure,  # type: ignore[arg-type]
+                policy=policy,  # type: ignore[arg-type]
             )
             out.append(
                 Document(doc.id, doc.text, tuple(GoldSpan(s.start, s.end, s.type) for s in result.spans))
