@@ -34,8 +34,9 @@ from anonpsy.phi.recognizers import (
     faker_names,
     is_year_only,
 )
-from anonpsy.phi.safelist import build_safelist, load_lexicons
+from anonpsy.phi.safelist import build_safelist, clinical_words, load_lexicons
 from anonpsy.phi.spans import Span, resolve_overlaps
+from anonpsy.phi.tokens import TextView
 from anonpsy.phi.types import AGE_SAFE_HARBOR_LIMIT, HIPAA_MAP, TYPE_PRIORITY, EntityType
 from anonpsy.yamlio import load_yaml
 
@@ -101,13 +102,13 @@ class Analyzer:
                     f"PHI rule document {i} ({kind}) is invalid: {type(exc).__name__}; "
                     "run `anonpsy rules check`",
                 ) from None
-        names = NameRecognizer.from_rules(name_rules)
-        first, last = faker_names(tuple(loc for r in name_rules for loc in r.locales))
-        ambiguous = common_english_words() | first | last | names.stop
-        gazetteer = GazetteerRecognizer.from_rules(gaz_rules, frozenset(ambiguous))
         lexicon_names = {r.from_lexicon for r in safe_rules if r.from_lexicon}
         lexicons = load_lexicons(rules_root or rules_dir(), sorted(lexicon_names))
         safelist = build_safelist(safe_rules, lexicons)
+        names = NameRecognizer.from_rules(name_rules, clinical_words(safe_rules, lexicons))
+        first, last = faker_names(tuple(loc for r in name_rules for loc in r.locales))
+        ambiguous = common_english_words() | first | last | names.stop
+        gazetteer = GazetteerRecognizer.from_rules(gaz_rules, frozenset(ambiguous))
         suppressible = frozenset(t.value for r in safe_rules for t in r.suppresses)
         return cls(
             tuple(patterns),
@@ -130,9 +131,8 @@ class Analyzer:
     def candidates(self, text: str) -> list[Span]:
         """Every recognizer hit before safe-listing, thresholding and overlap resolution."""
         out: list[Span] = []
-        folded = text.lower()
-        if len(folded) != len(text):  # a few characters change length when lower-cased; keep offsets exact
-            folded = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+        view = TextView(text)
+        folded = view.folded
         for rec in self.patterns:
             out.extend(rec.find(text, folded))
         for i, start, end in self.terms.find(text):
@@ -140,7 +140,7 @@ class Analyzer:
             span = rec.emit(text, start, end, rec.terms_score)
             if span is not None:
                 out.append(span)
-        out.extend(self.names.find(text))
+        out.extend(self.names.find(view))
         out.extend(self.gazetteer.find(text))
         return out
 

@@ -28,6 +28,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from anonpsy.phi.spans import Span
+from anonpsy.phi.tokens import WORD_RE, TextView
 from anonpsy.phi.types import EntityType
 
 RuleId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")]
@@ -160,7 +161,9 @@ class SafeRule(_Model):
     """Clinical terms that are not identifiers (kind ``phi_safelist``)."""
 
     id: RuleId
-    category: Literal["eponym", "medication", "scale", "clinical_word", "eponym_follower", "organization"]
+    category: Literal[
+        "eponym", "medication", "scale", "clinical_word", "abbreviation", "eponym_follower", "organization"
+    ]
     description: str = ""
     source: str | None = None
     terms: list[str] = []
@@ -656,6 +659,11 @@ def _norm(s: str) -> str:
     return s.replace("’", "'").lower()
 
 
+def _words(s: str) -> list[str]:
+    """The folded words of a phrase, as :class:`~anonpsy.phi.tokens.TextView` tokenises them."""
+    return WORD_RE.findall(_norm(s))
+
+
 @functools.lru_cache(maxsize=8)
 def faker_names(locales: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str]]:
     """Lower-cased first and last names from Faker's person providers of ``locales`` (Latin script only)."""
@@ -716,50 +724,91 @@ def gazetteer_names(kind: str, min_population: int = 0, countries: tuple[str, ..
 
 # -------------------- names
 
-# A capitalised word (Title-case, with inner apostrophes/hyphens), an initial ("J."), or a particle-led
-# surname.
-_CAP_TOKEN = re.compile(
-    r"(?<![\w'’-])(?:Mc|Mac|O['’]|D['’])?[A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿĀ-ž]+(?:['’-][A-ZÀ-ÖØ-ÞĀ-Ž]?[a-zß-öø-ÿĀ-ž]+)*(?![\w'’-])"
-    r"|(?<![\w.])[A-Z]\.(?!\w)"
-)
-_GAP_RE = re.compile(r"[ \t]{1,2}")
 _LATIN = re.compile(r"[A-Za-zÀ-ÖØ-öø-ž'’ -]+")
-_CUE_WORD = re.compile(r"[\w'’.-]*\w\.?|[—–]|--")
+
+# Word classes of the name recognizer, as bits of one lookup table.
+FIRST, LAST, COMMON, CLINICAL, STOP = 1, 2, 4, 8, 16
+_INITIAL_RE = re.compile(r"[^\W\d_]")
 
 
-@dataclass
-class _Tok:
-    start: int
-    end: int
-    text: str
-    low: str
-    initial: bool
+@functools.lru_cache(maxsize=1)
+def english_words() -> frozenset[str]:
+    """Common English words: the entries of Webster's Second International (the english-words package's web2
+    list) written in lower case; proper nouns are written capitalised there and so left out."""
+    from english_words import get_english_words_set
+
+    return frozenset(w for w in get_english_words_set(["web2"], lower=False, alpha=True) if w.islower())
+
+
+_SUFFIXES = (("'s", ""), ("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ed", "e"), ("ing", ""), ("ing", "e"),
+             ("'d", ""), ("d", ""), ("ly", ""), ("er", ""), ("ers", ""), ("ness", ""))
+
+
+def _derived_class(rec: NameRecognizer, word: str) -> int:
+    """Classes of a word the table lacks: an inflected English word ("called", "continues") is common; a
+    hyphenated word takes the name classes of its parts and is clinical when all parts are."""
+    table = rec.classes
+    c = 0
+    if "-" in word:
+        parts = [p for p in word.split("-") if p]
+        for p in parts:
+            c |= table.get(p, 0) & (FIRST | LAST)
+        if parts and all(table.get(p, 0) & (STOP | CLINICAL | COMMON) for p in parts):
+            c |= COMMON
+        if parts and all(table.get(p, 0) & CLINICAL for p in parts):
+            c |= CLINICAL
+        return c
+    for suffix, repl in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            stem = word[: len(word) - len(suffix)] + repl
+            sc = table.get(stem, 0)
+            if sc & (COMMON | CLINICAL | STOP):
+                return COMMON | (sc & CLINICAL)
+            if len(stem) > 3 and stem[-1] == stem[-2]:  # stopped -> stop
+                if table.get(stem[:-1], 0) & COMMON:
+                    return COMMON
+    return 0
 
 
 @dataclass(frozen=True)
 class NameRecognizer:
-    """Person names from dictionary evidence and context cues (kind ``phi_names``)."""
+    """Person names, whatever their case, from cues and dictionaries (kind ``phi_names``).
 
-    first: frozenset[str]
-    last: frozenset[str]
-    common: frozenset[str]
-    stop: frozenset[str]
-    cue_max_words: int
+    Every comparison is on folded words (:class:`~anonpsy.phi.tokens.TextView`), so all-caps and lower-case
+    notes are read like mixed-case ones. A word after a title ("DR", "mrs.") is a name unless it is a stop
+    word, a clinical term, or a common English word that no name list has; after a kinship word ("son",
+    "DTR") it must be a known name or a word no English dictionary has; before a credential (", RN", "MD")
+    the name-like words are taken. Without a cue, a known first name followed by a known surname or an
+    unknown word is a name, an initial followed by a surname is one, and a known first name that is not
+    also an English word is one (with the lower single-name score). Names continue over further name words
+    and initials, and across "and" / "&" / "," after a cued name ("DR CAMARDA AND CLIFFORD").
+    """
+
+    classes: Mapping[str, int]
     cue_ids: Mapping[str, str]
-    credential: re.Pattern[str] | None
+    cue_kinds: Mapping[str, str]
+    cue_max_words: int
+    credentials: Mapping[str, str]
+    credential_max_words: int
     cue_score: float
     pair_score: float
     single_score: float
     dictionary_id: str
     credential_id: str
+    first: frozenset[str] = frozenset()
+    last: frozenset[str] = frozenset()
+    stop: frozenset[str] = frozenset()
 
     @classmethod
-    def from_rules(cls, rules: Iterable[NameRule]) -> NameRecognizer:
-        """Build the recognizer from all ``phi_names`` entries."""
+    def from_rules(
+        cls, rules: Iterable[NameRule], clinical: Iterable[str] = ()
+    ) -> NameRecognizer:
+        """Build the recognizer from all ``phi_names`` entries; ``clinical`` words are never names."""
         locales: list[str] = []
         stop: set[str] = set()
-        cue_words: dict[str, str] = {}
-        cred_words: list[str] = []
+        cue_ids: dict[str, str] = {}
+        cue_kinds: dict[str, str] = {}
+        credentials: dict[str, str] = {}
         cue_score, pair_score, single_score = 0.9, 0.85, 0.55
         dictionary_id = credential_id = "person"
         for r in rules:
@@ -769,116 +818,209 @@ class NameRecognizer:
             elif r.cue == "not_a_name":
                 stop.update(_norm(w) for w in r.words)
             elif r.cue == "credential":
-                cred_words.extend(r.words)
+                for w in r.words:
+                    credentials[" ".join(_words(w))] = r.id
                 credential_id = r.id
             else:
                 for w in r.words:
-                    cue_words[w] = r.id
-                cue_score = max(cue_score, r.score) if r.cue == "title" else cue_score
+                    key = " ".join(_words(w))
+                    if key:
+                        cue_ids[key] = r.id
+                        cue_kinds[key] = r.cue
+                if r.cue == "title":
+                    cue_score = max(cue_score, r.score)
         first, last = faker_names(tuple(locales))
-        cred_alt = "|".join(re.escape(w) for w in sorted(set(cred_words), key=lambda w: (-len(w), w)))
-        credential = re.compile(rf"^,?[ \t]+(?:{cred_alt})(?![\w])") if cred_alt else None
-        lowered = {_norm(" ".join(_CUE_WORD.findall(w))): rid for w, rid in cue_words.items()}
+        common = english_words()
+        clinical_set = {_norm(c) for c in clinical}
+        table: dict[str, int] = {}
+        for bucket, bit in ((first, FIRST), (last, LAST), (common, COMMON), (clinical_set, CLINICAL), (stop, STOP)):
+            for w in bucket:
+                table[w] = table.get(w, 0) | bit
         return cls(
-            first=first,
-            last=last,
-            common=common_english_words(),
-            stop=frozenset(stop),
-            cue_max_words=max((len(k.split()) for k in lowered), default=1),
-            cue_ids=lowered,
-            credential=credential,
+            classes=table,
+            cue_ids=cue_ids,
+            cue_kinds=cue_kinds,
+            cue_max_words=max((len(k.split()) for k in cue_ids), default=1),
+            credentials=credentials,
+            credential_max_words=max((len(k.split()) for k in credentials), default=1),
             cue_score=cue_score,
             pair_score=pair_score,
             single_score=single_score,
             dictionary_id=dictionary_id,
             credential_id=credential_id,
+            first=first,
+            last=last,
+            stop=frozenset(stop),
         )
 
-    def _runs(self, text: str) -> Iterator[list[_Tok]]:
-        run: list[_Tok] = []
-        for m in _CAP_TOKEN.finditer(text):
-            word = m.group()
-            end = m.end() - 2 if len(word) > 3 and _norm(word).endswith("'s") else m.end()
-            tok = _Tok(
-                m.start(), end, text[m.start() : end], _norm(text[m.start() : end]), word.endswith(".")
+    # -- word classes
+
+    def _cls(self, word: str) -> int:
+        c = self.classes.get(word)
+        if c is not None:
+            return c
+        return _derived_class(self, word)
+
+    @staticmethod
+    def _is_initial(view: TextView, i: int) -> bool:
+        return len(view.words[i]) == 1
+
+    def _name_word(self, view: TextView, i: int, *, cued: str | None) -> bool:
+        """Whether token ``i`` can be (part of) a name under a cue of kind ``cued`` (None: no cue).
+
+        After a title a surname may be an English word ("DR SMALL"), a first name may not ("PA LINE"); after
+        a kinship word, a credential or inside a name any known name or unknown word of three letters or more
+        will do; after a trigger ("per", "spoke with") only a known name that is no English word.
+        """
+        w = view.words[i]
+        if len(w) == 1:
+            return False
+        c = self._cls(w)
+        if c & (STOP | CLINICAL):
+            return False
+        if c & COMMON:
+            return cued in ("title", "kinship", "continue") and bool(c & LAST) or (
+                cued == "kinship" and bool(c & FIRST)
             )
-            if run and not _GAP_RE.fullmatch(text[run[-1].end : tok.start]):
-                yield run
-                run = []
-            run.append(tok)
-        if run:
-            yield run
+        if cued in ("title", "kinship", "credential", "continue"):
+            return bool(c & (FIRST | LAST)) or len(w) >= 3
+        if cued == "trigger":
+            return bool(c & (FIRST | LAST))
+        return False
 
-    def _is_name_word(self, tok: _Tok) -> bool:
-        base = tok.low[:-2] if tok.low.endswith("'s") else tok.low
-        return base not in self.stop
+    # -- cues
 
-    def _cue_id(self, text: str, start: int) -> str | None:
-        """Rule id of the cue phrase ending just before ``start`` (blanks, colon or comma between)."""
-        before = text[max(0, start - 40) : start]
-        stripped = before.rstrip(" \t:,")
-        if len(before) - len(stripped) > 4:
+    def _cue_before(self, view: TextView, i: int) -> tuple[str, str] | None:
+        """(rule id, cue kind) of the cue phrase ending right before token ``i``."""
+        gap = view.before(i)
+        if len(gap) > 4 or gap.strip(" \t:,.;(-'") not in ("", "s"):
             return None
-        words = _CUE_WORD.findall(stripped)[-self.cue_max_words :]
-        if words and stripped and not stripped.endswith(words[-1]):
-            return None
-        for k in range(len(words), 0, -1):
-            rid = self.cue_ids.get(_norm(" ".join(words[-k:])))
+        for k in range(min(self.cue_max_words, i), 0, -1):
+            j = i - k
+            if any(view.gap(x).strip(" \t.") for x in range(j, i - 1)):
+                continue
+            key = " ".join(view.words[j:i])
+            if key.endswith("'s"):
+                key = key[:-2]
+            rid = self.cue_ids.get(key)
             if rid is not None:
-                return rid
+                return rid, self.cue_kinds[key]
         return None
 
-    def find(self, text: str) -> Iterator[Span]:
+    def _credential_after(self, view: TextView, i: int) -> bool:
+        """Whether a credential ("RN", ", MD", "R.N.") follows token ``i``."""
+        gap = view.gap(i)
+        if len(gap) > 3 or gap.strip(" ,.") != "":
+            return False
+        n = len(view)
+        for k in range(min(self.credential_max_words, n - i - 1), 0, -1):
+            key = " ".join(view.words[i + 1 : i + 1 + k])
+            if key in self.credentials:
+                end = i + k
+                after = view.gap(end)[:1]
+                return not after or not after.isalnum()
+        return False
+
+    # -- search
+
+    def _extend(self, view: TextView, i: int, limit: int = 3) -> int:
+        """Index after the name that starts at token ``i``: further name words and initials, single gaps."""
+        j = i + 1
+        n = len(view)
+        while j < n and j - i < limit:
+            gap = view.before(j)
+            if gap not in (" ", ". ", " . ", "-", ".", "  "):
+                break
+            if self._is_initial(view, j):
+                # an initial must be followed by a name word ("EDWARD C. JONES")
+                if j + 1 < n and view.before(j + 1) in (". ", " ") and self._name_word(view, j + 1, cued="continue"):
+                    j += 2
+                    continue
+                break
+            if not self._name_word(view, j, cued="continue"):
+                break
+            j += 1
+        return j
+
+    def _span(self, view: TextView, i: int, j: int, score: float, rid: str) -> Span:
+        start, end = view.starts[i], view.ends[j - 1]
+        if view.words[j - 1].endswith("'s"):
+            end -= 2
+        if j - i == 1 or view.words[j - 1] != "s":
+            pass
+        return Span(start, end, EntityType.PERSON.value, "rule", score, rid)
+
+    def find(self, text: str | TextView) -> Iterator[Span]:
         """Candidate PERSON spans."""
-        for run in self._runs(text):
-            i = 0
-            n = len(run)
-            while i < n:
-                tok = run[i]
-                if not self._is_name_word(tok) and not tok.initial:
+        view = text if isinstance(text, TextView) else TextView(text)
+        n = len(view)
+        words = view.words
+        i = 0
+        last_cued = -10
+        last_cue: tuple[str, str] | None = None
+        while i < n:
+            w = words[i]
+            c = self._cls(w)
+            if c & (STOP | CLINICAL) and len(w) > 1:
+                i += 1
+                continue
+            cue = self._cue_before(view, i)
+            if cue is None and last_cue is not None and last_cued == i:
+                cue = (last_cue[0], "continue")
+            if cue is not None:
+                rid, kind = cue
+                if self._is_initial(view, i) and i + 1 < n and self._name_word(view, i + 1, cued="continue"):
+                    j = self._extend(view, i + 1)
+                    yield self._span(view, i, j, self.cue_score, rid)
+                    last_cued, last_cue, i = self._after_name(view, j), cue, j
+                    continue
+                if self._name_word(view, i, cued=kind):
+                    j = self._extend(view, i)
+                    yield self._span(view, i, j, self.cue_score if kind == "title" else self.pair_score, rid)
+                    last_cued, last_cue, i = self._after_name(view, j), cue, j
+                    continue
+            # a credential after one to three name words
+            if self._name_word(view, i, cued="credential") or (
+                self._is_initial(view, i) and i + 1 < n and self._name_word(view, i + 1, cued="credential")
+            ):
+                j = self._extend(view, i)
+                if j > i and self._credential_after(view, j - 1) and not self._is_initial(view, j - 1):
+                    yield self._span(view, i, j, self.cue_score, self.credential_id)
+                    i = j
+                    continue
+            # dictionaries
+            if c & FIRST and not c & COMMON and len(w) >= 3 or (c & FIRST and i + 1 < n):
+                j = self._extend(view, i)
+                if j - i >= 2 and c & FIRST:
+                    yield self._span(view, i, j, self.pair_score, self.dictionary_id)
+                    i = j
+                    continue
+                if c & FIRST and not c & COMMON and len(w) >= 3:
+                    yield self._span(view, i, i + 1, self.single_score, self.dictionary_id)
                     i += 1
                     continue
-                # Longest sequence of name-like tokens starting at i (at most four words).
-                j = i
-                while j < n and j - i < 4 and (run[j].initial or self._is_name_word(run[j])):
-                    j += 1
-                seq = run[i:j]
-                span = self._judge(text, seq, self._cue_id(text, seq[0].start))
-                if span is not None:
-                    yield span
-                    i = j
-                else:
-                    i += 1
-
-    def _judge(self, text: str, seq: list[_Tok], cue: str | None) -> Span | None:
-        start, end = seq[0].start, seq[-1].end
-        if cue is not None and not (len(seq) == 1 and seq[0].initial):
-            return Span(start, end, EntityType.PERSON.value, "rule", self.cue_score, cue)
-        if self.credential is not None and self.credential.search(text[end : end + 20]):
-            return Span(start, end, EntityType.PERSON.value, "rule", self.cue_score, self.credential_id)
-        words = [t for t in seq if not t.initial]
-        if not words:
-            return None
-        lows = [t.low[:-2] if t.low.endswith("'s") else t.low for t in words]
-        firsts = [w in self.first for w in lows]
-        lasts = [w in self.last for w in lows]
-        commons = [w in self.common for w in lows]
-        if len(seq) >= 2:
-            # "First Last", "First M. Last", "A. Last", "First L."
             if (
-                len(words) >= 2
-                and firsts[0]
-                and (lasts[-1] or firsts[-1])
-                and not (commons[0] and commons[-1])
+                self._is_initial(view, i)
+                and view.gap(i) in (". ", " ")
+                and i + 1 < n
+                and self._cls(words[i + 1]) & LAST
+                and not self._cls(words[i + 1]) & (COMMON | STOP | CLINICAL)
             ):
-                return Span(start, end, EntityType.PERSON.value, "rule", self.pair_score, self.dictionary_id)
-            if seq[0].initial and lasts[-1] and not commons[-1]:
-                return Span(start, end, EntityType.PERSON.value, "rule", self.pair_score, self.dictionary_id)
-            if len(words) == 1 and seq[-1].initial and seq[0] is words[0] and firsts[0] and not commons[0]:
-                return Span(start, end, EntityType.PERSON.value, "rule", self.pair_score, self.dictionary_id)
-        if len(words) == 1 and len(seq) == 1 and firsts[0] and not commons[0]:
-            return Span(start, end, EntityType.PERSON.value, "rule", self.single_score, self.dictionary_id)
-        return None
+                yield self._span(view, i, i + 2, self.pair_score, self.dictionary_id)
+                i += 2
+                continue
+            i += 1
+
+    def _after_name(self, view: TextView, j: int) -> int:
+        """Token index a coordinated name would start at after a name ending before ``j`` ("and X", ", X")."""
+        if j >= len(view):
+            return -10
+        gap = view.before(j)
+        if gap.strip() in (",", "&", "/") and len(gap) <= 3:
+            return j
+        if view.words[j] in ("and", "or") and view.before(j).strip() == "" and j + 1 < len(view):
+            return j + 1
+        return -10
 
 
 # -------------------- gazetteer

@@ -1,0 +1,78 @@
+"""One tokenisation pass per analysed text, shared by every lexical recognizer.
+
+:class:`TextView` holds the text, its case-folded copy (same length, so offsets are shared) and the word tokens
+(letters with inner apostrophes and hyphens: "O'Rourke", "Kessler-Adventist"), found by one compiled regex.
+Name cues, name dictionaries, place gazetteers and the clinical safe-list all read these tokens instead of
+scanning the text again, and all of them compare the folded form, so "HEALEY", "Healey" and "healey" are the
+same word.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+
+WORD_RE = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*(?:-[^\W\d_]+)*")
+
+
+def fold(text: str) -> str:
+    """Lower-cased ``text`` with the same length (characters whose lower case is longer are kept)."""
+    low = text.lower()
+    if len(low) == len(text):
+        return low.replace("’", "'")
+    return "".join(c if len(c.lower()) != 1 else c.lower() for c in text).replace("’", "'")
+
+
+@dataclass
+class TextView:
+    """A text, its folded copy and its word tokens (parallel lists of starts, ends and folded words)."""
+
+    text: str
+    folded: str = field(init=False)
+    starts: list[int] = field(init=False)
+    ends: list[int] = field(init=False)
+    words: list[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.folded = fold(self.text)
+        starts: list[int] = []
+        ends: list[int] = []
+        words: list[str] = []
+        folded = self.folded
+        for m in WORD_RE.finditer(folded):
+            s, e = m.span()
+            starts.append(s)
+            ends.append(e)
+            words.append(folded[s:e])
+        self.starts, self.ends, self.words = starts, ends, words
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    @cached_property
+    def index_at(self) -> dict[int, int]:
+        """Token index by start offset."""
+        return {s: i for i, s in enumerate(self.starts)}
+
+    def gap(self, i: int) -> str:
+        """The characters between token ``i`` and token ``i + 1`` (empty past the last token)."""
+        if i + 1 >= len(self.starts):
+            return self.text[self.ends[i] :] if i < len(self.ends) else ""
+        return self.text[self.ends[i] : self.starts[i + 1]]
+
+    def before(self, i: int) -> str:
+        """The characters between token ``i - 1`` and token ``i``."""
+        return self.text[self.ends[i - 1] if i > 0 else 0 : self.starts[i]]
+
+    def is_upper(self, i: int) -> bool:
+        """Whether token ``i`` is written in capitals."""
+        return self.text[self.starts[i] : self.ends[i]].isupper()
+
+    def is_title(self, i: int) -> bool:
+        """Whether token ``i`` starts with a capital followed by a lower-case letter."""
+        w = self.text[self.starts[i] : self.ends[i]]
+        return w[:1].isupper() and not w.isupper()
+
+
+__all__ = ["WORD_RE", "TextView", "fold"]
