@@ -108,7 +108,7 @@ class Analyzer:
         names = NameRecognizer.from_rules(name_rules, clinical_words(safe_rules, lexicons))
         first, last = faker_names(tuple(loc for r in name_rules for loc in r.locales))
         ambiguous = common_english_words() | first | last | names.stop
-        gazetteer = GazetteerRecognizer.from_rules(gaz_rules, frozenset(ambiguous))
+        gazetteer = GazetteerRecognizer.from_rules(gaz_rules, frozenset(ambiguous), names)
         suppressible = frozenset(t.value for r in safe_rules for t in r.suppresses)
         return cls(
             tuple(patterns),
@@ -141,7 +141,7 @@ class Analyzer:
             if span is not None:
                 out.append(span)
         out.extend(self.names.find(view))
-        out.extend(self.gazetteer.find(text))
+        out.extend(self.gazetteer.find(view))
         return out
 
     def analyze(

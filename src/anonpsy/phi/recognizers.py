@@ -126,7 +126,7 @@ class NamesFile(_Model):
     rules: list[NameRule]
 
 
-Gazetteer = Literal["us_states", "countries", "cities", "terms"]
+Gazetteer = Literal["us_states", "countries", "cities", "terms", "heads", "cues"]
 
 
 class GazetteerRule(_Model):
@@ -145,6 +145,7 @@ class GazetteerRule(_Model):
     ambiguous_context: list[str] = []
     require_context: bool = False
     exclude: list[str] = []
+    modifiers: list[str] = []
 
 
 class GazetteerFile(_Model):
@@ -1028,85 +1029,212 @@ class NameRecognizer:
 
 @dataclass(frozen=True)
 class GazetteerRecognizer:
-    """Literal place or institution names looked up by capitalised token n-grams (kind ``phi_gazetteer``)."""
+    """Place and institution names, whatever their case (kind ``phi_gazetteer``).
 
-    entries: Mapping[str, tuple[str, str, float, bool]]  # name -> (entity_type, rule id, score, ambiguous)
-    max_words: int
+    Listed names (states, countries, cities, literal terms) are found by one Aho-Corasick automaton over the
+    folded text and kept at word boundaries, longest first; a one-word name that is also an English word or
+    a person name ("Mobile", "Laurel", "Jackson") needs a place word before it ("in", "from", "lives in").
+    ``heads`` rules find institutions by their head noun and the name words before it ("CALVERT HOSPITAL",
+    "kernan hosp", "Baltimore Rehab"); ``cues`` rules take the place-like words after a phrase such as
+    "transferred to" or "lives in" ("sent to GH", "lives in catonsville").
+    """
+
+    entries: Mapping[str, tuple[str, str, float, bool]]  # folded name -> (entity_type, rule id, score, ambiguous)
+    automaton: Any
     ambiguous_context: re.Pattern[str] | None
+    heads: Mapping[str, tuple[str, str, float]]  # folded head -> (entity_type, rule id, score)
+    head_automaton: Any
+    modifiers: frozenset[str]
+    cues: Mapping[str, tuple[str, str, float]]
+    cue_re: re.Pattern[str] | None
+    names: NameRecognizer | None
     coarse_ids: frozenset[str] = field(default_factory=frozenset)
-    first_words: frozenset[str] = field(default_factory=frozenset)
     rule_ids: frozenset[str] = field(default_factory=frozenset)
 
     @classmethod
     def from_rules(
-        cls, rules: Iterable[GazetteerRule], ambiguous_words: frozenset[str]
+        cls,
+        rules: Iterable[GazetteerRule],
+        ambiguous_words: frozenset[str],
+        names: NameRecognizer | None = None,
     ) -> GazetteerRecognizer:
         """Build from ``phi_gazetteer`` entries; names in ``ambiguous_words`` need a context word before."""
+        import ahocorasick
+
         entries: dict[str, tuple[str, str, float, bool]] = {}
+        heads: dict[str, tuple[str, str, float]] = {}
+        cues: dict[str, tuple[str, str, float]] = {}
+        modifiers: set[str] = set()
         ctx: list[str] = []
         coarse: set[str] = set()
         for r in rules:
-            names = (
+            if r.gazetteer == "heads":
+                for t in r.terms:
+                    heads[" ".join(_words(t))] = (r.entity_type.value, r.id, r.score)
+                modifiers.update(" ".join(_words(m)) for m in r.modifiers)
+                continue
+            if r.gazetteer == "cues":
+                for t in r.terms:
+                    cues[" ".join(_words(t))] = (r.entity_type.value, r.id, r.score)
+                continue
+            names_ = (
                 frozenset(r.terms)
                 if r.gazetteer == "terms"
                 else gazetteer_names(r.gazetteer, r.min_population, tuple(r.countries)) | frozenset(r.terms)
             )
-            excluded = {e.lower() for e in r.exclude}
+            excluded = {_norm(e) for e in r.exclude}
             if not r.below_state:
                 coarse.add(r.id)
             ctx.extend(r.ambiguous_context)
-            for name in names:
-                if name.lower() in excluded or name in entries:
+            for name in names_:
+                key = _norm(name)
+                if key in excluded or key in entries:
                     continue
-                words = name.split()
-                ambiguous = r.require_context or (len(words) == 1 and name.lower() in ambiguous_words)
-                entries[name] = (r.entity_type.value, r.id, r.score, ambiguous)
-        max_words = max((len(k.split()) for k in entries), default=1)
-        firsts = frozenset(k.split()[0] for k in entries) | frozenset(
-            k.split()[0].rstrip(".") for k in entries
+                one_word = len(_words(key)) == 1
+                ambiguous = r.require_context or (one_word and _ambiguous_word(key, ambiguous_words, names))
+                entries[key] = (r.entity_type.value, r.id, r.score, ambiguous)
+        auto = ahocorasick.Automaton()
+        for key in entries:
+            auto.add_word(key, key)
+        auto.make_automaton()
+        head_auto = ahocorasick.Automaton()
+        for key in heads:
+            head_auto.add_word(key, key)
+        head_auto.make_automaton()
+        cue_alt = "|".join(
+            re.escape(k).replace(r"\ ", r"[\s.,]+") for k in sorted(cues, key=lambda k: (-len(k), k))
         )
-        ids = frozenset(v[1] for v in entries.values())
-        return cls(entries, max_words, words_regex(ctx, ignore_case=False), frozenset(coarse), firsts, ids)
+        cue_re = re.compile(rf"(?<![\w'])(?:{cue_alt})(?![\w'])[\s:,]+(?:the\s+)?") if cue_alt else None
+        ids = frozenset(v[1] for v in entries.values()) | {v[1] for v in heads.values()} | {
+            v[1] for v in cues.values()
+        }
+        return cls(
+            entries,
+            auto,
+            words_regex(ctx),
+            heads,
+            head_auto,
+            frozenset(modifiers),
+            cues,
+            cue_re,
+            names,
+            frozenset(coarse),
+            frozenset(ids),
+        )
 
-    _TOKEN = re.compile(r"(?<![\w'’-])[A-Z][\w'’.-]*[\w]|(?<![\w'’-])[A-Z](?![\w'’-])")
+    # -- word tests
 
-    def find(self, text: str) -> Iterator[Span]:
-        """Candidate spans: the longest listed name at each capitalised position."""
-        toks = [(m.start(), m.end()) for m in self._TOKEN.finditer(text)]
-        n = len(toks)
-        i = 0
-        firsts = self.first_words
-        while i < n:
-            if (
-                text[toks[i][0] : toks[i][1]] not in firsts
-                and text[toks[i][0] : toks[i][1]].rstrip(".") not in firsts
-            ):
-                i += 1
+    def _cls(self, word: str) -> int:
+        return self.names._cls(word) if self.names is not None else 0
+
+    def _place_word(self, word: str) -> bool:
+        """A word that can be part of a place or institution name after a cue."""
+        if word in self.entries or word in self.modifiers:
+            return True
+        c = self._cls(word)
+        if c & (STOP | CLINICAL):
+            return False
+        if c & COMMON:
+            return bool(c & LAST)
+        return len(word) >= 2
+
+    def _modifier(self, word: str) -> bool:
+        """A word that can stand before an institution's head noun ("calvert", "union", "holy")."""
+        if word in self.modifiers or word in self.entries:
+            return True
+        c = self._cls(word)
+        if c & (STOP | CLINICAL):
+            return False
+        return not c & COMMON or bool(c & (FIRST | LAST))
+
+    # -- search
+
+    def find(self, text: str | TextView) -> Iterator[Span]:
+        """Candidate spans of listed names, institution heads and cued places."""
+        view = text if isinstance(text, TextView) else TextView(text)
+        yield from self._listed(view)
+        if self.heads:
+            yield from self._headed(view)
+        if self.cue_re is not None:
+            yield from self._cued(view)
+
+    def _listed(self, view: TextView) -> Iterator[Span]:
+        folded = view.folded
+        starts = view.index_at
+        ends = set(view.ends)
+        best: dict[int, tuple[int, str]] = {}
+        for end_idx, key in self.automaton.iter(folded):
+            e = end_idx + 1
+            s = e - len(key)
+            if s not in starts or (e not in ends and not key.endswith(".")):
                 continue
-            matched = False
-            for k in range(min(self.max_words, n - i), 0, -1):
-                # Tokens must be separated by a single space or hyphen-free gap; the n-gram is the raw text.
-                s, e = toks[i][0], toks[i + k - 1][1]
-                if k > 1 and any(toks[x + 1][0] - toks[x][1] != 1 for x in range(i, i + k - 1)):
-                    continue
-                name = text[s:e]
-                hit = self.entries.get(name) or (self.entries.get(name[:-1]) if name.endswith(".") else None)
-                if hit is None:
-                    continue
-                etype, rid, score, ambiguous = hit
-                if name.endswith(".") and name not in self.entries:
-                    e -= 1
-                if ambiguous and not (
-                    self.ambiguous_context is not None
-                    and self.ambiguous_context.search(text[max(0, s - 12) : s])
-                ):
-                    continue
-                yield Span(s, e, etype, "rule", score, rid)
-                i += k
-                matched = True
-                break
-            if not matched:
-                i += 1
+            if key.endswith(".") and e < len(folded) and folded[e].isalnum():
+                continue
+            if s not in best or best[s][0] < e:
+                best[s] = (e, key)
+        covered = -1
+        for s in sorted(best):
+            e, key = best[s]
+            if s < covered:
+                continue
+            etype, rid, score, ambiguous = self.entries[key]
+            if ambiguous and not (
+                self.ambiguous_context is not None and self.ambiguous_context.search(folded, max(0, s - 14), s)
+            ):
+                continue
+            covered = e
+            yield Span(s, e, etype, "rule", score, rid)
+
+    def _headed(self, view: TextView) -> Iterator[Span]:
+        folded = view.folded
+        starts = view.index_at
+        ends = set(view.ends)
+        for end_idx, key in self.head_automaton.iter(folded):
+            e = end_idx + 1
+            s = e - len(key)
+            if s not in starts or e not in ends:
+                continue
+            i = starts[s]
+            j = i
+            while j > 0 and i - j < 3 and view.gap(j - 1) in (" ", ". ", "-", "  ") and self._modifier(view.words[j - 1]):
+                j -= 1
+            # "ST. MARY'S", "SAINT AGNES": a saint's name before the head or standing alone
+            if j == i:
+                continue
+            first = view.words[j]
+            if first in self.modifiers and j + 1 == i and first not in self.entries:
+                continue  # a modifier alone ("general hospital") names no institution
+            etype, rid, score = self.heads[key]
+            yield Span(view.starts[j], e, etype, "rule", score, rid)
+
+    def _cued(self, view: TextView) -> Iterator[Span]:
+        assert self.cue_re is not None
+        folded = view.folded
+        starts = view.index_at
+        for m in self.cue_re.finditer(folded):
+            pos = m.end()
+            i = starts.get(pos)
+            if i is None:
+                continue
+            cue = " ".join(_words(folded[m.start() : m.end()]))
+            cue = next((k for k in self.cues if cue.startswith(k)), cue)
+            etype, rid, score = self.cues.get(cue, (EntityType.LOCATION.value, "", 0.7))
+            j = i
+            while j < len(view) and j - i < 3 and self._place_word(view.words[j]):
+                if j > i and view.before(j) not in (" ", "-", ". "):
+                    break
+                j += 1
+            if j > i:
+                yield Span(view.starts[i], view.ends[j - 1], etype, "rule", score, rid)
+
+
+def _ambiguous_word(key: str, ambiguous_words: frozenset[str], names: NameRecognizer | None) -> bool:
+    """A one-word place name that is also an English word, a person name or a clinical term."""
+    if key in ambiguous_words:
+        return True
+    if names is None:
+        return False
+    return bool(names._cls(key) & (COMMON | FIRST | LAST | CLINICAL | STOP))
 
 
 # -------------------- safe list
