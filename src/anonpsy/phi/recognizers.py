@@ -146,6 +146,7 @@ class GazetteerRule(_Model):
     require_context: bool = False
     exclude: list[str] = []
     modifiers: list[str] = []
+    any_case: bool = True
 
 
 class GazetteerFile(_Model):
@@ -799,6 +800,7 @@ class NameRecognizer:
     first: frozenset[str] = frozenset()
     last: frozenset[str] = frozenset()
     stop: frozenset[str] = frozenset()
+    frequent: frozenset[str] = frozenset()
 
     @classmethod
     def from_rules(
@@ -852,6 +854,7 @@ class NameRecognizer:
             first=first,
             last=last,
             stop=frozenset(stop),
+            frequent=common_english_words() | frozenset(stop),
         )
 
     # -- word classes
@@ -877,12 +880,16 @@ class NameRecognizer:
         if len(w) == 1:
             return False
         c = self._cls(w)
+        if cued == "title" and c & LAST and w not in self.stop:
+            return True  # DR WHITE, Dr. Foley: a surname after a title, whatever else the word is
         if c & (STOP | CLINICAL):
             return False
         if c & COMMON:
-            return cued in ("title", "kinship", "continue") and bool(c & LAST) or (
-                cued == "kinship" and bool(c & FIRST)
-            )
+            if cued in ("kinship", "credential", "continue"):
+                return bool(c & (FIRST | LAST))
+            if cued == "title":
+                return w not in self.frequent
+            return False
         if cued in ("title", "kinship", "credential", "continue"):
             return bool(c & (FIRST | LAST)) or len(w) >= 3
         if cued == "trigger":
@@ -989,23 +996,28 @@ class NameRecognizer:
                     yield self._span(view, i, j, self.cue_score, self.credential_id)
                     i = j
                     continue
-            # dictionaries
-            if c & FIRST and not c & COMMON and len(w) >= 3 or (c & FIRST and i + 1 < n):
-                j = self._extend(view, i)
-                if j - i >= 2 and c & FIRST:
+            # dictionaries: a first name with a surname or an unknown word after it; a rare first name alone
+            if c & FIRST and i + 1 < n and view.gap(i) in (" ", "  "):
+                nc = self._cls(words[i + 1])
+                nxt = words[i + 1]
+                if not nc & (STOP | CLINICAL) and len(nxt) > 1 and (
+                    (nc & LAST and not (c & COMMON and nc & COMMON))
+                    or (not nc & COMMON and not c & COMMON and len(nxt) >= 3)
+                ):
+                    j = self._extend(view, i + 1)
                     yield self._span(view, i, j, self.pair_score, self.dictionary_id)
                     i = j
                     continue
-                if c & FIRST and not c & COMMON and len(w) >= 3:
-                    yield self._span(view, i, i + 1, self.single_score, self.dictionary_id)
-                    i += 1
-                    continue
+            if c & FIRST and not c & (COMMON | LAST) and len(w) >= 4:
+                yield self._span(view, i, i + 1, self.single_score, self.dictionary_id)
+                i += 1
+                continue
             if (
                 self._is_initial(view, i)
-                and view.gap(i) in (". ", " ")
+                and view.gap(i) == ". "
                 and i + 1 < n
-                and self._cls(words[i + 1]) & LAST
-                and not self._cls(words[i + 1]) & (COMMON | STOP | CLINICAL)
+                and not self._cls(words[i + 1]) & (COMMON | STOP | CLINICAL | FIRST)
+                and (self._cls(words[i + 1]) & LAST or len(words[i + 1]) >= 4)
             ):
                 yield self._span(view, i, i + 2, self.pair_score, self.dictionary_id)
                 i += 2
@@ -1039,7 +1051,7 @@ class GazetteerRecognizer:
     "transferred to" or "lives in" ("sent to GH", "lives in catonsville").
     """
 
-    entries: Mapping[str, tuple[str, str, float, bool]]  # folded name -> (entity_type, rule id, score, ambiguous)
+    entries: Mapping[str, tuple[str, str, float, bool, bool]]  # name -> (type, rule id, score, ambiguous, any case)
     automaton: Any
     ambiguous_context: re.Pattern[str] | None
     heads: Mapping[str, tuple[str, str, float]]  # folded head -> (entity_type, rule id, score)
@@ -1061,7 +1073,7 @@ class GazetteerRecognizer:
         """Build from ``phi_gazetteer`` entries; names in ``ambiguous_words`` need a context word before."""
         import ahocorasick
 
-        entries: dict[str, tuple[str, str, float, bool]] = {}
+        entries: dict[str, tuple[str, str, float, bool, bool]] = {}
         heads: dict[str, tuple[str, str, float]] = {}
         cues: dict[str, tuple[str, str, float]] = {}
         modifiers: set[str] = set()
@@ -1092,7 +1104,7 @@ class GazetteerRecognizer:
                     continue
                 one_word = len(_words(key)) == 1
                 ambiguous = r.require_context or (one_word and _ambiguous_word(key, ambiguous_words, names))
-                entries[key] = (r.entity_type.value, r.id, r.score, ambiguous)
+                entries[key] = (r.entity_type.value, r.id, r.score, ambiguous, r.any_case)
         auto = ahocorasick.Automaton()
         for key in entries:
             auto.add_word(key, key)
@@ -1177,9 +1189,14 @@ class GazetteerRecognizer:
             e, key = best[s]
             if s < covered:
                 continue
-            etype, rid, score, ambiguous = self.entries[key]
+            etype, rid, score, ambiguous, any_case = self.entries[key]
+            capital = view.capitalised_at(s)
+            if not any_case and not capital:
+                continue
             if ambiguous and not (
-                self.ambiguous_context is not None and self.ambiguous_context.search(folded, max(0, s - 14), s)
+                capital
+                and self.ambiguous_context is not None
+                and self.ambiguous_context.search(folded, max(0, s - 14), s)
             ):
                 continue
             covered = e

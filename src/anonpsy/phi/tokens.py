@@ -65,6 +65,17 @@ class TextView:
         """The characters between token ``i - 1`` and token ``i``."""
         return self.text[self.ends[i - 1] if i > 0 else 0 : self.starts[i]]
 
+    @cached_property
+    def shouting(self) -> bool:
+        """Whether the text is written mostly in capitals (case then carries no signal)."""
+        upper = sum(1 for c in self.text if c.isupper())
+        lower = sum(1 for c in self.text if c.islower())
+        return upper > 2 * lower
+
+    def capitalised_at(self, start: int) -> bool:
+        """Whether the word at ``start`` is written with a capital in a text whose case carries a signal."""
+        return not self.shouting and self.text[start : start + 1].isupper()
+
     def is_upper(self, i: int) -> bool:
         """Whether token ``i`` is written in capitals."""
         return self.text[self.starts[i] : self.ends[i]].isupper()
