@@ -893,7 +893,7 @@ class NameRecognizer:
         if cued in ("title", "kinship", "credential", "continue"):
             return bool(c & (FIRST | LAST)) or len(w) >= 3
         if cued == "trigger":
-            return bool(c & (FIRST | LAST))
+            return bool(c & (FIRST | LAST)) or (len(w) >= 3 and view.capitalised_at(view.starts[i]))
         return False
 
     # -- cues
@@ -903,7 +903,7 @@ class NameRecognizer:
         gap = view.before(i)
         if len(gap) > 4 or gap.strip(" \t:,.;(-'") not in ("", "s"):
             return None
-        for k in range(min(self.cue_max_words, i), 0, -1):
+        for k in range(1, min(self.cue_max_words, i) + 1):
             j = i - k
             if any(view.gap(x).strip(" \t.") for x in range(j, i - 1)):
                 continue
@@ -954,8 +954,8 @@ class NameRecognizer:
         start, end = view.starts[i], view.ends[j - 1]
         if view.words[j - 1].endswith("'s"):
             end -= 2
-        if j - i == 1 or view.words[j - 1] != "s":
-            pass
+        elif len(view.words[j - 1]) == 1 and view.text[end : end + 1] == ".":
+            end += 1  # "Anna S."
         return Span(start, end, EntityType.PERSON.value, "rule", score, rid)
 
     def find(self, text: str | TextView) -> Iterator[Span]:
@@ -1008,7 +1008,15 @@ class NameRecognizer:
                     yield self._span(view, i, j, self.pair_score, self.dictionary_id)
                     i = j
                     continue
-            if c & FIRST and not c & (COMMON | LAST) and len(w) >= 4:
+            if c & FIRST and i + 2 < n and len(words[i + 1]) == 1 and view.gap(i) == " " and view.gap(i + 1)[:1] == ".":
+                if not c & COMMON or view.capitalised_at(view.starts[i]):
+                    yield self._span(view, i, i + 2, self.pair_score, self.dictionary_id)
+                    i += 2
+                    continue
+            if (
+                c & FIRST and not c & (COMMON | LAST) and len(w) >= 4
+                or c & (FIRST | LAST) and not c & COMMON and len(w) >= 3 and view.capitalised_at(view.starts[i])
+            ):
                 yield self._span(view, i, i + 1, self.single_score, self.dictionary_id)
                 i += 1
                 continue
