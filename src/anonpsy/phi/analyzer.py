@@ -68,6 +68,7 @@ class Analyzer:
     safelist: Safelist
     suppressible: frozenset[str]
     rule_ids: frozenset[str]
+    anchor_words: Any = None  # Aho-Corasick automaton: anchor word -> ((recognizer index, length), ...)
 
     @classmethod
     def from_docs(cls, docs: Iterable[Mapping[str, Any]], rules_root: Path | None = None) -> Analyzer:
@@ -118,6 +119,7 @@ class Analyzer:
             safelist,
             suppressible,
             frozenset(ids),
+            _anchor_automaton(patterns),
         )
 
     def __repr__(self) -> str:
@@ -133,9 +135,23 @@ class Analyzer:
         out: list[Span] = []
         view = TextView(text)
         folded = view.folded
-        for rec in self.patterns:
-            out.extend(rec.find(text, folded))
-        for i, start, end in self.terms.find(text):
+        # One automaton pass finds the anchor words of every rule; a rule whose anchors are absent is skipped.
+        word_hits: dict[int, list[tuple[int, int]]] = {}
+        if self.anchor_words is not None and len(self.anchor_words):
+            for end, found in self.anchor_words.iter(folded):
+                for idx, length in found:
+                    word_hits.setdefault(idx, []).append((end + 1 - length, end + 1))
+        for idx, rec in enumerate(self.patterns):
+            if rec.anchor_words or rec.anchor_tokens:
+                hits = word_hits.get(idx, [])
+                for phrase in rec.anchor_tokens:
+                    hits.extend(view.phrase_hits(phrase))
+                if not hits and rec.anchor is None:
+                    continue
+                out.extend(rec.find(text, folded, hits))
+            else:
+                out.extend(rec.find(text, folded))
+        for i, start, end in self.terms.find(text, folded):
             rec = self.patterns[i]
             span = rec.emit(text, start, end, rec.terms_score)
             if span is not None:
@@ -192,6 +208,22 @@ class Analyzer:
         if span.type == EntityType.LOCATION and span.recognizer in self.gazetteer.coarse_ids:
             return None
         return category
+
+
+def _anchor_automaton(patterns: Iterable[PatternRecognizer]) -> Any:
+    """An Aho-Corasick automaton of every rule's anchor words, each mapped to (rule index, word length)."""
+    import ahocorasick
+
+    table: dict[str, list[tuple[int, int]]] = {}
+    for idx, rec in enumerate(patterns):
+        for word in dict.fromkeys(rec.anchor_words):
+            table.setdefault(word, []).append((idx, len(word)))
+    auto = ahocorasick.Automaton()
+    for word, found in table.items():
+        auto.add_word(word, tuple(found))
+    if table:
+        auto.make_automaton()
+    return auto
 
 
 @functools.lru_cache(maxsize=4)

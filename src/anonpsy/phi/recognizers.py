@@ -85,6 +85,7 @@ class PatternRule(_Model):
     retype: list[RetypeSpec] = []
     anchor: str | None = None
     anchor_words: list[str] = []
+    anchor_tokens: list[str] = []
     anchor_before: Window = 0
     anchor_after: Window = 80
 
@@ -409,6 +410,7 @@ class PatternRecognizer:
     terms_score: float = 0.6
     anchor: re.Pattern[str] | None = None
     anchor_words: tuple[str, ...] = ()
+    anchor_tokens: tuple[str, ...] = ()
     anchor_before: int = 0
     anchor_after: int = 80
 
@@ -446,6 +448,7 @@ class PatternRecognizer:
             terms_score=rule.terms_score,
             anchor=re.compile(rule.anchor) if rule.anchor else None,
             anchor_words=tuple(w.lower() for w in rule.anchor_words),
+            anchor_tokens=tuple(" ".join(_words(w)) for w in rule.anchor_tokens),
             anchor_before=rule.anchor_before,
             anchor_after=rule.anchor_after,
         )
@@ -480,7 +483,9 @@ class PatternRecognizer:
                     return r.entity_type
         return self.entity_type
 
-    def windows(self, text: str, folded: str | None = None) -> list[tuple[int, int]]:
+    def windows(
+        self, text: str, folded: str | None = None, word_hits: list[tuple[int, int]] | None = None
+    ) -> list[tuple[int, int]]:
         """Regions of ``text`` the regexes must scan: all of it, or the merged neighbourhoods of anchor hits.
 
         An anchor is a cheap regex over the lower-cased text (``folded``) that every match must contain, such
@@ -491,7 +496,7 @@ class PatternRecognizer:
         if not self.anchored:
             return [(0, len(text))]
         out: list[tuple[int, int]] = []
-        for a_start, a_end in self._anchor_hits(text, folded):
+        for a_start, a_end in self._anchor_hits(text, folded, word_hits):
             lo = max(0, a_start - self.anchor_before)
             hi = min(len(text), a_end + self.anchor_after)
             while hi < len(text) and not text[hi].isspace():
@@ -504,17 +509,20 @@ class PatternRecognizer:
                 out.append((lo, hi))
         return out
 
-    def find(self, text: str, folded: str | None = None) -> Iterator[Span]:
+    def find(
+        self, text: str, folded: str | None = None, word_hits: list[tuple[int, int]] | None = None
+    ) -> Iterator[Span]:
         """All candidate spans of the regular expressions, with their scores (threshold not applied).
 
         Term lists are matched for all rules at once by :class:`TermIndex`, which calls :meth:`emit`.
-        ``folded`` is ``text.lower()`` when the caller has it (anchors are matched against it).
+        ``folded`` is ``text.lower()`` when the caller has it (anchors are matched against it);
+        ``word_hits`` are the anchor word occurrences when the caller found them for all rules at once.
         """
         if self.anchored and self.anchor_before == 0:
             # The match starts at the anchor (a label): one anchored attempt per hit instead of a scan.
-            yield from self._find_at_anchors(text, folded)
+            yield from self._find_at_anchors(text, folded, word_hits)
             return
-        regions = self.windows(text, folded)
+        regions = self.windows(text, folded, word_hits)
         for regex, base in self.regexes:
             has_v = "v" in regex.groupindex
             for lo, hi in regions:
@@ -529,25 +537,36 @@ class PatternRecognizer:
     @property
     def anchored(self) -> bool:
         """Whether the rule scans only around anchor hits."""
-        return self.anchor is not None or bool(self.anchor_words)
+        return self.anchor is not None or bool(self.anchor_words) or bool(self.anchor_tokens)
 
-    def _anchor_hits(self, text: str, folded: str | None) -> list[tuple[int, int]]:
+    def _anchor_hits(
+        self, text: str, folded: str | None, word_hits: list[tuple[int, int]] | None = None
+    ) -> list[tuple[int, int]]:
         """Sorted ``(start, end)`` of anchor regex matches and anchor word occurrences in the folded text."""
         low = folded if folded is not None else text.lower()
         hits: list[tuple[int, int]] = []
         if self.anchor is not None:
             hits.extend(m.span() for m in self.anchor.finditer(low))
-        for word in self.anchor_words:
-            i = low.find(word)
-            while i >= 0:
-                hits.append((i, i + len(word)))
-                i = low.find(word, i + 1)
+        if word_hits is not None:
+            hits.extend(word_hits)
+        else:
+            if self.anchor_tokens:
+                view = TextView(text)
+                for phrase in self.anchor_tokens:
+                    hits.extend(view.phrase_hits(phrase))
+            for word in self.anchor_words:
+                i = low.find(word)
+                while i >= 0:
+                    hits.append((i, i + len(word)))
+                    i = low.find(word, i + 1)
         hits.sort()
         return hits
 
-    def _find_at_anchors(self, text: str, folded: str | None) -> Iterator[Span]:
+    def _find_at_anchors(
+        self, text: str, folded: str | None, word_hits: list[tuple[int, int]] | None = None
+    ) -> Iterator[Span]:
         seen: set[tuple[int, int]] = set()
-        for a_start, a_end in self._anchor_hits(text, folded):
+        for a_start, a_end in self._anchor_hits(text, folded, word_hits):
             lo = a_start
             while lo > 0 and (text[lo - 1].isalnum() or text[lo - 1] in "_."):
                 lo -= 1
@@ -595,20 +614,19 @@ _WORD_RE = re.compile(r"\w+(?:['’-]\w+)*")
 
 @dataclass(frozen=True)
 class TermIndex:
-    """Literal term lists of all pattern rules, matched in one pass by hashing word n-grams."""
+    """Literal term lists of all pattern rules, matched in one pass by an Aho-Corasick automaton."""
 
     exact: Mapping[str, tuple[int, ...]]  # phrase as written -> recognizer indexes
     folded: Mapping[str, tuple[int, ...]]  # lower-cased phrase -> recognizer indexes (ignore_case rules)
-    first_words: frozenset[str]  # lower-cased first words of all phrases
-    max_words: int
+    automaton: Any = None
 
     @classmethod
     def build(cls, recognizers: Iterable[PatternRecognizer]) -> TermIndex:
         """Index the ``terms`` of every recognizer (by position in ``recognizers``)."""
+        import ahocorasick
+
         exact: dict[str, list[int]] = {}
         folded: dict[str, list[int]] = {}
-        firsts: set[str] = set()
-        max_words = 1
         for i, rec in enumerate(recognizers):
             for term in rec.terms:
                 words = _WORD_RE.findall(term)
@@ -617,41 +635,38 @@ class TermIndex:
                 key = " ".join(words)
                 target = folded if rec.terms_ignore_case else exact
                 target.setdefault(_norm(key) if rec.terms_ignore_case else key, []).append(i)
-                firsts.add(_norm(words[0]))
-                max_words = max(max_words, len(words))
-        return cls(
-            {k: tuple(v) for k, v in exact.items()},
-            {k: tuple(v) for k, v in folded.items()},
-            frozenset(firsts),
-            max_words,
-        )
+        auto = ahocorasick.Automaton()
+        for key in {_norm(k) for k in exact} | set(folded):
+            auto.add_word(key, key)
+        if len(auto):
+            auto.make_automaton()
+        return cls({k: tuple(v) for k, v in exact.items()}, {k: tuple(v) for k, v in folded.items()}, auto)
 
-    def find(self, text: str) -> Iterator[tuple[int, int, int]]:
-        """``(recognizer index, start, end)`` for the longest term at each word position."""
-        if not self.first_words:
+    def find(self, text: str, folded: str | None = None) -> Iterator[tuple[int, int, int]]:
+        """``(recognizer index, start, end)`` for the longest term at each position, left to right."""
+        if self.automaton is None or not len(self.automaton):
             return
-        toks = [(m.start(), m.end(), m.group()) for m in _WORD_RE.finditer(text)]
-        n = len(toks)
-        i = 0
-        while i < n:
-            if _norm(toks[i][2]) not in self.first_words:
-                i += 1
+        low = folded if folded is not None else text.lower()
+        n = len(low)
+        found: list[tuple[int, int, str]] = []
+        for end_idx, key in self.automaton.iter(low):
+            e = end_idx + 1
+            st = e - len(key)
+            if (st > 0 and (low[st - 1].isalnum() or low[st - 1] == "_")) or (
+                e < n and (low[e].isalnum() or low[e] == "_")
+            ):
                 continue
-            hit = False
-            for k in range(min(self.max_words, n - i), 0, -1):
-                seg = toks[i : i + k]
-                if k > 1 and any(not text[a[1] : b[0]].isspace() for a, b in itertools.pairwise(seg)):
-                    continue
-                key = " ".join(t[2] for t in seg)
-                idx = self.exact.get(key, ()) + self.folded.get(_norm(key), ())
-                if idx:
-                    for r in idx:
-                        yield r, seg[0][0], seg[-1][1]
-                    i += k
-                    hit = True
-                    break
-            if not hit:
-                i += 1
+            found.append((st, e, key))
+        found.sort(key=lambda f: (f[0], -f[1]))
+        covered = 0
+        for st, e, key in found:
+            if st < covered:
+                continue
+            idx = self.folded.get(key, ()) + self.exact.get(text[st:e], ())
+            if idx:
+                covered = e
+                for r in idx:
+                    yield r, st, e
 
 
 # -------------------- lexicons
@@ -801,6 +816,8 @@ class NameRecognizer:
     last: frozenset[str] = frozenset()
     stop: frozenset[str] = frozenset()
     frequent: frozenset[str] = frozenset()
+    cue_last: frozenset[str] = frozenset()
+    memo: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def from_rules(
@@ -855,6 +872,7 @@ class NameRecognizer:
             last=last,
             stop=frozenset(stop),
             frequent=common_english_words() | frozenset(stop),
+            cue_last=frozenset(k.split()[-1] for k in cue_ids),
         )
 
     # -- word classes
@@ -863,7 +881,13 @@ class NameRecognizer:
         c = self.classes.get(word)
         if c is not None:
             return c
-        return _derived_class(self, word)
+        memo = self.memo
+        c = memo.get(word)
+        if c is None:
+            if len(memo) > 200_000:
+                memo.clear()
+            c = memo[word] = _derived_class(self, word)
+        return c
 
     @staticmethod
     def _is_initial(view: TextView, i: int) -> bool:
@@ -900,6 +924,11 @@ class NameRecognizer:
 
     def _cue_before(self, view: TextView, i: int) -> tuple[str, str] | None:
         """(rule id, cue kind) of the cue phrase ending right before token ``i``."""
+        if i == 0:
+            return None
+        prev = view.words[i - 1]
+        if prev not in self.cue_last and prev.removesuffix("'s") not in self.cue_last:
+            return None
         gap = view.before(i)
         if len(gap) > 4 or gap.strip(" \t:,.;(-'") not in ("", "s"):
             return None

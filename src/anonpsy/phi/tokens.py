@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
+_UPPER = re.compile(r"[A-Z]")
+_LOWER = re.compile(r"[a-z]")
 WORD_RE = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*(?:-[^\W\d_]+)*")
 
 
@@ -36,19 +38,35 @@ class TextView:
 
     def __post_init__(self) -> None:
         self.folded = fold(self.text)
-        starts: list[int] = []
-        ends: list[int] = []
-        words: list[str] = []
-        folded = self.folded
-        for m in WORD_RE.finditer(folded):
-            s, e = m.span()
-            starts.append(s)
-            ends.append(e)
-            words.append(folded[s:e])
-        self.starts, self.ends, self.words = starts, ends, words
+        found = list(WORD_RE.finditer(self.folded))
+        self.starts = [m.start() for m in found]
+        self.ends = [m.end() for m in found]
+        self.words = [m.group() for m in found]
 
     def __len__(self) -> int:
         return len(self.words)
+
+    @cached_property
+    def positions(self) -> dict[str, list[int]]:
+        """Token indexes by folded word."""
+        out: dict[str, list[int]] = {}
+        for i, w in enumerate(self.words):
+            out.setdefault(w, []).append(i)
+        return out
+
+    def phrase_hits(self, phrase: str) -> list[tuple[int, int]]:
+        """``(start, end)`` of every occurrence of a folded phrase as whole tokens separated by blanks."""
+        parts = phrase.split(" ")
+        out: list[tuple[int, int]] = []
+        k = len(parts)
+        for i in self.positions.get(parts[0], ()):
+            if k == 1:
+                out.append((self.starts[i], self.ends[i]))
+            elif self.words[i : i + k] == parts and all(
+                not self.gap(j).strip() for j in range(i, i + k - 1)
+            ):
+                out.append((self.starts[i], self.ends[i + k - 1]))
+        return out
 
     @cached_property
     def index_at(self) -> dict[int, int]:
@@ -68,8 +86,8 @@ class TextView:
     @cached_property
     def shouting(self) -> bool:
         """Whether the text is written mostly in capitals (case then carries no signal)."""
-        upper = sum(1 for c in self.text if c.isupper())
-        lower = sum(1 for c in self.text if c.islower())
+        upper = len(_UPPER.findall(self.text))
+        lower = len(_LOWER.findall(self.text))
         return upper > 2 * lower
 
     def capitalised_at(self, start: int) -> bool:
