@@ -100,8 +100,7 @@ class Analyzer:
             except (ValueError, KeyError) as exc:  # pydantic ValidationError and re.error are ValueErrors
                 raise AnonpsyError(
                     R100_RULE_SCHEMA,
-                    f"PHI rule document {i} ({kind}) is invalid: {type(exc).__name__}; "
-                    "run `anonpsy rules check`",
+                    f"PHI rule document {i} ({kind}) is invalid: {type(exc).__name__}; run `anonpsy rules check`",
                 ) from None
         lexicon_names = {r.from_lexicon for r in safe_rules if r.from_lexicon}
         lexicons = load_lexicons(rules_root or rules_dir(), sorted(lexicon_names))
@@ -231,9 +230,7 @@ def _default_analyzer(root: str) -> Analyzer:
     return Analyzer.from_docs((doc for _, doc in load_phi_docs(Path(root))), Path(root))
 
 
-def analyze(
-    text: str, *, entities: Collection[str] | None = None, score_threshold: float = 0.5
-) -> list[Span]:
+def analyze(text: str, *, entities: Collection[str] | None = None, score_threshold: float = 0.5) -> list[Span]:
     """Find PHI in ``text`` with the default rules; see :meth:`Analyzer.analyze`."""
     return Analyzer.default().analyze(text, entities=entities, score_threshold=score_threshold)
 

@@ -198,9 +198,7 @@ _LLM_OPTIONS = [
         help="A chunk the model could not check: fail the document, or mask the chunk wholesale.",
     ),
     click.option("--chunk-words", type=int, default=150, show_default=True, help="Words per LLM chunk."),
-    click.option(
-        "--overlap", type=int, default=30, show_default=True, help="Words shared by consecutive chunks."
-    ),
+    click.option("--overlap", type=int, default=30, show_default=True, help="Words shared by consecutive chunks."),
     click.option("--passes", type=int, default=2, show_default=True, help="LLM passes per chunk."),
 ]
 
@@ -213,9 +211,7 @@ def _llm_options(fn: F) -> F:
 
 @click.command("mask")
 @click.argument("input_path", metavar="IN")
-@click.option(
-    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Output file (default stdout)."
-)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Output file (default stdout).")
 @click.option(
     "--operator",
     "operator_name",
@@ -262,6 +258,13 @@ def _llm_options(fn: F) -> F:
     help="safe-harbor: HIPAA Safe Harbor identifiers judged by value (ages over 89, dates finer than a year, "
     "places below state level, institutions); all: every detected span, quasi-identifiers included.",
 )
+@click.option(
+    "--jobs",
+    type=click.IntRange(1, 256),
+    default=1,
+    show_default=True,
+    help="Worker processes detecting identifiers in JSONL input (output keeps the input order).",
+)
 @_llm_options
 @_handle_errors
 def mask(
@@ -280,12 +283,15 @@ def mask(
     overlap: int,
     passes: int,
     policy: str,
+    jobs: int,
 ) -> None:
     """Detect identifiers in IN (a text file, or - for stdin) and replace them.
 
     Text input gives the masked text. JSONL input gives one JSON line per record with the masked `text` and
-    its `spans` (`start`/`end` in the input, `out_start`/`out_end` in the output, `type`, `source`), streamed
-    in one process. `hash`, `dateshift` and `surrogate` need an HMAC key ($ANONPSY_HMAC_KEY or a key file).
+    its `spans` (`start`/`end` in the input, `out_start`/`out_end` in the output, `type`, `source`), streamed;
+    with `--jobs N` the rule detection runs in N worker processes while this process replaces the spans in
+    input order (so surrogates stay consistent and the output order is the input order). `hash`, `dateshift`
+    and `surrogate` need an HMAC key ($ANONPSY_HMAC_KEY or a key file).
 
     \b
     Example:
@@ -295,9 +301,7 @@ def mask(
     from anonpsy.phi.pipeline import mask_text
 
     if (report_path or key_map) and operator_name != "surrogate":
-        raise AnonpsyError(
-            E109_BAD_OPTION, "--report and --key-map apply only to --operator surrogate", "--report"
-        )
+        raise AnonpsyError(E109_BAD_OPTION, "--report and --key-map apply only to --operator surrogate", "--report")
     if input_format == "text":
         text = read_input(input_path)  # input errors come before key and model errors
     operator, vault = _operator(operator_name, key_file, vault_path)
@@ -320,15 +324,8 @@ def mask(
             )
             _emit(result.text, output)
         else:
-            with _atomic_stream(output) as out:
-                for n, line in _iter_lines(input_path):
-                    where = f"{_name(input_path)}:{n}"
-                    try:
-                        rec = json.loads(line)
-                    except json.JSONDecodeError:
-                        raise AnonpsyError(E108_MALFORMED_JSON, "line is not valid JSON", where) from None
-                    if not isinstance(rec, dict) or not isinstance(rec.get("text"), str):
-                        raise AnonpsyError(E108_MALFORMED_JSON, 'each line needs a "text" string', where)
+            with _atomic_stream(output) as out, _detections(input_path, jobs, detector is None) as records:
+                for n, rec, found in records:
                     doc_id = str(rec.get("id", n))
                     pid = rec.get("patient_id", patient_id)
                     result = mask_text(
@@ -339,6 +336,7 @@ def mask(
                         on_llm_failure=on_llm_failure,  # type: ignore[arg-type]
                         document_id=doc_id,
                         policy=policy,  # type: ignore[arg-type]
+                        analyzer=None if found is None else _given(found),
                     )
                     row = {
                         "id": rec.get("id", n),
@@ -358,14 +356,89 @@ def mask(
             client.close()
 
 
+def _given(spans: list[Any]) -> Callable[[str], list[Any]]:
+    """An analyzer that returns spans found elsewhere (by a worker process)."""
+
+    def analyzer(_text: str) -> list[Any]:
+        return spans
+
+    return analyzer
+
+
+def _parse_record(n: int, line: str, source: str) -> dict[str, Any]:
+    """One JSONL record with a "text" string, or an E108 error naming the line."""
+    where = f"{source}:{n}"
+    try:
+        rec = json.loads(line)
+    except json.JSONDecodeError:
+        raise AnonpsyError(E108_MALFORMED_JSON, "line is not valid JSON", where) from None
+    if not isinstance(rec, dict) or not isinstance(rec.get("text"), str):
+        raise AnonpsyError(E108_MALFORMED_JSON, 'each line needs a "text" string', where)
+    return rec
+
+
+_SpanTuple = tuple[int, int, str, str, float, str]
+
+
+def _detect_line(
+    item: tuple[int, str, str],
+) -> tuple[int, Any, list[_SpanTuple] | None, tuple[str, str, str | None] | None]:
+    """Worker: parse one JSONL line and run the rule analyzer on its text (errors come back as data)."""
+    from anonpsy.phi import pipeline
+
+    n, line, source = item
+    try:
+        rec = _parse_record(n, line, source)
+    except AnonpsyError as err:
+        return n, None, None, (err.code, err.message, err.location)
+    found = pipeline.default_analyzer(rec["text"])
+    spans = [(s.start, s.end, s.type, s.source, s.score, s.recognizer) for s in found]
+    return n, rec, spans, None
+
+
+def _warm_worker() -> None:
+    from anonpsy.phi.analyzer import Analyzer
+
+    Analyzer.default()
+
+
+@contextmanager
+def _detections(
+    input_path: str, jobs: int, parallel_ok: bool
+) -> Iterator[Iterator[tuple[int, dict[str, Any], list[Any] | None]]]:
+    """``(line number, record, rule spans or None)`` in input order; rule spans come from ``jobs`` worker
+    processes when more than one is asked for (None: the caller runs the analyzer itself)."""
+    source = _name(input_path)
+    if jobs <= 1 or not parallel_ok:
+        yield ((n, _parse_record(n, line, source), None) for n, line in _iter_lines(input_path))
+        return
+    import multiprocessing
+
+    from anonpsy.phi.spans import Span
+
+    _warm_worker()  # load the rules once here; forked workers share them
+    methods = multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
+    pool = ctx.Pool(jobs, initializer=_warm_worker)
+    try:
+
+        def results() -> Iterator[tuple[int, dict[str, Any], list[Any] | None]]:
+            items = ((n, line, source) for n, line in _iter_lines(input_path))
+            for n, rec, spans, error in pool.imap(_detect_line, items, chunksize=8):
+                if error is not None:
+                    raise AnonpsyError(*error)
+                yield n, rec, [Span(*s) for s in spans or ()]
+
+        yield results()
+    finally:
+        pool.terminate()
+        pool.join()
+
+
 @click.command("mask-record")
 @click.argument("record_path", metavar="RECORD")
-@click.option(
-    "--schema", "schema_name", required=True, help="Record schema name (schemas/records/<NAME>.json)."
-)
-@click.option(
-    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Output file (default stdout)."
-)
+@click.option("--schema", "schema_name", required=True, help="Record schema name (schemas/records/<NAME>.json).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Output file (default stdout).")
 @click.option(
     "--format",
     "fmt",
@@ -387,9 +460,7 @@ def mask(
     help="Surrogate vault for --operator surrogate.",
 )
 @click.option("--patient-id", help="Patient id keying date shifts in free-text fields.")
-@click.option(
-    "--key-file", type=click.Path(dir_okay=False, path_type=Path), help="File holding the HMAC secret."
-)
+@click.option("--key-file", type=click.Path(dir_okay=False, path_type=Path), help="File holding the HMAC secret.")
 @_handle_errors
 def mask_record(
     record_path: str,
@@ -422,9 +493,7 @@ def mask_record(
         suffix = Path(record_path).suffix.lower().lstrip(".")
         fmt = suffix if suffix in ("json", "jsonl", "csv") else "json"
     records, header = parse_records(text, fmt, schema)  # type: ignore[arg-type]
-    hasher = (
-        HashOperator(load_key(key_file=key_file, purpose="shouldHash fields")) if schema.uses_hash else None
-    )
+    hasher = HashOperator(load_key(key_file=key_file, purpose="shouldHash fields")) if schema.uses_hash else None
     operator, vault = _operator(operator_name, key_file, vault_path)
     ok = False
     try:
@@ -515,9 +584,7 @@ def mask_eval(
     elif pred_path.is_dir():
         preds = readers.read_brat_dir(pred_path)
     else:
-        preds = readers.parse_span_jsonl(
-            read_input(str(pred_path)), source=pred_path.name, check_bounds=False
-        )
+        preds = readers.parse_span_jsonl(read_input(str(pred_path)), source=pred_path.name, check_bounds=False)
     if (metrics or ("coverage" if fmt == "physionet" else "matching")) == "coverage":
         cov = scoring.score_coverage(gold, preds)
         stat = scoring.deid_stat(gold, preds)
@@ -548,9 +615,7 @@ def _read_docs(path: Path, fmt: str) -> list[Any]:
 
     if fmt == "brat":
         if not path.is_dir():
-            raise AnonpsyError(
-                E100_MISSING_FILE, "BRAT gold must be a directory of .txt/.ann files", path.name
-            )
+            raise AnonpsyError(E100_MISSING_FILE, "BRAT gold must be a directory of .txt/.ann files", path.name)
         return readers.read_brat_dir(path)
     if fmt == "physionet":
         if not path.exists():
@@ -592,9 +657,7 @@ def _predict(
                 on_llm_failure=on_llm_failure,  # type: ignore[arg-type]
                 policy=policy,  # type: ignore[arg-type]
             )
-            out.append(
-                Document(doc.id, doc.text, tuple(GoldSpan(s.start, s.end, s.type) for s in result.spans))
-            )
+            out.append(Document(doc.id, doc.text, tuple(GoldSpan(s.start, s.end, s.type) for s in result.spans)))
         return out
     finally:
         if client is not None:

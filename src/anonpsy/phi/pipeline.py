@@ -93,9 +93,7 @@ def _cover(regions: list[tuple[int, int]], spans: Sequence[Span]) -> list[tuple[
     return out
 
 
-def apply_operator(
-    text: str, spans: Sequence[Span], operator: Operator, ctx: MaskContext | None = None
-) -> MaskResult:
+def apply_operator(text: str, spans: Sequence[Span], operator: Operator, ctx: MaskContext | None = None) -> MaskResult:
     """Replace disjoint ``spans`` of ``text`` with ``operator`` (``UNCHECKED`` spans: ``[UNCHECKED]``)."""
     ordered = sorted(spans, key=lambda s: (s.start, s.end))
     for a, b in itertools.pairwise(ordered):
@@ -114,9 +112,7 @@ def apply_operator(
         pieces.append(gap)
         length += len(gap)
         pieces.append(rep)
-        out.append(
-            MaskedSpan(s.start, s.end, s.type, s.source, length, length + len(rep), s.score, s.recognizer)
-        )
+        out.append(MaskedSpan(s.start, s.end, s.type, s.source, length, length + len(rep), s.score, s.recognizer))
         length += len(rep)
         pos = s.end
     pieces.append(text[pos:])
@@ -219,9 +215,7 @@ def mask_text(
         failed = _cover(failed, spans)
         spans = [s for s in spans if not any(s.start < e and b < s.end for b, e in failed)]
         spans.extend(Span(b, e, UNCHECKED_TYPE, "llm_failure", 1.0, "fail_closed") for b, e in failed)
-    result = apply_operator(
-        text, spans, operator, MaskContext(patient_id=patient_id, document_id=document_id)
-    )
+    result = apply_operator(text, spans, operator, MaskContext(patient_id=patient_id, document_id=document_id))
     result.stats["detected"] = {"rule": rule_count, "llm": len(found) - rule_count}
     if llm_stats:
         result.stats["llm"] = llm_stats

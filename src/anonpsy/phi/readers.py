@@ -131,9 +131,7 @@ def map_type(label: str, type_map: dict[str, str | None] | None = None) -> str |
         return None if value is None else str(value)
     if label in EntityType.__members__ or label in {t.value for t in EntityType}:
         return str(EntityType(label))
-    raise AnonpsyError(
-        M104_BAD_EVAL_INPUT, f"unknown entity label {label!r}; add it to the type map", "types"
-    )
+    raise AnonpsyError(M104_BAD_EVAL_INPUT, f"unknown entity label {label!r}; add it to the type map", "types")
 
 
 def _bad(message: str, where: str) -> AnonpsyError:
@@ -236,9 +234,7 @@ def parse_asq(text: str, *, source: str = "asq") -> list[Document]:
                 tag = json.loads(line)
                 label, value = str(tag["identifier_type"]), str(tag["value"])
             except (json.JSONDecodeError, KeyError, TypeError):
-                raise _bad(
-                    "PHI tag line is not {identifier_type, value} JSON", f"{source} block {i}"
-                ) from None
+                raise _bad("PHI tag line is not {identifier_type, value} JSON", f"{source} block {i}") from None
             t = map_type(label)
             start = body.find(value, cursor.get(value, 0))
             if start < 0:
@@ -277,9 +273,7 @@ def parse_presidio(text: str, *, source: str = "presidio") -> list[Document]:
     return docs
 
 
-_PHYSIONET_RECORD = re.compile(
-    r"START_OF_RECORD=(\d+)\|\|\|\|(\d+)\|\|\|\|\n(.*?)\|\|\|\|END_OF_RECORD", re.DOTALL
-)
+_PHYSIONET_RECORD = re.compile(r"START_OF_RECORD=(\d+)\|\|\|\|(\d+)\|\|\|\|\n(.*?)\|\|\|\|END_OF_RECORD", re.DOTALL)
 
 
 def parse_physionet(text: str, phrases: str, *, source: str = "id.text") -> list[Document]:
@@ -318,9 +312,7 @@ def parse_physionet(text: str, phrases: str, *, source: str = "id.text") -> list
         t = map_type(parts[4])
         if t is not None:
             spans[doc_id].append(GoldSpan(start, end, t, parts[4]))
-    return [
-        Document(d, bodies[d], tuple(sorted(spans[d], key=lambda s: (s.start, s.end)))) for d in order
-    ]
+    return [Document(d, bodies[d], tuple(sorted(spans[d], key=lambda s: (s.start, s.end)))) for d in order]
 
 
 def physionet_paths(path: Path) -> tuple[Path, Path]:

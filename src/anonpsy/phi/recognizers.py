@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import ipaddress
-import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -418,9 +417,7 @@ class PatternRecognizer:
     def from_rule(cls, rule: PatternRule, definitions: Mapping[str, str]) -> PatternRecognizer:
         """Compile one rule; raises ``re.error`` or ``KeyError`` (unknown definition) on a bad rule."""
         flags = re.IGNORECASE if rule.ignore_case else 0
-        regexes = [
-            (re.compile(expand_definitions(p.regex, definitions), flags), p.score) for p in rule.patterns
-        ]
+        regexes = [(re.compile(expand_definitions(p.regex, definitions), flags), p.score) for p in rule.patterns]
         return cls(
             id=rule.id,
             entity_type=rule.entity_type.value,
@@ -757,8 +754,22 @@ def english_words() -> frozenset[str]:
     return frozenset(w for w in get_english_words_set(["web2"], lower=False, alpha=True) if w.islower())
 
 
-_SUFFIXES = (("'s", ""), ("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ed", "e"), ("ing", ""), ("ing", "e"),
-             ("'d", ""), ("d", ""), ("ly", ""), ("er", ""), ("ers", ""), ("ness", ""))
+_SUFFIXES = (
+    ("'s", ""),
+    ("ies", "y"),
+    ("es", ""),
+    ("s", ""),
+    ("ed", ""),
+    ("ed", "e"),
+    ("ing", ""),
+    ("ing", "e"),
+    ("'d", ""),
+    ("d", ""),
+    ("ly", ""),
+    ("er", ""),
+    ("ers", ""),
+    ("ness", ""),
+)
 
 
 def _derived_class(rec: NameRecognizer, word: str) -> int:
@@ -781,9 +792,8 @@ def _derived_class(rec: NameRecognizer, word: str) -> int:
             sc = table.get(stem, 0)
             if sc & (COMMON | CLINICAL | STOP):
                 return COMMON | (sc & CLINICAL)
-            if len(stem) > 3 and stem[-1] == stem[-2]:  # stopped -> stop
-                if table.get(stem[:-1], 0) & COMMON:
-                    return COMMON
+            if len(stem) > 3 and stem[-1] == stem[-2] and table.get(stem[:-1], 0) & COMMON:  # stopped -> stop
+                return COMMON
     return 0
 
 
@@ -820,9 +830,7 @@ class NameRecognizer:
     memo: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def from_rules(
-        cls, rules: Iterable[NameRule], clinical: Iterable[str] = ()
-    ) -> NameRecognizer:
+    def from_rules(cls, rules: Iterable[NameRule], clinical: Iterable[str] = ()) -> NameRecognizer:
         """Build the recognizer from all ``phi_names`` entries; ``clinical`` words are never names."""
         locales: list[str] = []
         stop: set[str] = set()
@@ -1029,22 +1037,31 @@ class NameRecognizer:
             if c & FIRST and i + 1 < n and view.gap(i) in (" ", "  "):
                 nc = self._cls(words[i + 1])
                 nxt = words[i + 1]
-                if not nc & (STOP | CLINICAL) and len(nxt) > 1 and (
-                    (nc & LAST and not (c & COMMON and nc & COMMON))
-                    or (not nc & COMMON and not c & COMMON and len(nxt) >= 3)
+                if (
+                    not nc & (STOP | CLINICAL)
+                    and len(nxt) > 1
+                    and (
+                        (nc & LAST and not (c & COMMON and nc & COMMON))
+                        or (not nc & COMMON and not c & COMMON and len(nxt) >= 3)
+                    )
                 ):
                     j = self._extend(view, i + 1)
                     yield self._span(view, i, j, self.pair_score, self.dictionary_id)
                     i = j
                     continue
-            if c & FIRST and i + 2 < n and len(words[i + 1]) == 1 and view.gap(i) == " " and view.gap(i + 1)[:1] == ".":
-                if not c & COMMON or view.capitalised_at(view.starts[i]):
-                    yield self._span(view, i, i + 2, self.pair_score, self.dictionary_id)
-                    i += 2
-                    continue
             if (
-                c & FIRST and not c & (COMMON | LAST) and len(w) >= 4
-                or c & (FIRST | LAST) and not c & COMMON and len(w) >= 3 and view.capitalised_at(view.starts[i])
+                c & FIRST
+                and i + 2 < n
+                and len(words[i + 1]) == 1
+                and view.gap(i) == " "
+                and view.gap(i + 1)[:1] == "."
+                and (not c & COMMON or view.capitalised_at(view.starts[i]))
+            ):
+                yield self._span(view, i, i + 2, self.pair_score, self.dictionary_id)
+                i += 2
+                continue
+            if (c & FIRST and not c & (COMMON | LAST) and len(w) >= 4) or (
+                c & (FIRST | LAST) and not c & COMMON and len(w) >= 3 and view.capitalised_at(view.starts[i])
             ):
                 yield self._span(view, i, i + 1, self.single_score, self.dictionary_id)
                 i += 1
@@ -1150,13 +1167,9 @@ class GazetteerRecognizer:
         for key in heads:
             head_auto.add_word(key, key)
         head_auto.make_automaton()
-        cue_alt = "|".join(
-            re.escape(k).replace(r"\ ", r"[\s.,]+") for k in sorted(cues, key=lambda k: (-len(k), k))
-        )
+        cue_alt = "|".join(re.escape(k).replace(r"\ ", r"[\s.,]+") for k in sorted(cues, key=lambda k: (-len(k), k)))
         cue_re = re.compile(rf"(?<![\w'])(?:{cue_alt})(?![\w'])[\s:,]+(?:the\s+)?") if cue_alt else None
-        ids = frozenset(v[1] for v in entries.values()) | {v[1] for v in heads.values()} | {
-            v[1] for v in cues.values()
-        }
+        ids = frozenset(v[1] for v in entries.values()) | {v[1] for v in heads.values()} | {v[1] for v in cues.values()}
         return cls(
             entries,
             auto,
@@ -1250,7 +1263,9 @@ class GazetteerRecognizer:
                 continue
             i = starts[s]
             j = i
-            while j > 0 and i - j < 3 and view.gap(j - 1) in (" ", ". ", "-", "  ") and self._modifier(view.words[j - 1]):
+            while (
+                j > 0 and i - j < 3 and view.gap(j - 1) in (" ", ". ", "-", "  ") and self._modifier(view.words[j - 1])
+            ):
                 j -= 1
             # "ST. MARY'S", "SAINT AGNES": a saint's name before the head or standing alone
             if j == i:

@@ -15,9 +15,7 @@ from anonpsy.phi.recognizers import Safelist, SafeRule
 from anonpsy.yamlio import load_yaml
 
 # Keys of lexicon entries whose string values are names of the thing (ids use underscores for spaces).
-_NAME_KEYS = frozenset(
-    {"id", "name", "names", "generic", "brand", "brands", "aliases", "synonyms", "synonym"}
-)
+_NAME_KEYS = frozenset({"id", "name", "names", "generic", "brand", "brands", "aliases", "synonyms", "synonym"})
 
 
 def lexicon_terms(doc: Any) -> list[str]:

@@ -62,9 +62,7 @@ class TextView:
         for i in self.positions.get(parts[0], ()):
             if k == 1:
                 out.append((self.starts[i], self.ends[i]))
-            elif self.words[i : i + k] == parts and all(
-                not self.gap(j).strip() for j in range(i, i + k - 1)
-            ):
+            elif self.words[i : i + k] == parts and all(not self.gap(j).strip() for j in range(i, i + k - 1)):
                 out.append((self.starts[i], self.ends[i + k - 1]))
         return out
 
