@@ -899,7 +899,11 @@ class NameRecognizer:
 
     @staticmethod
     def _is_initial(view: TextView, i: int) -> bool:
-        return len(view.words[i]) == 1
+        """A single letter standing alone ("W. MAROTTA"), not the tail of "90's" or "a.m."."""
+        if len(view.words[i]) != 1:
+            return False
+        start = view.starts[i]
+        return start == 0 or view.text[start - 1] in " \t\n(,;-/"
 
     def _name_word(self, view: TextView, i: int, *, cued: str | None) -> bool:
         """Whether token ``i`` can be (part of) a name under a cue of kind ``cued`` (None: no cue).
@@ -917,9 +921,9 @@ class NameRecognizer:
         if c & (STOP | CLINICAL):
             return False
         if c & COMMON:
-            if cued in ("kinship", "credential", "continue"):
-                return bool(c & (FIRST | LAST))
-            if cued == "title":
+            if c & (FIRST | LAST) and cued in ("kinship", "credential", "continue"):
+                return True
+            if cued == "title" or (cued == "continue" and view.capitalised_at(view.starts[i])):
                 return w not in self.frequent
             return False
         if cued in ("title", "kinship", "credential", "continue"):
@@ -940,6 +944,7 @@ class NameRecognizer:
         gap = view.before(i)
         if len(gap) > 4 or gap.strip(" \t:,.;(-'") not in ("", "s"):
             return None
+        titled = gap.strip(" \t.'s") == ""  # "DR. X", "DR X", "DR'S X"; a title never takes a colon
         for k in range(1, min(self.cue_max_words, i) + 1):
             j = i - k
             if any(view.gap(x).strip(" \t.") for x in range(j, i - 1)):
@@ -948,7 +953,7 @@ class NameRecognizer:
             if key.endswith("'s"):
                 key = key[:-2]
             rid = self.cue_ids.get(key)
-            if rid is not None:
+            if rid is not None and (titled or self.cue_kinds[key] != "title"):
                 return rid, self.cue_kinds[key]
         return None
 
@@ -1006,7 +1011,7 @@ class NameRecognizer:
         while i < n:
             w = words[i]
             c = self._cls(w)
-            if c & (STOP | CLINICAL) and len(w) > 1:
+            if c & (STOP | CLINICAL) and len(w) > 1 and not c & LAST:
                 i += 1
                 continue
             cue = self._cue_before(view, i)
@@ -1033,6 +1038,9 @@ class NameRecognizer:
                     yield self._span(view, i, j, self.cue_score, self.credential_id)
                     i = j
                     continue
+            if c & (STOP | CLINICAL):
+                i += 1
+                continue
             # dictionaries: a first name with a surname or an unknown word after it; a rare first name alone
             if c & FIRST and i + 1 < n and view.gap(i) in (" ", "  "):
                 nc = self._cls(words[i + 1])
@@ -1243,14 +1251,19 @@ class GazetteerRecognizer:
             capital = view.capitalised_at(s)
             if not any_case and not capital:
                 continue
-            if ambiguous and not (
-                capital
-                and self.ambiguous_context is not None
-                and self.ambiguous_context.search(folded, max(0, s - 14), s)
-            ):
+            if ambiguous and not (capital and self._context_right_before(folded, s)):
                 continue
             covered = e
             yield Span(s, e, etype, "rule", score, rid)
+
+    def _context_right_before(self, folded: str, start: int) -> bool:
+        """Whether a place word ("in", "from", "lives in") ends right before ``start`` (blanks between)."""
+        if self.ambiguous_context is None:
+            return False
+        last = None
+        for last in self.ambiguous_context.finditer(folded, max(0, start - 16), start):  # noqa: B007
+            pass
+        return last is not None and not folded[last.end() : start].strip()
 
     def _headed(self, view: TextView) -> Iterator[Span]:
         folded = view.folded
@@ -1270,9 +1283,6 @@ class GazetteerRecognizer:
             # "ST. MARY'S", "SAINT AGNES": a saint's name before the head or standing alone
             if j == i:
                 continue
-            first = view.words[j]
-            if first in self.modifiers and j + 1 == i and first not in self.entries:
-                continue  # a modifier alone ("general hospital") names no institution
             etype, rid, score = self.heads[key]
             yield Span(view.starts[j], e, etype, "rule", score, rid)
 
