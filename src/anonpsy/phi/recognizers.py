@@ -27,7 +27,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from anonpsy.phi.spans import Span
-from anonpsy.phi.tokens import WORD_RE, TextView
+from anonpsy.phi.tokens import WORD_RE, TextView, core_span, spaced_key
 from anonpsy.phi.types import EntityType
 
 RuleId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")]
@@ -634,25 +634,19 @@ class TermIndex:
                 target.setdefault(_norm(key) if rec.terms_ignore_case else key, []).append(i)
         auto = ahocorasick.Automaton()
         for key in {_norm(k) for k in exact} | set(folded):
-            auto.add_word(key, key)
+            auto.add_word(spaced_key(key), key)
         if len(auto):
             auto.make_automaton()
         return cls({k: tuple(v) for k, v in exact.items()}, {k: tuple(v) for k, v in folded.items()}, auto)
 
-    def find(self, text: str, folded: str | None = None) -> Iterator[tuple[int, int, int]]:
+    def find(self, text: str, view: TextView | None = None) -> Iterator[tuple[int, int, int]]:
         """``(recognizer index, start, end)`` for the longest term at each position, left to right."""
         if self.automaton is None or not len(self.automaton):
             return
-        low = folded if folded is not None else text.lower()
-        n = len(low)
+        view = view if view is not None else TextView(text)
         found: list[tuple[int, int, str]] = []
-        for end_idx, key in self.automaton.iter(low):
-            e = end_idx + 1
-            st = e - len(key)
-            if (st > 0 and (low[st - 1].isalnum() or low[st - 1] == "_")) or (
-                e < n and (low[e].isalnum() or low[e] == "_")
-            ):
-                continue
+        for end_idx, key in self.automaton.iter(view.spaced):
+            st, e = core_span(end_idx, spaced_key(key))
             found.append((st, e, key))
         found.sort(key=lambda f: (f[0], -f[1]))
         covered = 0
@@ -827,6 +821,7 @@ class NameRecognizer:
     stop: frozenset[str] = frozenset()
     frequent: frozenset[str] = frozenset()
     cue_last: frozenset[str] = frozenset()
+    credential_first: frozenset[str] = frozenset()
     memo: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -880,7 +875,8 @@ class NameRecognizer:
             last=last,
             stop=frozenset(stop),
             frequent=common_english_words() | frozenset(stop),
-            cue_last=frozenset(k.split()[-1] for k in cue_ids),
+            cue_last=frozenset(k.split()[-1] for k in cue_ids) | frozenset(k.split()[-1] + "'s" for k in cue_ids),
+            credential_first=frozenset(k.split()[0] for k in credentials),
         )
 
     # -- word classes
@@ -1005,12 +1001,30 @@ class NameRecognizer:
         view = text if isinstance(text, TextView) else TextView(text)
         n = len(view)
         words = view.words
+        get = self.classes.get
+        cue_last = self.cue_last
+        credential_first = self.credential_first
         i = 0
         last_cued = -10
         last_cue: tuple[str, str] | None = None
         while i < n:
             w = words[i]
-            c = self._cls(w)
+            c = get(w)
+            if c is None:
+                c = self._cls(w)
+            # Most words are plain English or clinical words with no cue before and no credential after: skip
+            # them with a few lookups.
+            if (
+                not c & (FIRST | LAST)
+                and len(w) > 1
+                and last_cued != i
+                and (i == 0 or words[i - 1] not in cue_last)
+                and (i + 1 == n or words[i + 1] not in credential_first)
+                and (i + 2 >= n or words[i + 2] not in credential_first)
+                and (i + 3 >= n or words[i + 3] not in credential_first)
+            ):
+                i += 1
+                continue
             if c & (STOP | CLINICAL) and len(w) > 1 and not c & LAST:
                 i += 1
                 continue
@@ -1169,11 +1183,11 @@ class GazetteerRecognizer:
                 entries[key] = (r.entity_type.value, r.id, r.score, ambiguous, r.any_case)
         auto = ahocorasick.Automaton()
         for key in entries:
-            auto.add_word(key, key)
+            auto.add_word(spaced_key(key), key)
         auto.make_automaton()
         head_auto = ahocorasick.Automaton()
         for key in heads:
-            head_auto.add_word(key, key)
+            head_auto.add_word(spaced_key(key), key)
         head_auto.make_automaton()
         cue_alt = "|".join(re.escape(k).replace(r"\ ", r"[\s.,]+") for k in sorted(cues, key=lambda k: (-len(k), k)))
         cue_re = re.compile(rf"(?<![\w'])(?:{cue_alt})(?![\w'])[\s:,]+(?:the\s+)?") if cue_alt else None
@@ -1230,16 +1244,9 @@ class GazetteerRecognizer:
 
     def _listed(self, view: TextView) -> Iterator[Span]:
         folded = view.folded
-        starts = view.index_at
-        ends = set(view.ends)
         best: dict[int, tuple[int, str]] = {}
-        for end_idx, key in self.automaton.iter(folded):
-            e = end_idx + 1
-            s = e - len(key)
-            if s not in starts or (e not in ends and not key.endswith(".")):
-                continue
-            if key.endswith(".") and e < len(folded) and folded[e].isalnum():
-                continue
+        for end_idx, key in self.automaton.iter(view.spaced):
+            s, e = core_span(end_idx, spaced_key(key))
             if s not in best or best[s][0] < e:
                 best[s] = (e, key)
         covered = -1
@@ -1266,13 +1273,10 @@ class GazetteerRecognizer:
         return last is not None and not folded[last.end() : start].strip()
 
     def _headed(self, view: TextView) -> Iterator[Span]:
-        folded = view.folded
         starts = view.index_at
-        ends = set(view.ends)
-        for end_idx, key in self.head_automaton.iter(folded):
-            e = end_idx + 1
-            s = e - len(key)
-            if s not in starts or e not in ends:
+        for end_idx, key in self.head_automaton.iter(view.spaced):
+            s, e = core_span(end_idx, spaced_key(key))
+            if s not in starts:
                 continue
             i = starts[s]
             j = i

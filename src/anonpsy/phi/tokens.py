@@ -13,9 +13,25 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
+_NONWORD = re.compile(r"[^\w']")
 _UPPER = re.compile(r"[A-Z]")
 _LOWER = re.compile(r"[a-z]")
 WORD_RE = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*(?:-[^\W\d_]+)*")
+
+
+def spaced_key(phrase: str) -> str:
+    """The form of a phrase that :attr:`TextView.spaced` holds: folded, every non-word character a blank,
+    padded with one blank each side, so an automaton finds it only as whole words."""
+    return " " + _NONWORD.sub(" ", fold(phrase).strip()) + " "
+
+
+def core_span(end_idx: int, key: str) -> tuple[int, int]:
+    """Offsets in the text of an automaton hit of ``key`` (a :func:`spaced_key`) ending at ``end_idx`` of
+    :attr:`TextView.spaced`."""
+    lead = len(key) - len(key.lstrip(" "))
+    trail = len(key) - len(key.rstrip(" "))
+    start = end_idx - len(key) + 1
+    return start + lead - 1, end_idx + 1 - trail - 1
 
 
 def fold(text: str) -> str:
@@ -45,6 +61,12 @@ class TextView:
 
     def __len__(self) -> int:
         return len(self.words)
+
+    @cached_property
+    def spaced(self) -> str:
+        """The folded text with every non-word character a blank, padded with one blank each side (offsets
+        shifted by one): whole-word automaton matching needs no boundary checks on it."""
+        return " " + _NONWORD.sub(" ", self.folded) + " "
 
     @cached_property
     def positions(self) -> dict[str, list[int]]:
@@ -102,4 +124,4 @@ class TextView:
         return w[:1].isupper() and not w.isupper()
 
 
-__all__ = ["WORD_RE", "TextView", "fold"]
+__all__ = ["WORD_RE", "TextView", "core_span", "fold", "spaced_key"]
