@@ -938,7 +938,7 @@ class NameRecognizer:
         if prev not in self.cue_last and prev.removesuffix("'s") not in self.cue_last:
             return None
         gap = view.before(i)
-        if len(gap) > 4 or gap.strip(" \t:,.;(-'") not in ("", "s"):
+        if len(gap) > 6 or gap.strip(" \t:,.;(-'?)") not in ("", "s"):
             return None
         titled = gap.strip(" \t.'s") == ""  # "DR. X", "DR X", "DR'S X"; a title never takes a colon
         for k in range(1, min(self.cue_max_words, i) + 1):
@@ -1082,8 +1082,10 @@ class NameRecognizer:
                 yield self._span(view, i, i + 2, self.pair_score, self.dictionary_id)
                 i += 2
                 continue
-            if (c & FIRST and not c & (COMMON | LAST) and len(w) >= 4) or (
-                c & (FIRST | LAST) and not c & COMMON and len(w) >= 3 and view.capitalised_at(view.starts[i])
+            if (
+                (c & FIRST and not c & COMMON and len(w) >= 4)
+                or (c & (FIRST | LAST) and not c & COMMON and len(w) >= 3 and view.capitalised_at(view.starts[i]))
+                or (c & FIRST and len(w) >= 3 and self._mid_sentence_capital(view, i))
             ):
                 yield self._span(view, i, i + 1, self.single_score, self.dictionary_id)
                 i += 1
@@ -1099,6 +1101,14 @@ class NameRecognizer:
                 i += 2
                 continue
             i += 1
+
+    @staticmethod
+    def _mid_sentence_capital(view: TextView, i: int) -> bool:
+        """A capitalised word inside a sentence of a text whose case carries a signal ("ask to page Hank")."""
+        if not view.capitalised_at(view.starts[i]) or i == 0:
+            return False
+        gap = view.before(i)
+        return gap.strip(" \t,") == "" and not view.capitalised_at(view.starts[i - 1])
 
     def _after_name(self, view: TextView, j: int) -> int:
         """Token index a coordinated name would start at after a name ending before ``j`` ("and X", ", X")."""
