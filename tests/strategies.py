@@ -30,8 +30,16 @@ from anonpsy.graph import (
     VisitEvent,
 )
 
-TEXTS = ["after an argument at work", "believed neighbours were watching", "frightened", "stopped going out",
-         "when alone at night", "felt guilty", "paced the corridor", None]
+TEXTS = [
+    "after an argument at work",
+    "believed neighbours were watching",
+    "frightened",
+    "stopped going out",
+    "when alone at night",
+    "felt guilty",
+    "paced the corridor",
+    None,
+]
 
 
 @st.composite
@@ -57,8 +65,10 @@ def durations(draw: Any, prefix: str = "d", min_size: int = 1, max_size: int = 8
 
 steb_frames = st.builds(
     STEB,
-    situation=st.sampled_from(TEXTS), thought=st.sampled_from(TEXTS),
-    emotion=st.sampled_from(TEXTS), behavior=st.sampled_from(TEXTS),
+    situation=st.sampled_from(TEXTS),
+    thought=st.sampled_from(TEXTS),
+    emotion=st.sampled_from(TEXTS),
+    behavior=st.sampled_from(TEXTS),
 )
 
 
@@ -80,20 +90,35 @@ def case_graphs(
     ids = [d.id for d in pool]
     pick = st.lists(st.sampled_from(ids), max_size=3, unique=True)
     dx_rules = draw(st.lists(st.sampled_from(rule_ids), min_size=1, max_size=3, unique=True)) if rule_ids else [None]
-    diagnoses = [Diagnosis(id=f"dx_{i}", label=r or "unspecified", rule_id=r, duration_ids=draw(pick))
-                 for i, r in enumerate(dx_rules)]
+    diagnoses = [
+        Diagnosis(id=f"dx_{i}", label=r or "unspecified", rule_id=r, duration_ids=draw(pick))
+        for i, r in enumerate(dx_rules)
+    ]
     n_sx = draw(st.integers(1, 8))
     symptoms = [
-        Symptom(id=f"sx_{i}", headword=draw(st.sampled_from(["depressed mood", "insomnia", "paranoia",
-                                                               "auditory hallucination", "excessive worry"])),
-                evidence_text=draw(st.sampled_from(TEXTS)), contexts=draw(st.lists(steb_frames, max_size=3)),
-                duration_ids=draw(pick))
+        Symptom(
+            id=f"sx_{i}",
+            headword=draw(
+                st.sampled_from(["depressed mood", "insomnia", "paranoia", "auditory hallucination", "excessive worry"])
+            ),
+            evidence_text=draw(st.sampled_from(TEXTS)),
+            contexts=draw(st.lists(steb_frames, max_size=3)),
+            duration_ids=draw(pick),
+        )
         for i in range(n_sx)
     ]
-    treatments = [Treatment(id=f"tx_{i}", name=draw(st.sampled_from(["sertraline", "lithium", "cbt"])),
-                            duration_ids=draw(pick)) for i in range(draw(st.integers(0, 3)))]
-    past = [PastHistory(id=f"ph_{i}", condition=draw(st.sampled_from(["asthma", "head injury", "cannabis use"])),
-                        duration_ids=draw(pick)) for i in range(draw(st.integers(0, 2)))]
+    treatments = [
+        Treatment(id=f"tx_{i}", name=draw(st.sampled_from(["sertraline", "lithium", "cbt"])), duration_ids=draw(pick))
+        for i in range(draw(st.integers(0, 3)))
+    ]
+    past = [
+        PastHistory(
+            id=f"ph_{i}",
+            condition=draw(st.sampled_from(["asthma", "head injury", "cannabis use"])),
+            duration_ids=draw(pick),
+        )
+        for i in range(draw(st.integers(0, 2)))
+    ]
     edges: list[Edge] = []
     for dx in diagnoses:
         for sx in draw(st.lists(st.sampled_from(symptoms), unique_by=lambda s: s.id, max_size=4)):
@@ -102,28 +127,44 @@ def case_graphs(
         edges.append(Edge(type=RelationType.TREATMENT_OF, source=tx.id, target=draw(st.sampled_from(diagnoses)).id))
     for ph in past:
         if draw(st.booleans()):
-            edges.append(Edge(type=RelationType.INDUCES, source=ph.id, target=draw(st.sampled_from(symptoms)).id,
-                              evidence_text="due to"))
+            edges.append(
+                Edge(
+                    type=RelationType.INDUCES,
+                    source=ph.id,
+                    target=draw(st.sampled_from(symptoms)).id,
+                    evidence_text="due to",
+                )
+            )
     return CaseGraph(
         case_id=f"gen_{draw(st.integers(0, 9999))}",
-        demographics=Demographics(age=draw(ages), sex=draw(sexes),
-                                  ethnicity=draw(st.sampled_from([None, "Hispanic or Latino", "White"])),
-                                  occupation=draw(st.sampled_from([None, "teacher", "nurse"]))),
-        test_results=TestResults(labs=draw(st.sampled_from([None, "TSH 2.4 mIU/L, sodium 139 mmol/L"])),
-                                 other=draw(st.sampled_from([None, "PHQ-9 18", "MMSE 22/30"]))),
-        diagnoses=diagnoses, symptoms=symptoms, treatments=treatments, past_history=past,
-        visit_event=VisitEvent(setting=draw(st.sampled_from(list(Setting))),
-                               arrival_mode=draw(st.sampled_from(list(ArrivalMode))),
-                               legal_status=draw(st.sampled_from(list(LegalStatus)))),
-        durations=pool, edges=edges,
+        demographics=Demographics(
+            age=draw(ages),
+            sex=draw(sexes),
+            ethnicity=draw(st.sampled_from([None, "Hispanic or Latino", "White"])),
+            occupation=draw(st.sampled_from([None, "teacher", "nurse"])),
+        ),
+        test_results=TestResults(
+            labs=draw(st.sampled_from([None, "TSH 2.4 mIU/L, sodium 139 mmol/L"])),
+            other=draw(st.sampled_from([None, "PHQ-9 18", "MMSE 22/30"])),
+        ),
+        diagnoses=diagnoses,
+        symptoms=symptoms,
+        treatments=treatments,
+        past_history=past,
+        visit_event=VisitEvent(
+            setting=draw(st.sampled_from(list(Setting))),
+            arrival_mode=draw(st.sampled_from(list(ArrivalMode))),
+            legal_status=draw(st.sampled_from(list(LegalStatus))),
+        ),
+        durations=pool,
+        edges=edges,
     )
 
 
 def _simple_rules() -> list[Any]:
     from anonpsy.rules.dsm import load_dsm
 
-    return [r for r in load_dsm().values()
-            if not r.requires_history and r.age_gap is None and r.stressor_onset is None]
+    return [r for r in load_dsm().values() if not r.requires_history and r.age_gap is None and r.stressor_onset is None]
 
 
 @st.composite
@@ -163,14 +204,22 @@ def feasible_graphs(draw: Any) -> CaseGraph:
     assume(1 <= dmin <= dmax)
     dur = draw(st.integers(dmin, dmax))
     half = max(1, dur // 2)
-    durations = [Duration(id="d_dx", offset=-dur, span=dur, unit=Unit.day),
-                 Duration(id="d_late", offset=-half, span=half, unit=Unit.day)]
+    durations = [
+        Duration(id="d_dx", offset=-dur, span=dur, unit=Unit.day),
+        Duration(id="d_late", offset=-half, span=half, unit=Unit.day),
+    ]
     n_sx = draw(st.integers(1, 4))
     heads = list(rule.symptoms) or ["depressed mood"]
-    symptoms = [Symptom(id=f"sx_{i}", headword=heads[i % len(heads)],
-                        evidence_text=draw(st.sampled_from(TEXTS)),
-                        contexts=draw(st.lists(steb_frames, max_size=2)),
-                        duration_ids=[draw(st.sampled_from(["d_dx", "d_late"]))]) for i in range(n_sx)]
+    symptoms = [
+        Symptom(
+            id=f"sx_{i}",
+            headword=heads[i % len(heads)],
+            evidence_text=draw(st.sampled_from(TEXTS)),
+            contexts=draw(st.lists(steb_frames, max_size=2)),
+            duration_ids=[draw(st.sampled_from(["d_dx", "d_late"]))],
+        )
+        for i in range(n_sx)
+    ]
     dx = Diagnosis(id="dx_main", label=rule.name, rule_id=rule.id, duration_ids=["d_dx"])
     edges = [Edge(type=RelationType.MANIFESTS_AS, source=dx.id, target=s.id) for s in symptoms]
     treatments = []
@@ -179,21 +228,93 @@ def feasible_graphs(draw: Any) -> CaseGraph:
         edges.append(Edge(type=RelationType.TREATMENT_OF, source="tx_0", target=dx.id))
     g = CaseGraph(
         case_id=f"feasible_{rule.id}",
-        demographics=Demographics(age=age, sex=sex,
-                                  ethnicity=draw(st.sampled_from([None, "Hispanic or Latino", "White"])),
-                                  occupation=draw(st.sampled_from([None, "student", "teacher"])) if age >= 18
-                                  else draw(st.sampled_from([None, "student"]))),
-        test_results=TestResults(labs=draw(st.sampled_from([None, "TSH 2.4 mIU/L, sodium 139 mmol/L",
-                                                            "Lithium level 0.8 mmol/L"])),
-                                 other=draw(st.sampled_from([None, "PHQ-9 18", "MMSE 22/30"]))),
-        diagnoses=[dx], symptoms=symptoms, treatments=treatments,
-        visit_event=VisitEvent(setting=draw(st.sampled_from(list(Setting))),
-                               arrival_mode=draw(st.sampled_from(list(ArrivalMode))),
-                               legal_status=draw(st.sampled_from(list(LegalStatus))),
-                               visit_episode=draw(st.sampled_from([None, "The patient, a 40-year-old, said he "
-                                                                   "was frightened."]))),
-        durations=durations, edges=edges,
+        demographics=Demographics(
+            age=age,
+            sex=sex,
+            ethnicity=draw(st.sampled_from([None, "Hispanic or Latino", "White"])),
+            occupation=draw(st.sampled_from([None, "student", "teacher"]))
+            if age >= 18
+            else draw(st.sampled_from([None, "student"])),
+        ),
+        test_results=TestResults(
+            labs=draw(st.sampled_from([None, "TSH 2.4 mIU/L, sodium 139 mmol/L", "Lithium level 0.8 mmol/L"])),
+            other=draw(st.sampled_from([None, "PHQ-9 18", "MMSE 22/30"])),
+        ),
+        diagnoses=[dx],
+        symptoms=symptoms,
+        treatments=treatments,
+        visit_event=VisitEvent(
+            setting=draw(st.sampled_from(list(Setting))),
+            arrival_mode=draw(st.sampled_from(list(ArrivalMode))),
+            legal_status=draw(st.sampled_from(list(LegalStatus))),
+            visit_episode=draw(st.sampled_from([None, "The patient, a 40-year-old, said he was frightened."])),
+        ),
+        durations=durations,
+        edges=edges,
     )
     g = normalize(g)
     assume(not dsm_violations(g))
     return g
+
+
+# -- PHI masking: nursing-note-like text and span sets
+
+_NOTE_WORDS = (
+    "DR",
+    "dr.",
+    "son",
+    "DTR",
+    "Mary",
+    "SOUZA",
+    "pt",
+    "aware",
+    "7/22",
+    "'92",
+    "to",
+    "GH",
+    "HOSPITAL",
+    "lives",
+    "in",
+    "PSV",
+    "10/5",
+    "bp",
+    "120/80",
+    "Pager",
+    "#",
+    "40417",
+    "O'Rourke",
+    "Kessler-Adventist",
+    "St.",
+    "x",
+)
+
+
+@st.composite
+def note_texts(draw: Any) -> str:
+    """Short texts mixing nursing shorthand, names, dates and odd characters, in any case."""
+    parts = draw(
+        st.lists(
+            st.one_of(st.sampled_from(_NOTE_WORDS), st.text(min_size=1, max_size=6)),
+            min_size=0,
+            max_size=14,
+        )
+    )
+    seps = draw(
+        st.lists(st.sampled_from([" ", "  ", ", ", ". ", "\n", ": ", "-"]), min_size=len(parts), max_size=len(parts))
+    )
+    text = "".join(p + s for p, s in zip(parts, seps, strict=True))
+    case = draw(st.sampled_from(["keep", "upper", "lower"]))
+    return text.upper() if case == "upper" else text.lower() if case == "lower" else text
+
+
+@st.composite
+def span_sets(draw: Any, length: int, max_size: int = 6) -> list[tuple[int, int]]:
+    """Half-open spans inside a text of ``length`` characters (possibly overlapping)."""
+    if length < 1:
+        return []
+    out = []
+    for _ in range(draw(st.integers(0, max_size))):
+        a = draw(st.integers(0, length - 1))
+        b = draw(st.integers(a + 1, length))
+        out.append((a, b))
+    return out

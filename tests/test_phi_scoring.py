@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import example, given
+from hypothesis import strategies as st
+from tests.strategies import span_sets
 
 from anonpsy.errors import AnonpsyError
 from anonpsy.phi import readers
@@ -141,3 +144,44 @@ def test_shared_physionet_dev_half_reads() -> None:
     docs = readers.read_physionet(PHYSIONET)
     assert len(docs) == 1450
     assert sum(len(d.spans) for d in docs) == 999
+
+
+@st.composite
+def _scored(draw: st.DrawFn) -> tuple[Document, Document]:
+    text = draw(st.text(alphabet="ab .\n", min_size=1, max_size=40))
+    gold = draw(span_sets(len(text)))
+    pred = draw(span_sets(len(text)))
+    return (
+        Document("d", text, tuple(GoldSpan(a, b, "X") for a, b in gold)),
+        Document("d", text, tuple(GoldSpan(a, b, "X") for a, b in pred)),
+    )
+
+
+@given(_scored())
+@example((Document("d", "ab ab", (GoldSpan(0, 2, "X"),)), Document("d", "ab ab", (GoldSpan(2, 4, "X"),))))
+@example((Document("d", " ", (GoldSpan(0, 1, "X"),)), Document("d", " ", ())))  # a gold span of blanks only
+def test_coverage_grades_are_nested(pair: tuple[Document, Document]) -> None:
+    """Fully covered implies detected implies overlapped; stat.pm's recall is never below the overlap recall."""
+    gold, pred = pair
+    cov = score_coverage([gold], [pred])
+    assert cov.strict <= cov.detected <= cov.overlapped <= cov.gold
+    assert cov.chars_gold_covered <= cov.chars_gold and cov.chars_predicted_in_gold <= cov.chars_predicted
+    assert deid_stat([gold], [pred]).true_positives >= cov.overlapped
+    assert 0.0 <= cov.all_or_nothing <= 1.0
+
+
+@pytest.mark.skipif(not PHYSIONET.is_dir(), reason=f"PhysioNet deid dev half absent at {PHYSIONET}")
+def test_physionet_dev_half_floor() -> None:
+    """Rules only, default policy, on the dev half: a floor under today's figures so regressions show."""
+    from anonpsy.phi.cli import _predict
+
+    docs = readers.read_physionet(PHYSIONET)
+    preds = _predict(docs, None, "error", 150, 30, 2)
+    cov = score_coverage(docs, preds)
+    print(
+        f"\n  PhysioNet dev half: recall {cov.recall:.4f}, strict {cov.strict_recall:.4f}, "
+        f"precision {cov.precision:.4f}, all-or-nothing {cov.all_or_nothing:.4f}"
+    )
+    assert cov.recall >= 0.85
+    assert cov.precision >= 0.83
+    assert cov.all_or_nothing >= 0.78

@@ -164,6 +164,9 @@ class CoverageReport:
             labels_seen.add(label)
             solid = _solid(text, g.start, g.end)
             covered = covered_chars(text, g.start, g.end, union)
+            if solid == 0:  # a span of blanks only: count its characters as they are
+                solid = g.end - g.start
+                covered = sum(max(0, min(g.end, b) - max(g.start, a)) for a, b in union)
             self.gold += 1
             self.chars_gold += solid
             self.chars_gold_covered += covered
