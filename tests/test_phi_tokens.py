@@ -5,6 +5,8 @@ Texts here are synthetic look-alikes of ICU nursing lines written for these test
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import example, given
 from tests.strategies import note_texts
 
@@ -26,7 +28,7 @@ def test_tokens_keep_offsets(text: str) -> None:
 @example("DR ORLOWSKI AND BRANNIGAN 7/22")
 def test_spans_stay_inside_the_text_and_disjoint(text: str) -> None:
     spans = analyze(text)
-    for a, b in zip(spans, spans[1:], strict=False):
+    for a, b in itertools.pairwise(spans):
         assert a.end <= b.start
     assert all(0 <= s.start < s.end <= len(text) for s in spans)
 
