@@ -33,7 +33,7 @@ RULE_COUNTS = {
     "addresses": 8,
     "ages": 7,
     "contact": 13,
-    "dates": 16,
+    "dates": 17,
     "demographics": 7,
     "ids": 21,
     "locations": 10,
