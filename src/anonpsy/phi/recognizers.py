@@ -912,8 +912,8 @@ class NameRecognizer:
         if len(w) == 1:
             return False
         c = self._cls(w)
-        if cued == "title" and c & LAST and w not in self.stop:
-            return True  # DR WHITE, Dr. Foley: a surname after a title, whatever else the word is
+        if cued == "title" and c & LAST and (w not in self.stop or len(w) >= 4):
+            return True  # DR WHITE, Dr. Foley, Mrs. Park: a surname after a title, whatever else the word is
         if c & (STOP | CLINICAL):
             return False
         if c & COMMON:
@@ -935,8 +935,16 @@ class NameRecognizer:
         if i == 0:
             return None
         prev = view.words[i - 1]
-        if prev not in self.cue_last and prev.removesuffix("'s") not in self.cue_last:
-            return None
+        if prev not in self.cue_last:
+            tail = prev.rsplit("-", 1)[-1]  # "REASSON-DR. WILLIAMS": the cue ends a hyphenated word
+            if tail not in self.cue_last or tail == prev:
+                return None
+            key = tail.removesuffix("'s")
+            gap = view.before(i)
+            rid = self.cue_ids.get(key)
+            if rid is None or len(gap) > 4 or gap.strip(" \t.") != "":
+                return None
+            return rid, self.cue_kinds[key]
         gap = view.before(i)
         if len(gap) > 6 or gap.strip(" \t:,.;(-'?)") not in ("", "s"):
             return None
@@ -1018,7 +1026,7 @@ class NameRecognizer:
                 not c & (FIRST | LAST)
                 and len(w) > 1
                 and last_cued != i
-                and (i == 0 or words[i - 1] not in cue_last)
+                and (i == 0 or words[i - 1].rsplit("-", 1)[-1] not in cue_last)
                 and (i + 1 == n or words[i + 1] not in credential_first)
                 and (i + 2 >= n or words[i + 2] not in credential_first)
                 and (i + 3 >= n or words[i + 3] not in credential_first)
