@@ -691,7 +691,10 @@ def faker_names(locales: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str
             ("first_names_male", first),
             ("last_names", last),
         ):
-            for n in getattr(prov, attr, ()) or ():
+            values = getattr(prov, attr, ()) or ()
+            if not isinstance(values, (list, tuple, dict, set, frozenset)):
+                continue  # some locales compute their lists (properties): not a list to read
+            for n in values:
                 if isinstance(n, str) and n[:1].isalpha() and len(n) > 1 and _LATIN.fullmatch(n):
                     bucket.add(_norm(n))
     return frozenset(first), frozenset(last)
@@ -747,6 +750,10 @@ def english_words() -> frozenset[str]:
 
     return frozenset(w for w in get_english_words_set(["web2"], lower=False, alpha=True) if w.islower())
 
+
+#: Titles after which even an English word is taken as a surname ("DR SMALL"); other titles ("nurse", "ms"
+#: without a period, which notes also use for mental status) need a known name or an unknown word.
+_STRONG_TITLES = frozenset({"dr", "doctor", "drs", "mr", "mrs", "prof", "professor"})
 
 _SUFFIXES = (
     ("'s", ""),
@@ -899,7 +906,7 @@ class NameRecognizer:
         if len(view.words[i]) != 1:
             return False
         start = view.starts[i]
-        return start == 0 or view.text[start - 1] in " \t\n(,;-/"
+        return start == 0 or view.text[start - 1] in " \t\n(,;-"
 
     def _name_word(self, view: TextView, i: int, *, cued: str | None) -> bool:
         """Whether token ``i`` can be (part of) a name under a cue of kind ``cued`` (None: no cue).
@@ -958,7 +965,10 @@ class NameRecognizer:
                 key = key[:-2]
             rid = self.cue_ids.get(key)
             if rid is not None and (titled or self.cue_kinds[key] != "title"):
-                return rid, self.cue_kinds[key]
+                kind = self.cue_kinds[key]
+                if kind == "title" and key not in _STRONG_TITLES and not (key == "ms" and "." in gap):
+                    kind = "kinship"  # "NURSE", "MS" (mental status): a name must look like one
+                return rid, kind
         return None
 
     def _credential_after(self, view: TextView, i: int) -> bool:
