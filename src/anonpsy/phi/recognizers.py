@@ -1275,6 +1275,10 @@ class GazetteerRecognizer:
         best: dict[int, tuple[int, str]] = {}
         for end_idx, key in self.automaton.iter(view.spaced):
             s, e = core_span(end_idx, spaced_key(key))
+            # the text may differ from the name in blanks, dots and hyphens only ("St Louis"), not in other
+            # punctuation ("u/s" is no "U.S.")
+            if _PLAIN.sub("", folded[s:e]) != _PLAIN.sub("", key):
+                continue
             if s not in best or best[s][0] < e:
                 best[s] = (e, key)
         covered = -1
@@ -1335,8 +1339,16 @@ class GazetteerRecognizer:
                 if j > i and view.before(j) not in (" ", "-", ". "):
                     break
                 j += 1
+            if j - i == 1 and view.words[i] in _GENERIC_PLACE_WORDS:
+                continue  # "resides in community shelter": a kind of place, not a place
             if j > i:
                 yield Span(view.starts[i], view.ends[j - 1], etype, "rule", score, rid)
+
+
+_PLAIN = re.compile(r"[\s.\-]+")
+_GENERIC_PLACE_WORDS = frozenset(
+    {"community", "general", "county", "city", "state", "university", "regional", "memorial", "central", "home"}
+)
 
 
 def _ambiguous_word(key: str, ambiguous_words: frozenset[str], names: NameRecognizer | None) -> bool:
