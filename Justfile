@@ -38,3 +38,7 @@ bench-llm:
 # Synthetic questionnaire tables: evaluate on two 564 x 12 tables with 5,000 bootstrap replicates (target <= 30 s).
 bench-tabular:
     python tests/bench/bench_tabular.py
+
+# Masking throughput on the PhysioNet dev half (anonpsy; Presidio beside it with the bench-presidio extra).
+bench-mask:
+    python tests/bench/bench_mask_physionet.py --jobs 2 --callgrind 100

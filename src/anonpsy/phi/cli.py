@@ -252,10 +252,12 @@ def _llm_options(fn: F) -> F:
 )
 @click.option(
     "--policy",
-    type=click.Choice(["safe-harbor", "all"]),
-    default="safe-harbor",
+    type=click.Choice(list(POLICIES)),
+    default="identifiers",
     show_default=True,
-    help="safe-harbor: HIPAA Safe Harbor identifiers judged by value (ages over 89, dates finer than a year, "
+    help="identifiers: every direct identifier at every granularity (dates down to a bare year, places up to "
+    "states and countries, institutions, ages over 89), as de-identification gold standards mark them; "
+    "safe-harbor: HIPAA Safe Harbor identifiers judged by value (ages over 89, dates finer than a year, "
     "places below state level, institutions); all: every detected span, quasi-identifiers included.",
 )
 @click.option(
