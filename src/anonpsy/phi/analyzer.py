@@ -11,6 +11,7 @@ reuse.
 
 from __future__ import annotations
 
+import bisect
 import functools
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
@@ -20,6 +21,9 @@ from typing import Any
 from anonpsy.errors import R100_RULE_SCHEMA, AnonpsyError
 from anonpsy.paths import rules_dir
 from anonpsy.phi.recognizers import (
+    CLINICAL,
+    COMMON,
+    STOP,
     GazetteerFile,
     GazetteerRecognizer,
     NameRecognizer,
@@ -39,6 +43,13 @@ from anonpsy.phi.spans import Span, resolve_overlaps
 from anonpsy.phi.tokens import TextView, core_span, spaced_key
 from anonpsy.phi.types import AGE_SAFE_HARBOR_LIMIT, HIPAA_MAP, TYPE_PRIORITY, EntityType
 from anonpsy.yamlio import load_yaml
+
+#: A name, place or institution found with at least this score lends its distinctive words to their other
+#: mentions in the same text, which get :data:`PROPAGATE_SCORE`.
+PROPAGATE_FROM = 0.7
+PROPAGATE_SCORE = 0.6
+_PROPAGATED_TYPES = frozenset({"PERSON", "LOCATION", "ORGANIZATION"})
+_NOT_DISTINCTIVE = COMMON | CLINICAL | STOP
 
 PHI_KINDS = ("phi_patterns", "phi_names", "phi_gazetteer", "phi_safelist")
 _TYPE_VALUES = frozenset(t.value for t in EntityType)
@@ -131,10 +142,10 @@ class Analyzer:
         """The analyzer for the project's rules directory (cached)."""
         return _default_analyzer(str(rules_dir()))
 
-    def candidates(self, text: str) -> list[Span]:
+    def candidates(self, text: str, view: TextView | None = None) -> list[Span]:
         """Every recognizer hit before safe-listing, thresholding and overlap resolution."""
         out: list[Span] = []
-        view = TextView(text)
+        view = view if view is not None else TextView(text)
         folded = view.folded
         # One automaton pass finds the anchor words of every rule; a rule whose anchors are absent is skipped.
         word_hits: dict[int, list[tuple[int, int]]] = {}
@@ -177,7 +188,8 @@ class Analyzer:
         a phone number is never reported as a shorter ZIP code when only ZIP codes are asked for).
         """
         kept: list[Span] = []
-        candidates = self.candidates(text)
+        view = TextView(text)
+        candidates = self.candidates(text, view)
         # A gazetteer hit on a name that is also a person name fired only with a place word before it ("in
         # Jordan"); the bare dictionary guess of a person on the very same characters yields to it.
         places = {(s.start, s.end) for s in candidates if s.recognizer in self.gazetteer.rule_ids}
@@ -189,11 +201,44 @@ class Analyzer:
             if span.type in self.suppressible and self.safelist.suppresses(text, span):
                 continue
             kept.append(span)
+        kept.extend(self._propagate(view, kept))
         resolved = resolve_overlaps(kept, TYPE_PRIORITY)
         if entities is not None:
             wanted = {str(e) for e in entities}
             resolved = [s for s in resolved if s.type in wanted]
         return resolved
+
+    def _propagate(self, view: TextView, found: list[Span]) -> list[Span]:
+        """Other mentions, in the same text, of a distinctive word of a name, place or institution found with a
+        cue ("AT CALVERT-" after "CALVERT HOSPITAL", "suzette" after "dtr suzette").
+
+        Only words that no English dictionary, clinical list or stop list has are carried over (never "harbor"
+        or "hospital"), and only from spans scored at least :data:`PROPAGATE_FROM`.
+        """
+        sources: dict[str, Span] = {}
+        covered: set[int] = set()
+        starts, ends, words = view.starts, view.ends, view.words
+        for span in found:
+            i = bisect.bisect_right(ends, span.start)
+            distinctive = span.type in _PROPAGATED_TYPES and span.score >= PROPAGATE_FROM
+            while i < len(starts) and starts[i] < span.end:
+                covered.add(i)
+                w = words[i]
+                if (
+                    distinctive
+                    and len(w) >= 3
+                    and not self.names._cls(w) & _NOT_DISTINCTIVE
+                    and w not in self.gazetteer.heads
+                ):
+                    sources.setdefault(w, span)
+                i += 1
+        out: list[Span] = []
+        positions = view.positions if sources else {}
+        for w, src in sources.items():
+            for i in positions.get(w, ()):
+                if i not in covered:
+                    out.append(Span(starts[i], ends[i], src.type, "rule", PROPAGATE_SCORE, src.recognizer))
+        return out
 
     def safe_harbor_category(self, span: Span, text: str) -> str | None:
         """The Safe Harbor category a span falls in, given its value, or None.
