@@ -201,7 +201,11 @@ class Analyzer:
             if span.type in self.suppressible and self.safelist.suppresses(text, span):
                 continue
             kept.append(span)
-        kept.extend(self._propagate(view, kept))
+        kept.extend(
+            span
+            for span in self._propagate(view, kept)
+            if not (span.type in self.suppressible and self.safelist.suppresses(text, span))
+        )
         resolved = resolve_overlaps(kept, TYPE_PRIORITY)
         if entities is not None:
             wanted = {str(e) for e in entities}
@@ -229,6 +233,7 @@ class Analyzer:
                     and len(w) >= 3
                     and not self.names._cls(w) & _NOT_DISTINCTIVE
                     and w not in self.gazetteer.heads
+                    and w not in self.names.cue_words
                 ):
                     sources.setdefault(w, span)
                 i += 1

@@ -829,6 +829,7 @@ class NameRecognizer:
     frequent: frozenset[str] = frozenset()
     cue_last: frozenset[str] = frozenset()
     credential_first: frozenset[str] = frozenset()
+    cue_words: frozenset[str] = frozenset()
     memo: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -884,6 +885,7 @@ class NameRecognizer:
             frequent=common_english_words() | frozenset(stop),
             cue_last=frozenset(k.split()[-1] for k in cue_ids) | frozenset(k.split()[-1] + "'s" for k in cue_ids),
             credential_first=frozenset(k.split()[0] for k in credentials),
+            cue_words=frozenset(w for k in [*cue_ids, *credentials] for w in k.split()),
         )
 
     # -- word classes
