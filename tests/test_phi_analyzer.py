@@ -38,7 +38,7 @@ RULE_COUNTS = {
     "ids": 21,
     "locations": 10,
     "names": 6,
-    "organizations": 6,
+    "organizations": 7,
     "safelist": 6,
 }
 

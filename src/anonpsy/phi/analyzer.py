@@ -23,6 +23,7 @@ from anonpsy.paths import rules_dir
 from anonpsy.phi.recognizers import (
     CLINICAL,
     COMMON,
+    DIGIT_RUN,
     STOP,
     GazetteerFile,
     GazetteerRecognizer,
@@ -81,6 +82,7 @@ class Analyzer:
     rule_ids: frozenset[str]
     anchor_words: Any = None  # Aho-Corasick automaton: anchor word -> ((recognizer index, length), ...)
     anchor_tokens: Any = None  # automaton over TextView.spaced: whole-word anchor -> (recognizer indexes)
+    digit_gated: bool = False  # some rule is anchored on digit runs
 
     @classmethod
     def from_docs(cls, docs: Iterable[Mapping[str, Any]], rules_root: Path | None = None) -> Analyzer:
@@ -132,6 +134,7 @@ class Analyzer:
             frozenset(ids),
             _anchor_automaton(patterns),
             _token_automaton(patterns),
+            any(p.min_digit_run for p in patterns),
         )
 
     def __repr__(self) -> str:
@@ -158,8 +161,16 @@ class Analyzer:
                 hit = core_span(end, key)
                 for idx in found_idx:
                     word_hits.setdefault(idx, []).append(hit)
+        # Digit runs, found once, anchor the rules whose every match holds a run of some length.
+        runs = [m.span() for m in DIGIT_RUN.finditer(text)] if self.digit_gated else []
         for idx, rec in enumerate(self.patterns):
-            if rec.anchor_words or rec.anchor_tokens:
+            if rec.min_digit_run:
+                need = rec.min_digit_run
+                gated = [r for r in runs if r[1] - r[0] >= need]
+                if not gated:
+                    continue
+                word_hits.setdefault(idx, []).extend(gated)
+            if rec.anchor_words or rec.anchor_tokens or rec.min_digit_run:
                 hits = word_hits.get(idx, [])
                 if not hits and rec.anchor is None:
                     continue

@@ -85,6 +85,7 @@ class PatternRule(_Model):
     anchor: str | None = None
     anchor_words: list[str] = []
     anchor_tokens: list[str] = []
+    min_digit_run: Annotated[int, Field(ge=0, le=40)] = 0
     anchor_before: Window = 0
     anchor_after: Window = 80
 
@@ -377,6 +378,7 @@ def words_regex(words: Iterable[str], *, ignore_case: bool = True) -> re.Pattern
 
 
 _DIGIT_RE = re.compile(r"\d")
+DIGIT_RUN = re.compile(r"\d+")
 
 
 @dataclass(frozen=True)
@@ -410,6 +412,7 @@ class PatternRecognizer:
     anchor: re.Pattern[str] | None = None
     anchor_words: tuple[str, ...] = ()
     anchor_tokens: tuple[str, ...] = ()
+    min_digit_run: int = 0
     anchor_before: int = 0
     anchor_after: int = 80
 
@@ -446,6 +449,7 @@ class PatternRecognizer:
             anchor=re.compile(rule.anchor) if rule.anchor else None,
             anchor_words=tuple(w.lower() for w in rule.anchor_words),
             anchor_tokens=tuple(" ".join(_words(w)) for w in rule.anchor_tokens),
+            min_digit_run=rule.min_digit_run,
             anchor_before=rule.anchor_before,
             anchor_after=rule.anchor_after,
         )
@@ -534,7 +538,9 @@ class PatternRecognizer:
     @property
     def anchored(self) -> bool:
         """Whether the rule scans only around anchor hits."""
-        return self.anchor is not None or bool(self.anchor_words) or bool(self.anchor_tokens)
+        return (
+            self.anchor is not None or bool(self.anchor_words) or bool(self.anchor_tokens) or self.min_digit_run > 0
+        )
 
     def _anchor_hits(
         self, text: str, folded: str | None, word_hits: list[tuple[int, int]] | None = None
@@ -551,6 +557,8 @@ class PatternRecognizer:
                 view = TextView(text)
                 for phrase in self.anchor_tokens:
                     hits.extend(view.phrase_hits(phrase))
+            if self.min_digit_run:
+                hits.extend(m.span() for m in DIGIT_RUN.finditer(text) if m.end() - m.start() >= self.min_digit_run)
             for word in self.anchor_words:
                 i = low.find(word)
                 while i >= 0:
