@@ -1329,6 +1329,9 @@ class GazetteerRecognizer:
             # "ST. MARY'S", "SAINT AGNES": a saint's name before the head or standing alone
             if j == i:
                 continue
+            if j + 1 == i and view.words[j] in _GENERIC_PLACE_WORDS:
+                continue  # "university hospital", "community clinic": a kind of institution, not one
+
             etype, rid, score = self.heads[key]
             yield Span(view.starts[j], e, etype, "rule", score, rid)
 
