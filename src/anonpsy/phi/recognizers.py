@@ -1249,11 +1249,18 @@ class GazetteerRecognizer:
     def _cls(self, word: str) -> int:
         return self.names._cls(word) if self.names is not None else 0
 
-    def _place_word(self, word: str) -> bool:
-        """A word that can be part of a place or institution name after a cue."""
-        if word in self.entries or word in self.modifiers:
+    def _place_word(self, view: TextView, i: int) -> bool:
+        """A word that can be part of a place or institution name after a cue. An English word ("court",
+        "harbor") counts only where case cannot tell (all capitals) or tells a name (a capital initial)."""
+        word = view.words[i]
+        if word in self.entries:
             return True
         c = self._cls(word)
+        english = bool(c & COMMON) or word in self.modifiers
+        if english and not (view.shouting or view.capitalised_at(view.starts[i])):
+            return False
+        if word in self.modifiers:
+            return True
         if c & (STOP | CLINICAL):
             return False
         if c & COMMON:
@@ -1348,7 +1355,7 @@ class GazetteerRecognizer:
             cue = next((k for k in self.cues if cue.startswith(k)), cue)
             etype, rid, score = self.cues.get(cue, (EntityType.LOCATION.value, "", 0.7))
             j = i
-            while j < len(view) and j - i < 3 and self._place_word(view.words[j]):
+            while j < len(view) and j - i < 3 and self._place_word(view, j):
                 if j > i and view.before(j) not in (" ", "-", ". "):
                     break
                 j += 1
