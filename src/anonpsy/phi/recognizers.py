@@ -781,10 +781,10 @@ _SUFFIXES = (
 )
 
 
-def _derived_class(rec: NameRecognizer, word: str) -> int:
+def _derived_class(rec: NameRecognizer | Mapping[str, int], word: str) -> int:
     """Classes of a word the table lacks: an inflected English word ("called", "continues") is common; a
     hyphenated word takes the name classes of its parts and is clinical when all parts are."""
-    table = rec.classes
+    table = rec.classes if isinstance(rec, NameRecognizer) else rec
     c = 0
     if "-" in word:
         parts = [p for p in word.split("-") if p]
@@ -875,6 +875,10 @@ class NameRecognizer:
         for bucket, bit in ((first, FIRST), (last, LAST), (common, COMMON), (clinical_set, CLINICAL), (stop, STOP)):
             for w in bucket:
                 table[w] = table.get(w, 0) | bit
+        # A name that is also an inflected English word ("Weeks", "Banks") is common too.
+        for w in first | last:
+            if not table[w] & COMMON and _derived_class(table, w) & COMMON:
+                table[w] |= COMMON
         return cls(
             classes=table,
             cue_ids=cue_ids,
