@@ -538,9 +538,7 @@ class PatternRecognizer:
     @property
     def anchored(self) -> bool:
         """Whether the rule scans only around anchor hits."""
-        return (
-            self.anchor is not None or bool(self.anchor_words) or bool(self.anchor_tokens) or self.min_digit_run > 0
-        )
+        return self.anchor is not None or bool(self.anchor_words) or bool(self.anchor_tokens) or self.min_digit_run > 0
 
     def _anchor_hits(
         self, text: str, folded: str | None, word_hits: list[tuple[int, int]] | None = None
@@ -766,6 +764,7 @@ _STRONG_TITLES = frozenset({"dr", "doctor", "drs", "mr", "mrs", "prof", "profess
 _SUFFIXES = (
     ("'s", ""),
     ("ies", "y"),
+    ("ied", "y"),
     ("es", ""),
     ("s", ""),
     ("ed", ""),
@@ -796,7 +795,7 @@ def _derived_class(rec: NameRecognizer | Mapping[str, int], word: str) -> int:
             c |= CLINICAL
         return c
     for suffix, repl in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+        if word.endswith(suffix) and len(word) - len(suffix) >= (2 if repl else 3):
             stem = word[: len(word) - len(suffix)] + repl
             sc = table.get(stem, 0)
             if sc & (COMMON | CLINICAL | STOP):
@@ -920,6 +919,8 @@ class NameRecognizer:
         if len(view.words[i]) != 1:
             return False
         start = view.starts[i]
+        if not view.uncased and not view.text[start].isupper():
+            return False  # "a", "i" in a text that uses case
         return start == 0 or view.text[start - 1] in " \t\n(,;-"
 
     def _name_word(self, view: TextView, i: int, *, cued: str | None) -> bool:
@@ -940,7 +941,10 @@ class NameRecognizer:
         if c & COMMON:
             if c & (FIRST | LAST) and cued in ("kinship", "credential", "continue"):
                 return True
-            if cued == "title" or (cued == "continue" and view.capitalised_at(view.starts[i])):
+            # an English word as a surname only where case cannot tell or shows a capital ("Dr. advised" is no name)
+            if cued in ("title", "continue") and (
+                view.capitalised_at(view.starts[i]) or (cued == "title" and view.uncased)
+            ):
                 return w not in self.frequent
             return False
         if cued in ("title", "kinship", "credential", "continue"):
@@ -1261,7 +1265,7 @@ class GazetteerRecognizer:
             return True
         c = self._cls(word)
         english = bool(c & COMMON) or word in self.modifiers
-        if english and not (view.shouting or view.capitalised_at(view.starts[i])):
+        if english and not (view.uncased or view.capitalised_at(view.starts[i])):
             return False
         if word in self.modifiers:
             return True

@@ -104,15 +104,16 @@ class TextView:
         return self.text[self.ends[i - 1] if i > 0 else 0 : self.starts[i]]
 
     @cached_property
-    def shouting(self) -> bool:
-        """Whether the text is written mostly in capitals (case then carries no signal)."""
+    def uncased(self) -> bool:
+        """Whether case carries no signal here: the text is written mostly in capitals, or almost all in lower
+        case (as many nursing notes are)."""
         upper = len(_UPPER.findall(self.text))
         lower = len(_LOWER.findall(self.text))
-        return upper > 2 * lower
+        return upper > lower or upper * 40 < lower
 
     def capitalised_at(self, start: int) -> bool:
         """Whether the word at ``start`` is written with a capital in a text whose case carries a signal."""
-        return not self.shouting and self.text[start : start + 1].isupper()
+        return not self.uncased and self.text[start : start + 1].isupper()
 
     def is_upper(self, i: int) -> bool:
         """Whether token ``i`` is written in capitals."""
