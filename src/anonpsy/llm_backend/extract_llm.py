@@ -14,25 +14,36 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from anonpsy import lexicon
-from anonpsy.context_rules import classify
 from anonpsy.errors import E104_UNKNOWN_DIAGNOSIS, AnonpsyError
-from anonpsy.extract import rules_backend as rb
-from anonpsy.extract.segment import Sentence, sentences
+from anonpsy.extract.assembly.accumulator import Accumulator
+from anonpsy.extract.assembly.relations import derive_relations
+from anonpsy.extract.assembly.visit import SAFETY_FROM_HEADWORD
+from anonpsy.extract.assertion.context import classify
+from anonpsy.extract.mentions.demographics import extract_age
+from anonpsy.extract.mentions.diagnoses import find_diagnoses
+from anonpsy.extract.mentions.mse import parse_mental_status
+from anonpsy.extract.mentions.results import ResultField, number_values, parse_results
+from anonpsy.extract.sections import Sentence, sentences
 from anonpsy.graph import (
     STEB,
     UNIT_DAYS,
     ArrivalMode,
+    Assertion,
     CaseGraph,
+    Certainty,
     Demographics,
     Diagnosis,
     Edge,
+    Evidence,
     FamilyHistory,
     HistoryStatus,
     LegalStatus,
+    MentalStatus,
+    Omission,
     PastHistory,
     RelationType,
     Route,
@@ -40,7 +51,9 @@ from anonpsy.graph import (
     Setting,
     Sex,
     Symptom,
+    Temporality,
     TestResults,
+    TestValue,
     Treatment,
     TreatmentType,
     Unit,
@@ -137,11 +150,13 @@ def ask_with_evidence(
 
 @dataclass
 class _Parts:
-    acc: rb.Accumulator
+    acc: Accumulator
     demographics: Demographics
     tests: TestResults
     visit: VisitEvent
     sentence_starts: list[int]
+    mental_status: MentalStatus = field(default_factory=MentalStatus)
+    omitted: list[Omission] = field(default_factory=list)
 
     def mention(self, node_id: str, pos: int | None) -> None:
         if pos is None:
@@ -159,14 +174,26 @@ def _age_in_text(age: int, text: str) -> bool:
     return re.search(rf"(?<![\d.]){age}(?!\d)", text) is not None
 
 
+def _evidence(source: SourceText, quote: str | None, rule_id: str) -> Evidence:
+    """Evidence for a value read from a model's reply: where its quote lies in the source, when found."""
+    start = source.locate(quote)
+    if start is None or not quote or start >= len(source.text):
+        return Evidence(rule_id=rule_id)
+    return Evidence(start=start, end=min(len(source.text), start + max(1, len(clean_quote(quote)))), rule_id=rule_id)
+
+
 def case_attributes(
     ctx: StepContext, source: SourceText, sents: list[Sentence]
-) -> tuple[Demographics, TestResults, list[FamilyHistory]]:
-    """Stage 1: demographics, test results and family history."""
+) -> tuple[Demographics, TestResults, MentalStatus, list[Omission], list[FamilyHistory]]:
+    """Stage 1: demographics, test results, the mental status examination and family history.
+
+    The test results and the examination the model quotes are read into structured values with the rules backend's
+    readers (offsets located in the source); nothing of them is copied.
+    """
     reply = ctx.ask("extract_case", {"text": source.text}, operator=OPERATOR)
     age = reply.get("age")
     if age is not None and not _age_in_text(int(age), source.text):
-        fallback = rb.extract_age(sents)
+        fallback = extract_age(sents)
         ctx.note("E_AGE_NOT_IN_SOURCE", "age not written in the source; rules-backend age used")
         age = fallback
     demo: dict[str, Any] = {"age": age, "sex": Sex(reply.get("sex") or "unknown")}
@@ -176,13 +203,27 @@ def case_attributes(
             demo[name] = clean_quote(value)
         elif value:
             ctx.note("E_FIELD_CLEARED", f"extract_case {name}: not found in the source")
-    tests: dict[str, str | None] = {}
-    for name in ("labs", "imaging", "mental_status", "other"):
-        value = (reply.get("tests") or {}).get(name)
-        if value and source.contains(value):
-            tests[name] = clean_quote(value)
-        elif value:
+    values: list[TestValue] = []
+    omitted: list[Omission] = []
+    mental_status = MentalStatus()
+    tests_reply = reply.get("tests") or {}
+    for name in ("labs", "imaging", "other", "mental_status"):
+        value = tests_reply.get(name)
+        if not value:
+            continue
+        if not source.contains(value):
             ctx.note("E_FIELD_CLEARED", f"extract_case tests.{name}: not found in the source")
+            continue
+        quote = clean_quote(value)
+        at = source.locate(value)
+        offset = at if at is not None and source.text[at:at + len(quote)] == quote else None
+        if name == "mental_status":
+            mental_status, skipped = parse_mental_status(quote, offset=offset, section=None, rule_id="llm.extract_case")
+        else:
+            field: ResultField = "labs" if name == "labs" else "imaging" if name == "imaging" else "other"
+            found, skipped = parse_results(quote, field, offset=offset, rule_id="llm.extract_case")
+            values += found
+        omitted += skipped
     family: list[FamilyHistory] = []
     for i, fh in enumerate(reply.get("family_history") or []):
         ev = fh.get("evidence_text")
@@ -196,10 +237,12 @@ def case_attributes(
             FamilyHistory(
                 member=fh["member"].strip().lower(),
                 condition=rule.name if rule else fh["condition"].strip(),
+                certainty_evidence=_evidence(source, ev, "llm.extract_case"),
                 evidence_text=clean_quote(ev),
             )
         )
-    return Demographics(**demo), TestResults(**tests), family
+    tests = TestResults(values=number_values(values))
+    return Demographics(**demo), tests, mental_status, omitted, family
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -212,8 +255,18 @@ _SPECIFIER_WORDS = re.compile(
 )
 
 
+#: The status a model reports (the prompt's vocabulary) as certainty and temporality.
+_DX_STATUS = {
+    "current": (Certainty.confirmed, Temporality.current),
+    "provisional": (Certainty.provisional, Temporality.current),
+    "rule_out": (Certainty.rule_out, Temporality.current),
+    "historical": (Certainty.confirmed, Temporality.past),
+}
+
+
 def _dx_node(
-    rule: dsm_rules.DsmRule, label: str, specifiers: list[str], status: str, evidence: str | None
+    rule: dsm_rules.DsmRule, label: str, specifiers: list[str], status: str, evidence: str | None,
+    status_evidence: Evidence,
 ) -> Diagnosis:
     specs = [s.strip().lower() for s in specifiers if s.strip()]
     for s in dsm_rules.extract_specifiers(label):
@@ -224,7 +277,10 @@ def _dx_node(
         label=rule.name,
         rule_id=rule.id,
         specifiers=specs,
-        status=status,
+        certainty=_DX_STATUS[status][0],
+        certainty_evidence=status_evidence,
+        temporality=_DX_STATUS[status][1],
+        temporality_evidence=status_evidence,
         evidence_text=evidence,
     )
 
@@ -243,10 +299,10 @@ def diagnoses(ctx: StepContext, source: SourceText, parts: _Parts, given: list[A
                     "options.diagnoses",
                 )
             specs = list(item.get("specifiers", [])) if isinstance(item, dict) else []
-            dx = _dx_node(rule, label, specs, "current", None)
+            dx = _dx_node(rule, label, specs, "current", None, Evidence(rule_id="manual"))
             parts.acc.diagnoses.setdefault(dx.id, dx)
             pos = None
-            for start, _end, rid in rb.find_diagnoses(source.text):
+            for start, _end, rid in find_diagnoses(source.text):
                 if rid == rule.id:
                     pos = start
                     break
@@ -259,15 +315,17 @@ def diagnoses(ctx: StepContext, source: SourceText, parts: _Parts, given: list[A
             ctx.note("E_DX_UNMAPPED", f"extract_diagnoses diagnoses[{i}]: label matches no rules/dsm entry")
             continue
         ev = clean_quote(it["evidence_text"])
+        status_evidence = _evidence(source, ev, "llm.extract_diagnoses")
         if it["status"] == "historical":
             pid = f"ph_{_slug(rule.id)}"
             if pid not in parts.acc.past:
                 parts.acc.past[pid] = PastHistory(
-                    id=pid, condition=rule.name, status=HistoryStatus.pre_existing, evidence_text=ev
+                    id=pid, condition=rule.name, status=HistoryStatus.pre_existing, status_evidence=status_evidence,
+                    evidence_text=ev
                 )
                 parts.mention(pid, source.locate(ev))
             continue
-        dx = _dx_node(rule, it["label"], list(it.get("specifiers") or []), it["status"], ev)
+        dx = _dx_node(rule, it["label"], list(it.get("specifiers") or []), it["status"], ev, status_evidence)
         if dx.id in parts.acc.diagnoses:
             continue
         parts.acc.diagnoses[dx.id] = dx
@@ -351,6 +409,8 @@ def symptoms(ctx: StepContext, source: SourceText, parts: _Parts, *, no_steb: bo
                 id=sid,
                 headword=head,
                 current_symptom=bool(it["current"]),
+                assertion=Assertion.present if it["current"] else Assertion.historical,
+                assertion_evidence=_evidence(source, ev, "llm.extract_symptoms"),
                 pattern=pattern.strip() if pattern and pattern.strip() else None,
                 evidence_text=ev,
                 contexts=frames,
@@ -359,6 +419,9 @@ def symptoms(ctx: StepContext, source: SourceText, parts: _Parts, *, no_steb: bo
             continue
         if it["current"]:
             sx.current_symptom = True
+            if sx.assertion != Assertion.present:
+                sx.assertion = Assertion.present
+                sx.assertion_evidence = _evidence(source, ev, "llm.extract_symptoms")
         merged = list(sx.contexts)
         for f in frames:
             if f not in merged and len(merged) < (1 if no_steb else MAX_CONTEXTS):
@@ -403,6 +466,7 @@ def treatments(ctx: StepContext, source: SourceText, parts: _Parts) -> None:
                 dose=it.get("dose"),
                 route=route,
                 frequency=it.get("frequency"),
+                status_evidence=_evidence(source, ev, "llm.extract_treatments"),
                 outcome=it.get("outcome"),
                 evidence_text=ev,
             )
@@ -432,6 +496,7 @@ def treatments(ctx: StepContext, source: SourceText, parts: _Parts) -> None:
                 dose=it.get("dose"),
                 route=route or (Route.not_applicable if ttype != TreatmentType.medication else None),
                 frequency=it.get("frequency"),
+                status_evidence=_evidence(source, ev, "llm.extract_treatments"),
                 outcome=it.get("outcome"),
                 evidence_text=ev,
             )
@@ -457,7 +522,7 @@ def visit(ctx: StepContext, source: SourceText, parts: _Parts) -> None:
             ctx.note("E_FIELD_CLEARED", f"extract_visit {name}: not found in the source")
     sources = [s.strip() for s in reply.get("source_of_information") or [] if source.contains(s)]
     current = {s.headword for s in parts.acc.symptoms.values() if s.current_symptom}
-    derived = {rb.SAFETY_FROM_HEADWORD[h] for h in current if h in rb.SAFETY_FROM_HEADWORD}
+    derived = {SAFETY_FROM_HEADWORD[h] for h in current if h in SAFETY_FROM_HEADWORD}
     flags = sorted({SafetyFlag(f) for f in reply.get("safety_flags") or []} | derived, key=lambda f: f.value)
     parts.visit = VisitEvent(
         setting=Setting(reply["setting"]),
@@ -489,7 +554,8 @@ def past_history(ctx: StepContext, source: SourceText, parts: _Parts) -> None:
             continue
         ev = clean_quote(it["evidence_text"])
         parts.acc.past[pid] = PastHistory(
-            id=pid, condition=condition, status=HistoryStatus(it["status"]), evidence_text=ev
+            id=pid, condition=condition, status=HistoryStatus(it["status"]),
+            status_evidence=_evidence(source, ev, "llm.extract_history"), evidence_text=ev
         )
         parts.mention(pid, source.locate(ev))
 
@@ -612,7 +678,7 @@ def causal(ctx: StepContext, source: SourceText, graph: CaseGraph) -> CaseGraph:
     return graph.model_copy(update={"edges": [*graph.edges, *added]})
 
 
-def _allowed_edges(ctx: StepContext, acc: rb.Accumulator) -> list[Edge]:
+def _allowed_edges(ctx: StepContext, acc: Accumulator) -> list[Edge]:
     """The deterministic relations, minus pairs that ``rules/graph/edge_pairs.yaml`` forbids (each noted)."""
     kinds = {
         **{i: "diagnosis" for i in acc.diagnoses},
@@ -640,13 +706,15 @@ def extract_with_llm(text: str, ctx: StepContext, *, options: dict[str, Any] | N
     opts = options or {}
     source = SourceText(text)
     sents = sentences(text)
-    demo, tests, family = case_attributes(ctx, source, sents)
+    demo, tests, mental_status, omitted, family = case_attributes(ctx, source, sents)
     parts = _Parts(
-        acc=rb.Accumulator(),
+        acc=Accumulator(),
         demographics=demo,
         tests=tests,
         visit=VisitEvent(),
         sentence_starts=[s.start for s in sents],
+        mental_status=mental_status,
+        omitted=omitted,
     )
     parts.acc.family = family
     given = opts.get("diagnoses")
@@ -656,12 +724,13 @@ def extract_with_llm(text: str, ctx: StepContext, *, options: dict[str, Any] | N
     visit(ctx, source, parts)
     past_history(ctx, source, parts)
     timeline(ctx, source, parts)
-    rb.derive_relations(text, [], parts.acc)
+    derive_relations(text, [], parts.acc)
     acc = parts.acc
     acc.edges = _allowed_edges(ctx, acc)
     graph = CaseGraph(
         case_id=ctx.case_id,
         demographics=parts.demographics,
+        mental_status=parts.mental_status,
         test_results=parts.tests,
         family_history=acc.family,
         diagnoses=list(acc.diagnoses.values()),
@@ -671,6 +740,7 @@ def extract_with_llm(text: str, ctx: StepContext, *, options: dict[str, Any] | N
         visit_event=parts.visit,
         durations=acc.durations,
         edges=list({e.key(): e for e in acc.edges}.values()),
+        omitted=parts.omitted,
     )
     graph = causal(ctx, source, graph)
     graph = normalize(graph)
