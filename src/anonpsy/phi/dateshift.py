@@ -57,7 +57,9 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("md", re.compile(r"(?P<a>\d{1,2})/(?P<b>\d{1,2})", re.I)),
     (
         "written_mdy",
-        re.compile(_MONTH_RE + r"(?P<sp1>\s+)(?P<d>\d{1,2})" + _ORD + r"(?P<comma>,?)(?P<sp2>\s+)(?P<y>\d{4})", re.I),
+        re.compile(
+            _MONTH_RE + r"(?P<sp1>\s+)(?P<d>\d{1,2})" + _ORD + r"(?P<comma>,?)(?P<sp2>\s+)(?P<y>\d{4})", re.I
+        ),
     ),
     (
         "written_dmy",
@@ -305,7 +307,9 @@ def validate_range(low: int, high: int) -> None:
         raise ValueError("date shift range must contain a non-zero offset")
 
 
-def patient_offset(key: bytes, patient_id: str, low: int = DEFAULT_RANGE[0], high: int = DEFAULT_RANGE[1]) -> int:
+def patient_offset(
+    key: bytes, patient_id: str, low: int = DEFAULT_RANGE[0], high: int = DEFAULT_RANGE[1]
+) -> int:
     """The patient's day offset: HMAC-SHA256(key, patient_id) mapped into ``[low, high]`` with 0 excluded."""
     validate_range(low, high)
     values = [v for v in range(low, high + 1) if v != 0]

@@ -106,7 +106,9 @@ def match_lenient(
     return pairs
 
 
-def match_strict(gold: Sequence[GoldSpan], pred: Sequence[GoldSpan], *, type_aware: bool) -> list[tuple[int, int]]:
+def match_strict(
+    gold: Sequence[GoldSpan], pred: Sequence[GoldSpan], *, type_aware: bool
+) -> list[tuple[int, int]]:
     """Pairs with identical offsets (and types when ``type_aware``)."""
     index: dict[tuple[int, int, str], list[int]] = defaultdict(list)
     for pi, p in enumerate(pred):
@@ -183,7 +185,9 @@ def _prf(pairs: list[tuple[int, int]], n_gold: int, n_pred: int) -> PRF:
     return PRF(len(pairs), len(pairs), n_pred, n_gold)
 
 
-def evaluate_document(report: EvalReport, text: str, gold: Sequence[GoldSpan], pred: Sequence[GoldSpan]) -> None:
+def evaluate_document(
+    report: EvalReport, text: str, gold: Sequence[GoldSpan], pred: Sequence[GoldSpan]
+) -> None:
     """Add one document's comparison to ``report``."""
     report.documents += 1
     ng, np_ = len(gold), len(pred)
@@ -229,7 +233,9 @@ def evaluate(gold_docs: Sequence[Document], pred_docs: Sequence[Document]) -> Ev
     for g in gold_docs:
         p = preds.get(g.id)
         if p is None:
-            raise AnonpsyError(M104_BAD_EVAL_INPUT, "no prediction for a gold document", location=f"id {g.id}")
+            raise AnonpsyError(
+                M104_BAD_EVAL_INPUT, "no prediction for a gold document", location=f"id {g.id}"
+            )
         if any(s.end > len(g.text) for s in p.spans):
             raise AnonpsyError(
                 M104_BAD_EVAL_INPUT, "a predicted span lies outside the gold text", location=f"id {g.id}"

@@ -129,7 +129,9 @@ class _Masked:
 
 def mask_chunk(text: str, chunk: Chunk, known: Iterable[Span]) -> _Masked:
     """The chunk's text with every known span fully inside it replaced by ``[TYPE]``."""
-    inside = sorted((s for s in known if s.start >= chunk.start and s.end <= chunk.end), key=lambda s: s.start)
+    inside = sorted(
+        (s for s in known if s.start >= chunk.start and s.end <= chunk.end), key=lambda s: s.start
+    )
     out: list[str] = []
     pieces: list[tuple[int, int, int]] = []
     pos = chunk.start
@@ -154,7 +156,9 @@ def mask_chunk(text: str, chunk: Chunk, known: Iterable[Span]) -> _Masked:
 def _word_bounded(hay: str, start: int, end: int) -> bool:
     before = hay[start - 1] if start > 0 else " "
     after = hay[end] if end < len(hay) else " "
-    return not (before.isalnum() and hay[start].isalnum()) and not (after.isalnum() and hay[end - 1].isalnum())
+    return not (before.isalnum() and hay[start].isalnum()) and not (
+        after.isalnum() and hay[end - 1].isalnum()
+    )
 
 
 def _occurrences(needle: str, hay: str) -> list[int]:
@@ -176,7 +180,9 @@ def _context_window(context: str, hay: str, min_score: float) -> tuple[int, int]
     return al.dest_start, al.dest_end
 
 
-def align_entity(entity_text: str, context: str, hay: str, *, min_score: float = 85.0) -> list[tuple[int, int]]:
+def align_entity(
+    entity_text: str, context: str, hay: str, *, min_score: float = 85.0
+) -> list[tuple[int, int]]:
     """Exact regions of ``hay`` for one reported identifier.
 
     Exact occurrences win: the one inside or nearest the context window, plus every other word-bounded
@@ -192,7 +198,9 @@ def align_entity(entity_text: str, context: str, hay: str, *, min_score: float =
     if occ:
         if window is not None:
             centre = (window[0] + window[1]) / 2
-            best = min(occ, key=lambda s: (not (window[0] <= s < window[1]), abs(s + len(needle) / 2 - centre)))
+            best = min(
+                occ, key=lambda s: (not (window[0] <= s < window[1]), abs(s + len(needle) / 2 - centre))
+            )
         else:
             best = occ[0]
         chosen = occ if len(needle) >= 4 else [best]

@@ -218,7 +218,9 @@ class GeneralizeOperator(Operator):
 
     name = "generalize"
 
-    def __init__(self, age_band: int | None = None, max_age: int = 89, top_label: str = "90 or older") -> None:
+    def __init__(
+        self, age_band: int | None = None, max_age: int = 89, top_label: str = "90 or older"
+    ) -> None:
         if age_band is not None and (not isinstance(age_band, int) or not 2 <= age_band <= 50):
             raise _param_error("age_band must be an integer from 2 to 50 years, or unset to keep ages")
         if not isinstance(max_age, int) or not 1 <= max_age <= 120:
@@ -266,7 +268,9 @@ class DateShiftOperator(Operator):
 
     name = "dateshift"
 
-    def __init__(self, key: bytes, low: int = dateshift.DEFAULT_RANGE[0], high: int = dateshift.DEFAULT_RANGE[1]):
+    def __init__(
+        self, key: bytes, low: int = dateshift.DEFAULT_RANGE[0], high: int = dateshift.DEFAULT_RANGE[1]
+    ):
         if not key:
             raise AnonpsyError(M100_MISSING_KEY, f"no HMAC key for dateshift: set {KEY_ENV}", location="key")
         try:
@@ -347,7 +351,8 @@ def build_operator(
             if not key:
                 raise AnonpsyError(
                     M100_MISSING_KEY,
-                    f"operator {name} needs an HMAC key: set {KEY_ENV} or {KEY_FILE_ENV}; refusing to continue",
+                    f"operator {name} needs an HMAC key: set {KEY_ENV} or {KEY_FILE_ENV}; "
+                    "refusing to continue",
                     location="key",
                 )
             if name == "hash":

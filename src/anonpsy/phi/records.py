@@ -158,7 +158,9 @@ def _load(name: str, directory: str) -> RecordSchema:
     try:
         schema = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError:
-        raise AnonpsyError(M107_UNKNOWN_SCHEMA, "record schema is not valid JSON", location=str(path)) from None
+        raise AnonpsyError(
+            M107_UNKNOWN_SCHEMA, "record schema is not valid JSON", location=str(path)
+        ) from None
     problems = check_schema(schema)
     if problems:
         raise AnonpsyError(M107_UNKNOWN_SCHEMA, "; ".join(problems[:5]), location=str(path))
@@ -168,7 +170,9 @@ def _load(name: str, directory: str) -> RecordSchema:
 # -- checking and processing ---------------------------------------------------------------------------------
 
 
-def undescribed_fields(record: Any, schema: dict[str, Any], where: list[str | int] | None = None) -> Iterator[str]:
+def undescribed_fields(
+    record: Any, schema: dict[str, Any], where: list[str | int] | None = None
+) -> Iterator[str]:
     """JSON pointers of fields in ``record`` that ``schema`` does not describe."""
     path = where or []
     if isinstance(record, dict) and _is_object(schema):
@@ -234,7 +238,9 @@ def deidentify_record(
         if value is None or action == "passThrough":
             return value
         if not isinstance(value, str):
-            raise AnonpsyError(M108_RECORD_INVALID, f"{action} field is not a string", location=_pointer(where))
+            raise AnonpsyError(
+                M108_RECORD_INVALID, f"{action} field is not a string", location=_pointer(where)
+            )
         etype = str(deid.get("entity_type", EntityType.OTHER_ID))
         if action == "shouldMask":
             return masker.replace(value, etype, ctx)
@@ -321,7 +327,9 @@ def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
         out[prefix] = value
 
 
-def parse_records(text: str, fmt: RecordFormat, schema: RecordSchema) -> tuple[list[dict[str, Any]], list[str]]:
+def parse_records(
+    text: str, fmt: RecordFormat, schema: RecordSchema
+) -> tuple[list[dict[str, Any]], list[str]]:
     """Parse records from JSON, JSONL or CSV; returns the records and the CSV header (empty for JSON)."""
     if not text.strip():
         raise AnonpsyError(E101_EMPTY_INPUT, "no records in the input", location="input")
@@ -346,7 +354,9 @@ def parse_records(text: str, fmt: RecordFormat, schema: RecordSchema) -> tuple[l
                     try:
                         data.append(json.loads(line))
                     except json.JSONDecodeError:
-                        raise AnonpsyError(E108_MALFORMED_JSON, "not valid JSON", location=f"line {n}") from None
+                        raise AnonpsyError(
+                            E108_MALFORMED_JSON, "not valid JSON", location=f"line {n}"
+                        ) from None
         else:
             data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -354,7 +364,9 @@ def parse_records(text: str, fmt: RecordFormat, schema: RecordSchema) -> tuple[l
     items = data if isinstance(data, list) else [data]
     for i, item in enumerate(items):
         if not isinstance(item, dict):
-            raise AnonpsyError(M108_RECORD_INVALID, "a record must be a JSON object", location=f"record {i + 1}")
+            raise AnonpsyError(
+                M108_RECORD_INVALID, "a record must be a JSON object", location=f"record {i + 1}"
+            )
     return items, []
 
 

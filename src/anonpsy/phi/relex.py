@@ -354,7 +354,9 @@ def cluster_people(values: Sequence[str], positions: Sequence[int] | None = None
             if not li and not clusters[c].last:
                 clusters[c].last = last
         else:
-            clusters.append(_LocalCluster(first=first, last="" if li else last, last_initial=li, title=n.title))
+            clusters.append(
+                _LocalCluster(first=first, last="" if li else last, last_initial=li, title=n.title)
+            )
             c = len(clusters) - 1
         clusters[c].members.append(i)
         owner[i] = c
@@ -365,7 +367,9 @@ def cluster_people(values: Sequence[str], positions: Sequence[int] | None = None
         cands = [
             c
             for c, cl in enumerate(clusters)
-            if cl.last and _similar(cl.last, last) and (cl.first[:1] == ini or cl.initial == ini or not cl.first)
+            if cl.last
+            and _similar(cl.last, last)
+            and (cl.first[:1] == ini or cl.initial == ini or not cl.first)
         ]
         if cands:
             c = nearest(cands, i)
@@ -523,7 +527,9 @@ def _email_surrogate(value: str, fake: Faker) -> str:
 
 
 def _url_surrogate(value: str, fake: Faker) -> str:
-    m = re.match(r"(?i)^(?P<scheme>[a-z][a-z0-9+.-]*://)?(?P<www>www\.)?(?P<host>[^/:?#\s]+)(?P<rest>.*)$", value)
+    m = re.match(
+        r"(?i)^(?P<scheme>[a-z][a-z0-9+.-]*://)?(?P<www>www\.)?(?P<host>[^/:?#\s]+)(?P<rest>.*)$", value
+    )
     if m is None:
         return fake.url()
     rest = m.group("rest")
@@ -610,7 +616,11 @@ class Relexicalizer:
             first = fake.first_name_male() if g == "male" else fake.first_name_female()
             middle = fake.first_name_male() if g == "male" else fake.first_name_female()
             last = fake.last_name()
-            if _key(first) == cl.first or _key(last) == cl.last or (cl.initial and first[0].lower() == cl.initial):
+            if (
+                _key(first) == cl.first
+                or _key(last) == cl.last
+                or (cl.initial and first[0].lower() == cl.initial)
+            ):
                 continue
             if cl.last_initial and last[0].lower() == cl.last_initial:
                 continue
@@ -698,7 +708,9 @@ class Relexicalizer:
             if found:
                 cid = found[0]
             else:
-                cid = self.vault.create_cluster(s.type, self._value_surrogate(values[i], s.type, vkey), [vkey])
+                cid = self.vault.create_cluster(
+                    s.type, self._value_surrogate(values[i], s.type, vkey), [vkey]
+                )
             out[i] = self._render(values[i], s.type, self.vault.surrogate(cid))
             self._note(cid, s.type, doc, values[i])
         return out
@@ -720,7 +732,9 @@ class Relexicalizer:
                 cid = found[0]
                 break
         if cid is None:
-            cid = self.vault.create_cluster(etype, self._person_surrogate(cl, keys[0][1]), [k for _, k in keys])
+            cid = self.vault.create_cluster(
+                etype, self._person_surrogate(cl, keys[0][1]), [k for _, k in keys]
+            )
         else:
             self.vault.add_variants(cid, [k for _, k in keys])
         return cid

@@ -83,7 +83,8 @@ class SurrogateVault:
             self._db.close()
             raise AnonpsyError(
                 M101_VAULT_KEY_MISMATCH,
-                "the surrogate vault was created with a different key; use the same ANONPSY_HMAC_KEY or a new vault",
+                "the surrogate vault was created with a different key; "
+                "use the same ANONPSY_HMAC_KEY or a new vault",
                 location="vault",
             )
         seq_row = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM clusters").fetchone()
@@ -123,7 +124,9 @@ class SurrogateVault:
         cached = self._surrogates.get(cluster_id)
         if cached is not None:
             return dict(cached)
-        row = self._db.execute("SELECT surrogate FROM clusters WHERE cluster_id = ?", (cluster_id,)).fetchone()
+        row = self._db.execute(
+            "SELECT surrogate FROM clusters WHERE cluster_id = ?", (cluster_id,)
+        ).fetchone()
         if row is None:
             raise KeyError(cluster_id)
         value: Surrogate = json.loads(row[0])
@@ -132,7 +135,9 @@ class SurrogateVault:
 
     def clusters(self) -> Iterator[tuple[str, str, Surrogate]]:
         """All clusters as ``(cluster_id, type, surrogate)``, oldest first."""
-        for cid, etype, sur in self._db.execute("SELECT cluster_id, type, surrogate FROM clusters ORDER BY seq"):
+        for cid, etype, sur in self._db.execute(
+            "SELECT cluster_id, type, surrogate FROM clusters ORDER BY seq"
+        ):
             yield str(cid), str(etype), json.loads(sur)
 
     def __len__(self) -> int:
@@ -162,7 +167,9 @@ class SurrogateVault:
     def add_variants(self, cluster_id: str, vkeys: list[str]) -> None:
         """Register more variant keys for an existing cluster."""
         for vkey in vkeys:
-            self._db.execute("INSERT OR IGNORE INTO variants (vkey, cluster_id) VALUES (?, ?)", (vkey, cluster_id))
+            self._db.execute(
+                "INSERT OR IGNORE INTO variants (vkey, cluster_id) VALUES (?, ?)", (vkey, cluster_id)
+            )
             ids = self._cache.get(vkey)
             if ids is not None and cluster_id not in ids:
                 ids.append(cluster_id)
