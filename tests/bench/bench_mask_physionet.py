@@ -14,7 +14,8 @@ Presidio (presidio-analyzer with spaCy's small English model, installed from PyP
 ``bench-presidio`` extra) is never a dependency of anonpsy: when it is missing the script says so and prints
 anonpsy's figures alone.
 
-    python tests/bench/bench_mask_physionet.py [--repeat 3] [--limit N] [--jobs 2] [--callgrind 200]
+    python tests/bench/bench_mask_physionet.py [--repeat 3] [--limit N] [--jobs 2] [--callgrind 100]
+        [--callgrind-presidio 10]
 """
 
 from __future__ import annotations
@@ -146,16 +147,16 @@ def time_cli(texts: list[str], jobs: int, repeat: int) -> float:
 # -- --callgrind: instruction counts
 
 
-def callgrind_main(limit: int) -> None:
-    """Analyse the first ``limit`` notes once (after the warm-up); run under callgrind by `instructions`."""
+def callgrind_main(limit: int, engine: str = "anonpsy") -> None:
+    """Mask the first ``limit`` notes once (after the warm-up); run under callgrind by `instructions`."""
     texts = load_notes(limit) if limit else []
-    run = _anonpsy_masker()
+    run = _anonpsy_masker() if engine == "anonpsy" else _presidio_masker()
     run("Warm up on 3/12 with DR SMITH.")
     for t in texts:
         run(t)
 
 
-def instructions(limit: int) -> int | None:
+def instructions(limit: int, engine: str = "anonpsy") -> int | None:
     """Total instructions (callgrind Ir) of :func:`callgrind_main` on ``limit`` notes; None without valgrind."""
     if shutil.which("valgrind") is None:
         return None
@@ -170,6 +171,8 @@ def instructions(limit: int) -> int | None:
                 __file__,
                 "--callgrind-child",
                 str(limit),
+                "--engine-name",
+                engine,
             ],
             capture_output=True,
             text=True,
@@ -187,15 +190,22 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="use only the first N notes (0: all)")
     parser.add_argument("--jobs", type=int, default=0, help="also time the CLI with --jobs 1 and --jobs N")
     parser.add_argument("--callgrind", type=int, default=0, help="count instructions on the first N notes")
+    parser.add_argument(
+        "--callgrind-presidio",
+        type=int,
+        default=0,
+        help="also count Presidio's instructions on the first N notes (slow under valgrind: keep N small)",
+    )
     parser.add_argument("--no-presidio", action="store_true", help="skip Presidio even when installed")
     parser.add_argument("--engine", help=argparse.SUPPRESS)
     parser.add_argument("--callgrind-child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--engine-name", default="anonpsy", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.engine:
         engine_main(args.engine, args.limit or None, args.repeat)
         return
     if args.callgrind_child is not None:
-        callgrind_main(args.callgrind_child)
+        callgrind_main(args.callgrind_child, args.engine_name)
         return
     if not CORPUS.is_dir():
         print(f"PhysioNet deid dev half not found at {CORPUS}: nothing to measure", file=sys.stderr)
@@ -217,17 +227,22 @@ def main() -> None:
             f"cli --jobs 1: {len(texts) / one:.0f} notes/s; --jobs {args.jobs}: {len(texts) / many:.0f} notes/s; "
             f"scaling {one / many:.2f}x (end to end, start-up included)"
         )
-    if args.callgrind:
-        base = instructions(0)
-        total = instructions(args.callgrind)
+    per_note: dict[str, float] = {}
+    for engine, n in (("anonpsy", args.callgrind), ("presidio", args.callgrind_presidio)):
+        if not n:
+            continue
+        base = instructions(0, engine)
+        total = instructions(n, engine)
         if base is None or total is None:
-            print("valgrind not available: no instruction counts")
-        else:
-            per_note = (total - base) / args.callgrind
-            print(
-                f"instructions (callgrind Ir): {per_note / 1e6:.2f} M per note over {args.callgrind} notes "
-                f"(start-up {base / 1e9:.2f} G subtracted)"
-            )
+            print(f"{engine}: valgrind or the engine not available: no instruction counts")
+            continue
+        per_note[engine] = (total - base) / n
+        print(
+            f"{engine} instructions (callgrind Ir): {per_note[engine] / 1e6:.2f} M per note over {n} notes "
+            f"(start-up {base / 1e9:.2f} G subtracted)"
+        )
+    if len(per_note) == 2:
+        print(f"instruction ratio presidio/anonpsy per note: {per_note['presidio'] / per_note['anonpsy']:.1f}x")
 
 
 def _print(figures: dict[str, object]) -> None:
