@@ -17,6 +17,7 @@ Everything here is pure: rule documents come in as dicts, spans go out. Nothing 
 
 from __future__ import annotations
 
+import bisect
 import functools
 import ipaddress
 import re
@@ -640,7 +641,7 @@ class TermIndex:
                 target.setdefault(_norm(key) if rec.terms_ignore_case else key, []).append(i)
         auto = ahocorasick.Automaton()
         for key in {_norm(k) for k in exact} | set(folded):
-            auto.add_word(spaced_key(key), key)
+            auto.add_word(spaced_key(key), (key, spaced_key(key)))
         if len(auto):
             auto.make_automaton()
         return cls({k: tuple(v) for k, v in exact.items()}, {k: tuple(v) for k, v in folded.items()}, auto)
@@ -651,8 +652,8 @@ class TermIndex:
             return
         view = view if view is not None else TextView(text)
         found: list[tuple[int, int, str]] = []
-        for end_idx, key in self.automaton.iter(view.spaced):
-            st, e = core_span(end_idx, spaced_key(key))
+        for end_idx, (key, spaced) in self.automaton.iter(view.spaced):
+            st, e = core_span(end_idx, spaced)
             found.append((st, e, key))
         found.sort(key=lambda f: (f[0], -f[1]))
         covered = 0
@@ -1040,27 +1041,28 @@ class NameRecognizer:
         get = self.classes.get
         cue_last = self.cue_last
         credential_first = self.credential_first
+        # Most words are plain English or clinical words with no cue before and no credential after: find the
+        # few positions worth a look in one pass of lookups, then visit only those.
+        names_bits = FIRST | LAST
+        cand = {i for i, w in enumerate(words) if get(w, 0) & names_bits or len(w) == 1}
+        cand.update(i + 1 for i, w in enumerate(words) if w in cue_last or w.rsplit("-", 1)[-1] in cue_last)
+        for i in [i for i, w in enumerate(words) if w in credential_first]:
+            cand.update((i - 1, i - 2, i - 3))
+        cand.update(i for i, w in enumerate(words) if "-" in w and self._cls(w) & names_bits)
+        order = sorted(x for x in cand if 0 <= x < n)
         i = 0
         last_cued = -10
         last_cue: tuple[str, str] | None = None
         while i < n:
+            if i not in cand and i != last_cued:
+                pos = bisect.bisect_left(order, i)
+                nxt = order[pos] if pos < len(order) else n
+                i = min(nxt, last_cued) if last_cued > i else nxt
+                continue
             w = words[i]
             c = get(w)
             if c is None:
                 c = self._cls(w)
-            # Most words are plain English or clinical words with no cue before and no credential after: skip
-            # them with a few lookups.
-            if (
-                not c & (FIRST | LAST)
-                and len(w) > 1
-                and last_cued != i
-                and (i == 0 or words[i - 1].rsplit("-", 1)[-1] not in cue_last)
-                and (i + 1 == n or words[i + 1] not in credential_first)
-                and (i + 2 >= n or words[i + 2] not in credential_first)
-                and (i + 3 >= n or words[i + 3] not in credential_first)
-            ):
-                i += 1
-                continue
             if c & (STOP | CLINICAL) and len(w) > 1 and not c & LAST:
                 i += 1
                 continue
@@ -1229,11 +1231,11 @@ class GazetteerRecognizer:
                 entries[key] = (r.entity_type.value, r.id, r.score, ambiguous, r.any_case)
         auto = ahocorasick.Automaton()
         for key in entries:
-            auto.add_word(spaced_key(key), key)
+            auto.add_word(spaced_key(key), (key, spaced_key(key), _PLAIN.sub("", key)))
         auto.make_automaton()
         head_auto = ahocorasick.Automaton()
         for key in heads:
-            head_auto.add_word(spaced_key(key), key)
+            head_auto.add_word(spaced_key(key), (key, spaced_key(key)))
         head_auto.make_automaton()
         cue_alt = "|".join(re.escape(k).replace(r"\ ", r"[\s.,]+") for k in sorted(cues, key=lambda k: (-len(k), k)))
         cue_re = re.compile(rf"(?<![\w'])(?:{cue_alt})(?![\w'])[\s:,]+(?:the\s+)?") if cue_alt else None
@@ -1298,11 +1300,11 @@ class GazetteerRecognizer:
     def _listed(self, view: TextView) -> Iterator[Span]:
         folded = view.folded
         best: dict[int, tuple[int, str]] = {}
-        for end_idx, key in self.automaton.iter(view.spaced):
-            s, e = core_span(end_idx, spaced_key(key))
+        for end_idx, (key, spaced, plain) in self.automaton.iter(view.spaced):
+            s, e = core_span(end_idx, spaced)
             # the text may differ from the name in blanks, dots and hyphens only ("St Louis"), not in other
             # punctuation ("u/s" is no "U.S.")
-            if _PLAIN.sub("", folded[s:e]) != _PLAIN.sub("", key):
+            if folded[s:e] != key and _PLAIN.sub("", folded[s:e]) != plain:
                 continue
             if s not in best or best[s][0] < e:
                 best[s] = (e, key)
@@ -1331,8 +1333,8 @@ class GazetteerRecognizer:
 
     def _headed(self, view: TextView) -> Iterator[Span]:
         starts = view.index_at
-        for end_idx, key in self.head_automaton.iter(view.spaced):
-            s, e = core_span(end_idx, spaced_key(key))
+        for end_idx, (key, spaced) in self.head_automaton.iter(view.spaced):
+            s, e = core_span(end_idx, spaced)
             if s not in starts:
                 continue
             i = starts[s]
