@@ -937,11 +937,16 @@ class NameRecognizer:
         c = self._cls(w)
         if cued == "title" and c & LAST and (w not in self.stop or len(w) >= 4):
             return True  # DR WHITE, Dr. Foley, Mrs. Park: a surname after a title, whatever else the word is
+        capital = view.capitalised_at(view.starts[i])
+        if cued == "title" and capital and c & CLINICAL and not c & STOP and w not in self.credential_first:
+            return True  # "Dr. Art White": a capital after a title in a text that uses case
         if c & (STOP | CLINICAL):
             return False
         if c & COMMON:
             if c & (FIRST | LAST) and cued in ("kinship", "credential", "continue"):
                 return True
+            if c & FIRST and cued == "trigger" and capital:
+                return True  # "per NP Patty"
             # an English word as a surname only where case cannot tell or shows a capital ("Dr. advised" is no name)
             if cued in ("title", "continue") and (
                 view.capitalised_at(view.starts[i]) or (cued == "title" and view.uncased)
@@ -1063,15 +1068,16 @@ class NameRecognizer:
             c = get(w)
             if c is None:
                 c = self._cls(w)
-            if c & (STOP | CLINICAL) and len(w) > 1 and not c & LAST:
-                i += 1
-                continue
             cue = self._cue_before(view, i)
             if cue is None and last_cue is not None and last_cued == i:
                 cue = (last_cue[0], "continue")
+            if cue is None and c & (STOP | CLINICAL) and len(w) > 1 and not c & LAST:
+                i += 1
+                continue
             if cue is not None:
                 rid, kind = cue
-                if self._is_initial(view, i) and i + 1 < n and self._name_word(view, i + 1, cued="continue"):
+                initial = len(w) == 1 and (kind == "title" or self._is_initial(view, i))  # "Dr. o rourke"
+                if initial and i + 1 < n and self._name_word(view, i + 1, cued="continue"):
                     j = self._extend(view, i + 1)
                     yield self._span(view, i, j, self.cue_score, rid)
                     last_cued, last_cue, i = self._after_name(view, j), cue, j
@@ -1377,7 +1383,7 @@ class GazetteerRecognizer:
 
 _PLAIN = re.compile(r"[\s.\-]+")
 _GENERIC_PLACE_WORDS = frozenset(
-    {"community", "general", "county", "city", "state", "university", "regional", "memorial", "central", "home"}
+    {"community", "general", "county", "city", "state", "university", "regional", "central", "home"}
 )
 
 
