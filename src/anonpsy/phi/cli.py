@@ -10,12 +10,14 @@ record for JSONL) are refused.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -326,28 +328,20 @@ def mask(
             )
             _emit(result.text, output)
         else:
-            with _atomic_stream(output) as out, _detections(input_path, jobs, detector is None) as records:
-                for n, rec, found in records:
-                    doc_id = str(rec.get("id", n))
-                    pid = rec.get("patient_id", patient_id)
-                    result = mask_text(
-                        rec["text"],
-                        operator=operator,
-                        patient_id=None if pid is None else str(pid),
-                        llm=detector,
-                        on_llm_failure=on_llm_failure,  # type: ignore[arg-type]
-                        document_id=doc_id,
-                        policy=policy,  # type: ignore[arg-type]
-                        analyzer=None if found is None else _given(found),
-                    )
-                    row = {
-                        "id": rec.get("id", n),
-                        "text": result.text,
-                        "spans": [s.as_dict() for s in result.spans],
-                    }
-                    out.write(json.dumps(row, ensure_ascii=False) + "\n")
-                    if vault is not None and n % 1000 == 0:
-                        vault.commit()
+            settings = _MaskSettings(operator, patient_id, detector, on_llm_failure, policy)
+            whole = jobs > 1 and vault is None and detector is None and _can_fork()
+            with _atomic_stream(output) as out:
+                if whole:
+                    # Stateless operators: the workers mask whole records; this process writes them in order.
+                    with _masked_lines(input_path, jobs, settings) as lines:
+                        for line_out in lines:
+                            out.write(line_out)
+                else:
+                    with _detections(input_path, jobs, detector is None) as records:
+                        for n, rec, found in records:
+                            out.write(_mask_record(n, rec, settings, found))
+                            if vault is not None and n % 1000 == 0:
+                                vault.commit()
         if report_path is not None and relex is not None:
             write_atomic(report_path, relex.report_json(include_values=key_map))
         ok = True
@@ -356,6 +350,86 @@ def mask(
             vault.close(commit=ok)
         if client is not None:
             client.close()
+
+
+@dataclass(frozen=True)
+class _MaskSettings:
+    """What masking one JSONL record needs besides the record."""
+
+    operator: Operator
+    patient_id: str | None
+    detector: Any
+    on_llm_failure: str
+    policy: str
+
+
+def _mask_record(n: int, rec: dict[str, Any], settings: _MaskSettings, found: list[Any] | None) -> str:
+    """The output JSON line of one record (``found``: rule spans detected elsewhere, or None)."""
+    from anonpsy.phi.pipeline import mask_text
+
+    pid = rec.get("patient_id", settings.patient_id)
+    result = mask_text(
+        rec["text"],
+        operator=settings.operator,
+        patient_id=None if pid is None else str(pid),
+        llm=settings.detector,
+        on_llm_failure=settings.on_llm_failure,  # type: ignore[arg-type]
+        document_id=str(rec.get("id", n)),
+        policy=settings.policy,  # type: ignore[arg-type]
+        analyzer=None if found is None else _given(found),
+    )
+    row = {"id": rec.get("id", n), "text": result.text, "spans": [s.as_dict() for s in result.spans]}
+    return json.dumps(row, ensure_ascii=False) + "\n"
+
+
+def _can_fork() -> bool:
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+#: The settings forked workers mask with (set by the parent right before it forks them).
+_WORKER_SETTINGS: _MaskSettings | None = None
+
+
+def _mask_line(item: tuple[int, str, str]) -> tuple[str | None, tuple[str, str, str | None] | None]:
+    """Worker: parse and mask one JSONL line with the inherited settings (errors come back as data)."""
+    n, line, source = item
+    assert _WORKER_SETTINGS is not None
+    try:
+        rec = _parse_record(n, line, source)
+    except AnonpsyError as err:
+        return None, (err.code, err.message, err.location)
+    return _mask_record(n, rec, _WORKER_SETTINGS, None), None
+
+
+@contextmanager
+def _masked_lines(input_path: str, jobs: int, settings: _MaskSettings) -> Iterator[Iterator[str]]:
+    """Output lines in input order, masked by ``jobs`` forked worker processes."""
+    import multiprocessing
+
+    global _WORKER_SETTINGS
+    source = _name(input_path)
+    _warm_worker()  # load the rules once here; forked workers share them
+    _WORKER_SETTINGS = settings
+    gc.freeze()  # keep the collector off the shared rule tables, so forked pages stay shared
+    pool = multiprocessing.get_context("fork").Pool(jobs)
+    try:
+
+        def results() -> Iterator[str]:
+            items = ((n, line, source) for n, line in _iter_lines(input_path))
+            for line_out, error in pool.imap(_mask_line, items, chunksize=16):
+                if error is not None:
+                    raise AnonpsyError(*error)
+                assert line_out is not None
+                yield line_out
+
+        yield results()
+    finally:
+        pool.terminate()
+        pool.join()
+        gc.unfreeze()
+        _WORKER_SETTINGS = None
 
 
 def _given(spans: list[Any]) -> Callable[[str], list[Any]]:

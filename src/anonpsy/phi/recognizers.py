@@ -1061,8 +1061,8 @@ class NameRecognizer:
         while i < n:
             if i not in cand and i != last_cued:
                 pos = bisect.bisect_left(order, i)
-                nxt = order[pos] if pos < len(order) else n
-                i = min(nxt, last_cued) if last_cued > i else nxt
+                jump = order[pos] if pos < len(order) else n
+                i = min(jump, last_cued) if last_cued > i else jump
                 continue
             w = words[i]
             c = get(w)
