@@ -303,6 +303,35 @@ def feasible_graphs(draw: Any) -> CaseGraph:
     return g
 
 
+# --------------------------------------------------------------------------------------------------- audio
+
+SPOKEN_DIGITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+TRANSCRIPT_WORDS = ("she", "reports", "low", "mood", "for", "three", "weeks", "my", "name", "is", "doctor",
+                    "march", "fourteenth", "the", "of", "twenty", "one", "hundred", "oh", "to", "nineteen",
+                    "eighty", "double", "and", "street", "oak", "call", "me", "at", "Maria", "Lopez.", "uh")
+
+
+@st.composite
+def spoken_digit_strings(draw: Any, min_size: int = 4, max_size: int = 12) -> tuple[str, list[str]]:
+    """A digit string and the words that say it digit by digit: ("2530", ["two", "five", "three", "zero"])."""
+    digits = draw(st.text(alphabet="0123456789", min_size=min_size, max_size=max_size))
+    return digits, [SPOKEN_DIGITS[int(d)] for d in digits]
+
+
+def transcripts(max_size: int = 30) -> st.SearchStrategy[list[str]]:
+    """Recogniser-like word lists mixing clinical words, number words, month and cue words."""
+    return st.lists(st.sampled_from(TRANSCRIPT_WORDS), max_size=max_size)
+
+
+@st.composite
+def mute_plans(draw: Any) -> tuple[int, int, int, list[tuple[float, float]]]:
+    """(rate, frames, channels, intervals in seconds) for muting properties; intervals may overrun the end."""
+    rate = draw(st.sampled_from([8000, 16000, 22050, 44100, 48000]))
+    frames = draw(st.integers(min_value=1, max_value=rate * 2))
+    channels = draw(st.integers(min_value=1, max_value=3))
+    dur = frames / rate
+    spans = draw(st.lists(st.tuples(st.floats(0, dur * 1.2), st.floats(0, 0.5)), max_size=6))
+    return rate, frames, channels, [(a, a + w) for a, w in spans]
 WORDS = ["the", "patient", "reports", "low", "mood", "and", "poor", "sleep", "sertraline", "50", "mg", "daily",
          "she", "was", "seen", "in", "clinic", "for", "anxiety", "denies", "suicidal", "ideation", "at", "bedtime"]
 
