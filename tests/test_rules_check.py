@@ -97,7 +97,8 @@ def test_rule_counts_are_pinned() -> None:
 PINNED_COUNTS: dict[str, int] = {
     "age_offsets": 9,
     "canonical": 30,
-    "context_rules": 66,
+    "context_rules": 67,
+    "discontinuation_reasons": 6,
     "dsm": 131,
     "edge_pairs": 28,
     "instrument": 76,
@@ -105,7 +106,7 @@ PINNED_COUNTS: dict[str, int] = {
     "lexicon_conditions": 53,
     "lexicon_demographic": 262,
     "lexicon_emotions": 35,
-    "lexicon_medications": 300,
+    "lexicon_medications": 343,
     "lexicon_mse": 130,
     "lexicon_symptoms": 292,
     "lexicon_therapies": 87,
