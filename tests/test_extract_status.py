@@ -100,7 +100,10 @@ def test_symptom_assertions(graph: CaseGraph) -> None:
 def test_treatment_statuses(graph: CaseGraph) -> None:
     got = {t.name: (t.status.value, t.status_evidence.rule_id if t.status_evidence else None)
            for t in graph.treatments}
-    assert got["fluoxetine"] == ("past", "context.hist.tried")
+    assert got["fluoxetine"] == ("past", "context.hist.stop_either")
+    reasons = {t.name: t.discontinued_reason for t in graph.treatments}
+    assert reasons == {"fluoxetine": "side effects (nausea)", "sertraline": None, "lorazepam": None,
+                       "cognitive behavioral therapy": None}
     assert got["sertraline"] == ("current", "section.medications")
     assert got["lorazepam"] == ("prn", "cue.prn")
     assert got["cognitive behavioral therapy"] == ("planned", "context.hyp.future")

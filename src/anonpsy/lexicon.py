@@ -312,6 +312,7 @@ _LEXICON_FILES: dict[str, str] = {
     "mse": "lexicon/mse.yaml",
     "sections": "sections/sections.yaml",
     "conditions": "lexicon/conditions.yaml",
+    "discontinuation": "treatments/discontinuation.yaml",
 }
 
 

@@ -45,6 +45,7 @@ class SectionRule(_Strict):
     aliases: tuple[str, ...]
     history: bool = False
     medication_list: MedicationList | None = None
+    treatment_decisions: bool = False
     note: str | None = None
     source: str | None = None
 
@@ -161,6 +162,12 @@ def medication_list(name: str) -> MedicationList | None:
     """What being listed in a medication list section means: current, home (before this admission) or past."""
     rule = section_table().by_id.get(name)
     return rule.medication_list if rule is not None else None
+
+
+def decides_treatment(name: str) -> bool:
+    """Is a drug named in this section a decision of this visit (the plan, the assessment, the discharge list)?"""
+    rule = section_table().by_id.get(name)
+    return bool(rule and rule.treatment_decisions)
 
 
 def deciding_sections() -> frozenset[str]:

@@ -60,6 +60,8 @@ class Accumulator:
     dx_votes: dict[str, list[DiagnosisVote]] = field(default_factory=dict)
     dx_names: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (label, dsm rule id)
     tx_votes: dict[str, list[Decision[TreatmentStatus]]] = field(default_factory=dict)
+    # decided mentions of a group of drugs ("stay off antidepressants"): (classes covered, status)
+    group_votes: list[tuple[frozenset[str], Decision[TreatmentStatus]]] = field(default_factory=list)
     condition_votes: dict[str, list[DiagnosisVote]] = field(default_factory=dict)  # medical comorbidities
     condition_names: dict[str, str] = field(default_factory=dict)  # condition id -> lexicon phrasing used
 

@@ -85,7 +85,7 @@ def extract(text: str, *, case_id: str = "case") -> CaseGraph:
         add_treatments(s, times, acc)
     finalize_diagnoses(acc)
     finalize_conditions(acc)
-    finalize_treatments(acc, current_list=any(medication_list(s.section) == "current" for s in sents))
+    finalize_treatments(acc, current_list=any(medication_list(s.section) == "current" for s in sents), sents=sents)
     present_today(acc)
     derive_relations(text, sents, acc)
 

@@ -13,6 +13,7 @@ from anonpsy.extract.assembly.accumulator import Accumulator, DiagnosisVote, slu
 from anonpsy.extract.assembly.steb import NARRATIVE_SECTIONS, extract_steb
 from anonpsy.extract.assertion.status import (
     ASSERTION_PRECEDENCE,
+    Decision,
     Mention,
     diagnosis_status,
     resolve_diagnosis,
@@ -25,7 +26,14 @@ from anonpsy.extract.mentions.diagnoses import find_diagnoses, is_instrument_nam
 from anonpsy.extract.mentions.family import condition_words
 from anonpsy.extract.mentions.symptoms import symptom_mentions
 from anonpsy.extract.mentions.time import TimeMention, governing_time, is_past
-from anonpsy.extract.mentions.treatments import medication_mentions, therapy_mentions, therapy_types
+from anonpsy.extract.mentions.treatments import (
+    ANAPHOR,
+    group_mentions,
+    medication_mentions,
+    reason_table,
+    therapy_mentions,
+    therapy_types,
+)
 from anonpsy.extract.sections import Sentence, deciding_sections
 from anonpsy.graph import (
     Assertion,
@@ -37,6 +45,7 @@ from anonpsy.graph import (
     Symptom,
     Temporality,
     Treatment,
+    TreatmentStatus,
     TreatmentType,
     Unit,
 )
@@ -257,6 +266,12 @@ def add_treatments(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
             did = acc.duration_for(spec.spec)
             if did not in t.duration_ids:
                 t.duration_ids = [*t.duration_ids, did]
+    for g in group_mentions(s.text):
+        decision = treatment_status(_mention(s, g.start, g.end, times, acc), kind="medication")
+        # only a stop reaches every drug of a group ("since discontinuing antidepressants"); "took sleep
+        # medication" or "benzodiazepine withdrawal" says nothing about the drugs the note names
+        if decision is not None and decision.evidence.rule_id.startswith("context.hist.stop"):
+            acc.group_votes.append((g.classes, decision))
     for m in therapy_mentions(s.text):
         decision = treatment_status(_mention(s, m.start, m.end, times, acc), kind="therapy")
         if decision is None:
@@ -271,14 +286,35 @@ def add_treatments(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
         acc.tx_votes.setdefault(tid, []).append(decision)
 
 
-def finalize_treatments(acc: Accumulator, *, current_list: bool) -> None:
-    """Each treatment's status from its mentions
-    (:func:`~anonpsy.extract.assertion.status.resolve_treatment`); ``current_list``: the note has a current
+def finalize_treatments(acc: Accumulator, *, current_list: bool, sents: Sequence[Sentence] = ()) -> None:
+    """Each treatment's status from its mentions and the decided mentions of a group it belongs to ("stay off
+    antidepressants" for every antidepressant the note names), by
+    :func:`~anonpsy.extract.assertion.status.resolve_treatment`; ``current_list``: the note has a current
     medication list (so a drug only on the home list was not continued)."""
+    for classes, decision in acc.group_votes:
+        for tid, cls in acc.med_class.items():
+            if cls in classes and tid in acc.tx_votes:
+                acc.tx_votes[tid].append(decision)
+    by_start = {s.start: i for i, s in enumerate(sents)}
     for tid, votes in acc.tx_votes.items():
         t = acc.treatments[tid]
         d = resolve_treatment(votes, current_list=current_list and t.type == TreatmentType.medication)
         t.status, t.status_evidence = d.value, d.evidence
+        if d.value == TreatmentStatus.past and sents:
+            t.discontinued_reason = _stop_reason(votes, sents, by_start, t.type == TreatmentType.medication)
+
+
+def _stop_reason(votes: Sequence[Decision[TreatmentStatus]], sents: Sequence[Sentence],
+                 by_start: dict[int, int], drug: bool) -> str | None:
+    """Why a stopped treatment was stopped (``rules/treatments/discontinuation.yaml``): read from the sentences
+    that name it and the sentence after one of them that speaks of the drugs again ("these medications")."""
+    texts: list[str] = []
+    for i in sorted({by_start[v.evidence.start] for v in votes if v.evidence.start in by_start}):
+        texts.append(sents[i].text)
+        if (drug and i + 1 < len(sents) and ANAPHOR.search(sents[i + 1].text)
+                and not medication_mentions(sents[i + 1].text)):
+            texts.append(sents[i + 1].text)
+    return reason_table().reason(texts)
 
 
 def present_today(acc: Accumulator) -> None:

@@ -48,6 +48,7 @@ Category = Literal[
     "termination",
 ]
 ConceptKind = Literal["diagnosis", "symptom", "medication", "therapy"]
+CONCEPT_KINDS: tuple[ConceptKind, ...] = ("diagnosis", "symptom", "medication", "therapy")
 Direction = Literal["forward", "backward", "bidirectional"]
 Experiencer = Literal["patient", "family", "other"]
 ContextLabel = Literal["negated", "possible", "hypothetical", "historical", "current", "family", "other",
@@ -151,13 +152,23 @@ class ContextEngine:
     def __init__(self, rules: ContextRules) -> None:
         self.rules = rules
         self.by_id = {r.id: r for r in rules.rules}
-        specs: list[IndexSpec] = []
-        for r in rules.rules:
-            specs.append(IndexSpec(r.id, r.id, r.phrases, r.abbreviations))
-            if r.backward_phrases:
-                specs.append(IndexSpec(r.id + _BACKWARD_SUFFIX, r.id, r.backward_phrases))
-        self.index: TermIndex = build_index(specs)
         self.breaks = frozenset(rules.scope_breaks)
+        self._indexes: dict[ConceptKind | None, TermIndex] = {}
+        self.index: TermIndex = self._index(None)
+
+    def _index(self, kind: ConceptKind | None) -> TermIndex:
+        """The triggers that apply to a concept of ``kind``, compiled into one leftmost-longest index (a phrase of
+        a rule limited to drugs never hides a shorter trigger from a symptom)."""
+        if kind not in self._indexes:
+            specs: list[IndexSpec] = []
+            for r in self.rules.rules:
+                if not r.applies(kind):
+                    continue
+                specs.append(IndexSpec(r.id, r.id, r.phrases, r.abbreviations))
+                if r.backward_phrases:
+                    specs.append(IndexSpec(r.id + _BACKWARD_SUFFIX, r.id, r.backward_phrases))
+            self._indexes[kind] = build_index(specs)
+        return self._indexes[kind]
 
     @classmethod
     def from_doc(cls, doc: dict[str, Any]) -> ContextEngine:
@@ -166,13 +177,18 @@ class ContextEngine:
 
     @property
     def conflicts(self) -> list[str]:
-        """Trigger phrases claimed by two rules (the first one wins)."""
-        return self.index.conflicts
+        """Trigger phrases claimed by two rules that apply to the same kind of concept (the first one wins)."""
+        out: dict[str, None] = {}
+        for kind in (None, *CONCEPT_KINDS):
+            for c in self._index(kind).conflicts:
+                out.setdefault(c, None)
+        return list(out)
 
-    def triggers(self, sentence: str) -> list[_Trigger]:
-        """Every trigger, pseudo-trigger and termination term in the sentence, in order."""
+    def triggers(self, sentence: str, kind: ConceptKind | None = None) -> list[_Trigger]:
+        """Every trigger, pseudo-trigger and termination term that applies to a concept of ``kind`` in the
+        sentence, in order."""
         out: list[_Trigger] = []
-        for m in self.index.find(sentence):
+        for m in self._index(kind).find(sentence):
             if m.id.endswith(_BACKWARD_SUFFIX):
                 rule = self.by_id[m.id[: -len(_BACKWARD_SUFFIX)]]
                 out.append(_Trigger(rule, "backward", m.start, m.end))
@@ -190,7 +206,7 @@ class ContextEngine:
         starts = [t.start for t in toks]
         words = [t.text[0].isalnum() for t in toks]
         breaks = [t.text in self.breaks for t in toks]
-        triggers = [t for t in self.triggers(sentence) if t.rule.applies(kind)]
+        triggers = self.triggers(sentence, kind)
         terminations = [t for t in triggers if t.rule.category == "termination"]
         opposed = [t for t in triggers if t.rule.category in ("historical", "current")]
         first, last = _list_span(sentence, start, end)

@@ -49,6 +49,7 @@ from anonpsy.extract.mentions.time import ONSET_CUE, PAST_EVENT_CUE, TimeMention
 from anonpsy.extract.sections import (
     Sentence,
     clause_bounds,
+    decides_treatment,
     deciding_sections,
     is_history_section,
     medication_list,
@@ -78,7 +79,7 @@ _PRN = re.compile(r"\b(?:prn|p\.r\.n\.?|as needed|as-needed|as required|when nee
                   r"stat)\b", re.I)
 #: A past time that only dates the start of a treatment still taken ("placed on Zoloft 10 years ago").
 _TX_ONSET = re.compile(r"\b(?:started|began|begun|placed on|put on|initiated|since|went on|has been on|has been "
-                       r"taking)\b", re.I)
+                       r"taking|prescribed)\b", re.I)
 _PRESENT = re.compile(r"\b(?:has|have|is|are|now|still|continues?|currently|persists?|remains?)\b", re.I)
 _REMISSION = re.compile(r"\bremission|remitted|resolved\b", re.I)
 
@@ -311,6 +312,10 @@ def treatment_status(m: Mention, frequency: str | None = None,
             return Decision(TreatmentStatus.refused, m.evidence("context.neg.refused"))
         return None
     listed = medication_list(s.section)
+    stop = next((t for t in ctx.trigger_ids if t.startswith("hist.stop")), None)
+    if stop is not None and not ctx.current:
+        # "recommend she stay off antidepressants", "Discontinue Provigil": stopped, whatever else frames it
+        return Decision(TreatmentStatus.past, m.evidence(f"context.{stop}"))
     if ctx.hypothetical and listed is None:
         hyp = [t for t in ctx.trigger_ids if t.startswith("hyp.")]
         if hyp and all(t == "hyp.prevention" for t in hyp):
@@ -322,7 +327,11 @@ def treatment_status(m: Mention, frequency: str | None = None,
         if frequency and _PRN.search(frequency):
             return Decision(TreatmentStatus.prn, m.evidence("cue.prn"))
         return Decision(TreatmentStatus.current, m.evidence(_context_rule(ctx, "current")))
-    if ctx.historical and not course_of_index_stay(s, ctx, m.index_is_admission):
+    onset_only = False
+    if ctx.historical and m.time is not None and only_time_words(s.text, ctx, m.times):
+        lo, hi = clause_bounds(s.text, m.start)
+        onset_only = bool(_TX_ONSET.search(s.text[lo:hi]))  # "placed on Zoloft 10 years ago": started then
+    if ctx.historical and not onset_only and not course_of_index_stay(s, ctx, m.index_is_admission):
         rule = _context_rule(ctx, "historical")
         if rule == "context.hist.once":
             return Decision(TreatmentStatus.prn, m.evidence(rule))
@@ -423,7 +432,8 @@ def resolve_treatment(votes: Sequence[Decision[TreatmentStatus]], *,
                       current_list: bool = False) -> Decision[TreatmentStatus]:
     """The status of a treatment from the statuses of its mentions.
 
-    Precedence: (1) a decision of the plan, the assessment or the discharge list (tier 2 and above): continue,
+    Precedence: (1) a decision of the plan, the assessment or the discharge list (``treatment_decisions`` in
+    ``rules/sections/sections.yaml``): continue,
     start, stop, recommend, refused -- the last one when several (a past mention there that only recalls the
     history is no decision); (2) being listed in a current medication list (as needed when so ordered); (3)
     being listed in a home list: past when the note also has a current list and the drug is not on it
@@ -433,8 +443,7 @@ def resolve_treatment(votes: Sequence[Decision[TreatmentStatus]], *,
     if not votes:
         raise ValueError("a treatment needs at least one status")
     ordered = sorted(votes, key=_position)
-    plan = [d for d in ordered if section_tier(d.evidence.section or "") >= 2 and _plan_decision(d)
-            and medication_list(d.evidence.section or "") != "home"]
+    plan = [d for d in ordered if decides_treatment(d.evidence.section or "") and _plan_decision(d)]
     if plan:
         return plan[-1]
     taken = (TreatmentStatus.current, TreatmentStatus.prn)

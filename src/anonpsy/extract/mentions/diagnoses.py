@@ -85,6 +85,11 @@ def is_instrument_name(text: str, start: int, end: int) -> bool:
 _SCALE_NOT_ELEVATED = re.compile(r"^\s*(?:sub)?scales?\s+(?:is|are|was|were)\s+not\s+elevated\b", re.I)
 
 
+#: A rating scale's band after its score, "PHQ-9 2 (minimal depression)": the score's reading, not a diagnosis.
+_SCORE_BAND_BEFORE = re.compile(r"\d\s*(?:/\s*\d+\s*)?[(,:;-]\s*(?:minimal|mild|moderate|moderately severe|severe|"
+                                r"no|subclinical|borderline)\s+$", re.I)
+
+
 def _blank_parentheticals(text: str) -> str:
     """Short parenthetical remarks replaced by spaces (offsets kept): "Stimulant (methamphetamine) use disorder"."""
     return re.sub(r"\((?:[^()]{1,30})\)", lambda m: " " * len(m.group(0)), text)
@@ -130,6 +135,8 @@ def find_diagnoses(text: str, section: str | None = None) -> list[tuple[int, int
                 continue
             if is_instrument_name(text, m.start(1), m.end(1)) and not _SCALE_NOT_ELEVATED.match(
                     text[m.end(1):m.end(1) + 60]):
+                continue
+            if _SCORE_BAND_BEFORE.search(text[max(0, m.start(1) - 40):m.start(1)]):
                 continue
             if any(a < m.end(1) and m.start(1) < b for a, b in seen):
                 continue

@@ -213,7 +213,7 @@ def _context_coverage(doc: Doc, cases: list[Case]) -> list[str]:
         inp = c.get("input")
         if not isinstance(inp, dict) or not isinstance(inp.get("text"), str):
             continue
-        exercised |= {t.rule.id for t in engine.triggers(inp["text"])}
+        exercised |= {t.rule.id for t in engine.triggers(inp["text"], inp.get("kind"))}
     rules = ContextRules.model_validate(doc).rules
     out += [f"no case contains a trigger of rule {r.id!r}" for r in rules if r.id not in exercised]
     return out
