@@ -9,7 +9,7 @@ Only :mod:`anonpsy.llm.client` touches the network. Typical use::
 """
 
 from anonpsy.llm.cache import ResponseCache, cache_key
-from anonpsy.llm.client import AsyncLLMClient, LLMClient, template_marker
+from anonpsy.llm.client import AsyncLLMClient, LLMClient, TranscriptionClient, template_marker
 from anonpsy.llm.config import LLMConfig, Profile, Temperatures, Timeouts, load_config, load_profile
 from anonpsy.llm.errors import (
     LLMConfigError,
@@ -41,6 +41,7 @@ __all__ = [
     "ResponseCache",
     "Temperatures",
     "Timeouts",
+    "TranscriptionClient",
     "cache_key",
     "list_templates",
     "load_config",
