@@ -64,6 +64,8 @@ V = TypeVar("V")
 #: the assessment also counts.
 _EXCLUDING = frozenset({"neg.criteria", "neg.backward", "neg.excluded_backward", "neg.anaphoric", "neg.without",
                         "neg.no_history_of"})
+#: Historical triggers that say the patient has a history of a diagnosis without saying it is over.
+_HISTORY_OF = frozenset({"context.hist.forward", "context.hist.bidirectional"})
 #: Which value a node keeps when its mentions disagree: the first listed wins.
 ASSERTION_PRECEDENCE: tuple[Assertion, ...] = (
     Assertion.present, Assertion.possible, Assertion.historical, Assertion.hypothetical, Assertion.absent,
@@ -236,10 +238,13 @@ def diagnosis_status(m: Mention) -> DiagnosisStatus:
     else:
         certainty = Decision(Certainty.confirmed, m.evidence("default"))
     rule = _historical(m, ctx, time_words=False)
+    episode = bool(re.search(r"\bepisode\b|\bMDE\b", s.text[m.start:m.end], re.I))
+    over = bool({"hist.backward", "hist.not_recently"} & set(ctx.trigger_ids)) or bool(_REMISSION.search(s.text))
+    if rule in _HISTORY_OF and s.section in deciding_sections() and not episode and not over:
+        rule = None  # "a history of schizophrenia" in the assessment: a diagnosis still held
     if rule is None and m.time is not None and is_past(m.time.spec):
         rule = "time.past"
     temporality = Decision(Temporality.past, m.evidence(rule)) if rule else default_time
-    episode = bool(re.search(r"\bepisode\b|\bMDE\b", s.text[m.start:m.end], re.I))
     history = rule is not None and (s.section not in deciding_sections() or episode)
     return DiagnosisStatus(owner, certainty, temporality, history=history, remitted=bool(_REMISSION.search(s.text)))
 
@@ -406,7 +411,7 @@ def resolve_diagnosis(votes: Sequence[DiagnosisStatus]) -> DiagnosisStatus:
     win = ordered[-1]
     assert win.certainty is not None
     if win.certainty.value != Certainty.confirmed:
-        return win
+        return dataclasses.replace(win, history=False)
     confirmed = [v for v in pool if v.certainty is not None and v.certainty.value == Certainty.confirmed]
     current = [v for v in confirmed if v.temporality.value == Temporality.current]
     if current:
