@@ -56,8 +56,17 @@ _NON_CLINICAL_SECTIONS = {"medications", "home_medications", "discharge_medicati
                           "allergies", "labs"}
 _LAB_SURFACE = re.compile(r"\b(?:BAL|BAC|blood alcohol|breathaly[sz]er|UDS|tox(?:icology)? screen|drug screen|"
                           r"positive for)\b", re.I)
-_SPECIFIERS = re.compile(r"\bwith (?:peripartum onset|psychotic features|anxious distress|mixed features|"
+_SPECIFIERS = re.compile(r"\bwith (?:peripartum onset|psychotic features|anxious distress|mixed features(?! of)|"
                          r"seasonal pattern|melancholic features|catatonia)\b", re.I)
+_SPECIFIER_STOP = re.compile(r"[;.]")
+
+
+def _own_specifiers(text: str, end: int, next_start: int) -> tuple[str, ...]:
+    """The course specifiers written after one diagnosis mention, before the next diagnosis or the end of its
+    list item: a specifier of another diagnosis in the same sentence is not this one's."""
+    stop = _SPECIFIER_STOP.search(text, end, next_start)
+    window = text[end:stop.start() if stop else next_start]
+    return tuple(x.lower() for x in _SPECIFIERS.findall(window))
 
 
 def _mention(s: Sentence, start: int, end: int, times: Sequence[TimeMention], acc: Accumulator) -> Mention:
@@ -124,8 +133,10 @@ def add_diagnoses(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -
     """Diagnosis mentions of one sentence: a relative's goes to the family history; a patient's is recorded with
     its status (``acc.dx_votes``) and resolved into one node by :func:`finalize_diagnoses`."""
     rules = dsm_rules.load_dsm()
-    for start, end, rule_id in find_diagnoses(s.text, s.section):
+    found = sorted(find_diagnoses(s.text, s.section))
+    for i, (start, end, rule_id) in enumerate(found):
         rule = rules[rule_id]
+        next_start = next((b for b, _, _ in found[i + 1:] if b >= end), len(s.text))
         mention = _mention(s, start, end, times, acc)
         status = diagnosis_status(mention)
         if status.family is not None:
@@ -138,7 +149,7 @@ def add_diagnoses(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -
         spec = mention.time.spec if mention.time is not None else None
         acc.dx_names.setdefault(did, (rule.name, rule.id))
         acc.dx_votes.setdefault(did, []).append(DiagnosisVote(
-            status, s.index, s.text.strip(), spec, tuple(x.lower() for x in _SPECIFIERS.findall(s.text))))
+            status, s.index, s.text.strip(), spec, _own_specifiers(s.text, end, next_start)))
 
 
 def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -> None:
