@@ -169,17 +169,22 @@ def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
             continue
         spec = mention.time.spec if mention.time is not None else None
         acc.condition_votes.setdefault(m.id, []).append(DiagnosisVote(status, s.index, s.text.strip(), spec))
-        acc.condition_names.setdefault(m.id, condition_name(m))
+        acc.condition_names.setdefault(m.id, condition_name(m, s.text))
 
 
-def condition_name(m: lexicon.TermMatch) -> str:
+_LATERALITY = re.compile(r"\b(right|left|bilateral)[ -]$", re.I)
+
+
+def condition_name(m: lexicon.TermMatch, text: str | None = None) -> str:
     """How a condition is named in the graph: the lexicon phrasing the note used ("cerebellar infarct",
-    "glioblastoma"), or the headword for an abbreviation ("CVA" -> "stroke"). Only lexicon phrases, never other
-    words of the note."""
+    "glioblastoma") with the side written just before it ("right cerebellar infarct"), or the headword for an
+    abbreviation ("CVA" -> "stroke"). Only lexicon phrases and a side, never other words of the note."""
     surface = " ".join(m.surface.split())
     if surface.isupper() or len(surface) <= 4:
         return m.headword
-    return re.sub(r"[’']s\b", "", surface.lower())
+    name = re.sub(r"[’']s\b", "", surface.lower())
+    side = _LATERALITY.search(text[max(0, m.start - 12):m.start]) if text is not None else None
+    return f"{side.group(1).lower()} {name}" if side else name
 
 
 def finalize_conditions(acc: Accumulator) -> None:
