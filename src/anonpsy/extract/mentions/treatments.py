@@ -30,20 +30,9 @@ LAB_AFTER = re.compile(r"^\s*(?:levels?\b|level was\b|concentrations?\b|(?:was |
                         r"g/dL|nmol/L|pmol/L|fL)\b)", re.I)
 
 
-@lru_cache(maxsize=1)
-def _capital_aliases() -> frozenset[str]:
-    """Aliases the lexicon writes in capitals (MOM, NTG, IUD): abbreviations that are ordinary words otherwise."""
-    return frozenset(a.casefold() for e in lexicon.medication_lexicon().rules for a in e.aliases
-                     if a.isupper() and len(a) <= 6)
-
-
 def medication_mentions(sentence: str) -> list[lexicon.TermMatch]:
-    """Drug names of the medication lexicon that are not followed by a laboratory value. An abbreviation the
-    lexicon writes in capitals counts only when written in capitals ("MOM", not "my mom")."""
-    caps = _capital_aliases()
-    return [m for m in lexicon.find_terms(sentence, "medication")
-            if not LAB_AFTER.match(sentence[m.end:m.end + 30])
-            and not (m.surface.casefold() in caps and not m.surface.isupper())]
+    """Drug names of the medication lexicon that are not followed by a laboratory value."""
+    return [m for m in lexicon.find_terms(sentence, "medication") if not LAB_AFTER.match(sentence[m.end:m.end + 30])]
 
 
 def therapy_mentions(sentence: str) -> list[lexicon.TermMatch]:
