@@ -202,3 +202,19 @@ def test_ruled_out_diagnoses_claim_nothing_for_dsm_rules() -> None:
     assert [v.code for v in validate(g)] == ["DSM_SEX_MISMATCH"]
     excluded = g.model_copy(update={"diagnoses": [dx.model_copy(update={"certainty": Certainty.ruled_out})]})
     assert validate(excluded) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "absent"),
+    [
+        ("Psychomotor:  Behavior is within normal limits without agitation or retardation.",
+         {"psychomotor agitation", "psychomotor retardation"}),
+        ("There was no psychomotor agitation or retardation.", {"psychomotor agitation", "psychomotor retardation"}),
+        ("No auditory or visual hallucinations.", {"auditory hallucination", "visual hallucination"}),
+        ("No agitation or anxiety.", {"psychomotor agitation", "anxiety"}),
+    ],
+)
+def test_a_symptom_named_by_ellipsis_keeps_the_denial(text: str, absent: set[str]) -> None:
+    g = extract(text, case_id="ellipsis")
+    assert {s.headword for s in g.symptoms if s.assertion.value == Assertion.absent} == absent
+    assert not [s for s in g.symptoms if s.assertion.value != Assertion.absent]

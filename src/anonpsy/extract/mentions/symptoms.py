@@ -38,6 +38,14 @@ def _elided(text: str, found: list[lexicon.TermMatch]) -> list[lexicon.TermMatch
     out: list[lexicon.TermMatch] = []
     for m in found:
         words = m.surface.split()
+        head = m.headword.split()
+        if len(words) == 1 and len(head) > 1 and head[-1].casefold() == words[0].casefold():
+            # "Psychomotor: without agitation or retardation": the headword says what the bare head shares
+            after = _JOIN_AFTER.match(text[m.end:])
+            if after is not None:
+                start = m.end + after.start(1)
+                out += _term_for(f"{' '.join(head[:-1])} {after.group(1)}", start, start + len(after.group(1)), text)
+            continue
         if len(words) < 2:
             continue
         before = _JOIN_BEFORE.search(text, 0, m.start)
