@@ -59,6 +59,10 @@ _LAB_SURFACE = re.compile(r"\b(?:BAL|BAC|blood alcohol|breathaly[sz]er|UDS|tox(?
 _SPECIFIERS = re.compile(r"\bwith (?:peripartum onset|psychotic features|anxious distress|mixed features(?! of)|"
                          r"seasonal pattern|melancholic features|catatonia)\b", re.I)
 _SPECIFIER_STOP = re.compile(r"[;.]")
+#: The patient telling a symptom as present (a symptom so told and denied elsewhere is a contradiction of the
+#: note, kept as read, not a symptom of the past).
+_REPORTED_NOW = re.compile(r"\b(?:reports?|reporting|endorses?|endorsing|complains? of|complaining of|admits? to|"
+                           r"presents? with|is experiencing|has been experiencing|currently|now|today)\b[^.;]*$", re.I)
 
 
 def _own_specifiers(text: str, end: int, next_start: int) -> tuple[str, ...]:
@@ -117,6 +121,9 @@ def add_symptoms(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) ->
                 sx.assertion, sx.assertion_evidence = decision.value, decision.evidence
         if not historical:
             acc.present.add(sid)
+            acc.last_present[sid] = s.start
+            if decision.evidence.rule_id != "default" or _REPORTED_NOW.search(s.text[:m.start]):
+                acc.cued_present.add(sid)
             if not _LAB_SURFACE.search(m.surface):
                 acc.flaggable.add(m.headword)
         if spec is not None and not (historical and spec.ongoing):
@@ -331,6 +338,25 @@ def _stop_reason(votes: Sequence[Decision[TreatmentStatus]], sents: Sequence[Sen
                 and not medication_mentions(sents[i + 1].text)):
             texts.append(sents[i + 1].text)
     return reason_table().reason(texts)
+
+
+def denied_since(acc: Accumulator) -> None:
+    """A symptom the note tells without a cue ("she lost interest in activities", "he experienced visual
+    hallucinations while intoxicated") and explicitly denies after its last such mention ("She has no
+    anhedonia") had it before and has it no more: historical, decided by the denial (rule
+    ``assembly.denied_since``). A symptom a cue asserts ("reports", "endorses", "currently") is left as read."""
+    for sid, sx in acc.symptoms.items():
+        den = acc.unasserted_sx.get(sid)
+        if (den is None or den.assertion != Assertion.absent or sid in acc.cued_present
+                or sx.assertion != Assertion.present or sid not in acc.last_present):
+            continue
+        ev = den.assertion_evidence
+        if ev is None or ev.start is None or ev.start <= acc.last_present[sid]:
+            continue
+        sx.assertion, sx.current_symptom = Assertion.historical, False
+        sx.assertion_evidence = ev.model_copy(update={"rule_id": "assembly.denied_since"})
+        acc.present.discard(sid)
+        acc.flaggable.discard(sx.headword)
 
 
 def present_today(acc: Accumulator) -> None:
