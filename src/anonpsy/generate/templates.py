@@ -153,6 +153,9 @@ _THOUGHT_VERB_RE = re.compile(
 _KIN = re.compile(r"^(?:(?:maternal|paternal|older|younger) )?(?:mother|father|sister|brother|grandmother|grandfather|"
                   r"parent|sibling)$", re.I)
 _PAST_CUE = re.compile(r"\b(?:at (?:that|the) time|previously|ago|in the past|back then)\b", re.I)
+#: A recorded reason that is a sentence about the patient ("This is a 31-year-old female who was referred by
+#: herself"), not a complaint: the current symptoms say why instead.
+_NOT_A_COMPLAINT = re.compile(r"\b(?:year[- ]old|this is|is an?|was referred|referred by|who)\b", re.I)
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|my|me|we|our)\b|[\"“”]")
 
 
@@ -276,7 +279,7 @@ class Renderer:
         """The reason for the visit: as recorded when it is a short clinical phrase; a patient's own words
         (quotes, first person) are summarised by the current symptoms instead, since quotes identify."""
         raw = strip_end(self.g.visit_event.reason_for_visit or "").strip("\"'“”")
-        if raw and not _FIRST_PERSON.search(raw) and len(raw.split()) <= 12:
+        if raw and not _FIRST_PERSON.search(raw) and not _NOT_A_COMPLAINT.search(raw) and len(raw.split()) <= 12:
             return raw[:1].lower() + raw[1:] if not raw[:2].isupper() else raw
         current = [s.headword for s in self.g.symptoms if s.current_symptom and s.assertion == Assertion.present]
         return join(current[:3])
