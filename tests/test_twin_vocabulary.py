@@ -100,3 +100,15 @@ def test_missing_matcher_library_is_a_one_line_error(monkeypatch: pytest.MonkeyP
     with pytest.raises(AnonpsyError) as err:
         v.PhraseMatcher([])
     assert err.value.code == "T100" and "pyahocorasick" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_vocabulary_concepts_are_named_with_a_form_read_as_themselves() -> None:
+    """A name that a project lexicon reads first ("fatigue" for R53) would make a generated document name the
+    project's concept; every vocabulary concept that text can name at all is named by a form read as itself."""
+    m = matcher()
+    forms = {e.id: (*e.surfaces, *e.abbreviations) for e in v.load_vocabulary().entries}
+    reads = lambda s: [(x.start, x.end, x.concept) for x in m.spans(s)]  # noqa: E731
+    for cid, fs in forms.items():
+        if cid in H and any(reads(f) == [(0, len(f), cid)] for f in fs):
+            assert reads(H.name(cid)) == [(0, len(H.name(cid)), cid)], cid
+    assert H.name("sx:R53") != "fatigue" and reads(H.name("sx:R53")) == [(0, len(H.name("sx:R53")), "sx:R53")]

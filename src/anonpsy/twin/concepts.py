@@ -232,10 +232,14 @@ def test_groups() -> tuple[TestGroup, ...]:
     return tuple(_group_tests())
 
 
-def build_hierarchy(collides: Callable[[str], bool] | None = None, *, general_vocabulary: bool = True) -> Hierarchy:
+def build_hierarchy(collides: Callable[[str], bool] | None = None, *, general_vocabulary: bool = True,
+                    reads_as: Callable[[str], str | None] | None = None) -> Hierarchy:
     """The hierarchy from the project's rules and, with ``general_vocabulary``, the general clinical vocabulary of
     ``rules/twin`` (:mod:`~anonpsy.twin.vocabulary`). ``collides(name)`` tells whether a generalisation's display
-    name would be read as a specific concept; such a node is left out and its children attach to the next level."""
+    name would be read as a specific concept; such a node is left out and its children attach to the next level.
+    ``reads_as(name)`` tells which concept a whole name is read as: a vocabulary concept is named by the first of
+    its forms that reads as itself (a form that a project lexicon reads first, such as "fatigue", would make a
+    generated document name the project's concept instead)."""
     nodes: list[Concept] = []
     titles = chapter_titles()
     skipped: dict[str, str | None] = {}  # generalisation left out -> where its children go
@@ -320,9 +324,13 @@ def build_hierarchy(collides: Callable[[str], bool] | None = None, *, general_vo
             got = general(n.id, n.type, n.name, parent_of(n.parent), n.level)  # type: ignore[arg-type]
             if got is not None:
                 have.add(got)
+        forms = {e.id: (*e.surfaces, *e.abbreviations) for e in vocab.entries}
         for n in vocab.nodes:
             if n.level == 0 and n.id not in have:
-                nodes.append(Concept(n.id, n.type, n.name, parent_of(n.parent), 0))  # type: ignore[arg-type]
+                name = n.name
+                if reads_as is not None and reads_as(name) != n.id:
+                    name = next((f for f in forms.get(n.id, ()) if reads_as(f) == n.id), name)
+                nodes.append(Concept(n.id, n.type, name, parent_of(n.parent), 0))  # type: ignore[arg-type]
                 have.add(n.id)
     return Hierarchy(nodes)
 

@@ -238,6 +238,11 @@ class Matcher:
         """Is the whole of ``name`` read as one specific concept?"""
         return any(s.start == 0 and s.end == len(name) for s in _resolve(self._raw(name)))
 
+    def reads_as(self, name: str) -> str | None:
+        """The one concept that the whole of ``name`` is read as, or None."""
+        spans = _resolve(self._raw(name))
+        return spans[0].concept if len(spans) == 1 and spans[0].start == 0 and spans[0].end == len(name) else None
+
     # -- documents -------------------------------------------------------------------------------------------------
 
     def document(self, text: str) -> DocumentMentions:
@@ -323,7 +328,8 @@ def matcher(types: tuple[str, ...] = ENTITY_TYPES) -> Matcher:
 @lru_cache(maxsize=1)
 def default_hierarchy() -> Hierarchy:
     """The project's hierarchy, generalisations whose names read as a specific concept left out (cached)."""
-    return build_hierarchy(collides=Matcher(ENTITY_TYPES).collides)
+    m = Matcher(ENTITY_TYPES)
+    return build_hierarchy(collides=m.collides, reads_as=m.reads_as)
 
 
 def entity_type_of(concept: str) -> EntityType | None:
