@@ -196,18 +196,23 @@ def test_malformed_json_after_its_retries_spends_the_reask(template: PromptTempl
 
 def test_http_faults_and_reply_faults_share_one_retry_budget(template: PromptTemplate) -> None:
     faults = [Fault("http_500", at=0), Fault("empty", at=1), Fault("http_500", at=2)]
-    with ScriptedOpenAIServer(script={"echo": GOOD}, faults=faults) as srv:
-        with LLMClient(config(srv, retries=2)) as client, pytest.raises(LLMHTTPError):
-            ask(client, template)
+    with (
+        ScriptedOpenAIServer(script={"echo": GOOD}, faults=faults) as srv,
+        LLMClient(config(srv, retries=2)) as client,
+        pytest.raises(LLMHTTPError),
+    ):
+        ask(client, template)
     assert [r.status for r in srv.chat_requests] == [500, 200, 500]
 
 
 def test_schema_violation_is_not_retried_but_reasked(template: PromptTemplate) -> None:
-    with ScriptedOpenAIServer(script={"echo": GOOD}, faults=[Fault("schema_violation")]) as srv:
-        with LLMClient(config(srv)) as client:
-            assert ask(client, template, case_id="s") == GOOD
-            assert client.metrics.summary("s")["reasks"] == 1
-            assert client.metrics.summary("s")["retries"] == 0
+    with (
+        ScriptedOpenAIServer(script={"echo": GOOD}, faults=[Fault("schema_violation")]) as srv,
+        LLMClient(config(srv)) as client,
+    ):
+        assert ask(client, template, case_id="s") == GOOD
+        assert client.metrics.summary("s")["reasks"] == 1
+        assert client.metrics.summary("s")["retries"] == 0
 
 
 def test_schema_violation_twice_raises_reply_error(template: PromptTemplate) -> None:
