@@ -199,10 +199,11 @@ def test_http_faults_and_reply_faults_share_one_retry_budget(template: PromptTem
     with (
         ScriptedOpenAIServer(script={"echo": GOOD}, faults=faults) as srv,
         LLMClient(config(srv, retries=2)) as client,
-        pytest.raises(LLMHTTPError),
+        pytest.raises(LLMHTTPError) as info,
     ):
         ask(client, template)
     assert [r.status for r in srv.chat_requests] == [500, 200, 500]
+    assert info.value.attempts == 3, "the error counts every request of the ask"
 
 
 def test_schema_violation_is_not_retried_but_reasked(template: PromptTemplate) -> None:

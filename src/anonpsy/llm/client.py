@@ -292,6 +292,7 @@ class _Budget:
 
     limit: int
     used: int = 0
+    requests: int = 0  # requests sent for this ask, whatever their outcome
 
     def take(self) -> bool:
         """Use one retry; False when none is left."""
@@ -495,13 +496,17 @@ class _Core:
         stats: _Stats,
         budget: _Budget,
     ) -> _Step[_Reply]:
-        """One logical request: retries on retryable failures, format fallback. Returns the reply text."""
-        attempts = 0
+        """One logical request: retries on retryable failures, format fallback. Returns the reply text.
+
+        Errors report as ``attempts`` every request of the ask so far (``budget.requests``), transient reply
+        faults included.
+        """
         while True:
             used = self._mode_index
             mode: StructuredOutput = self._chain[used] if schema is not None else "none"
             post = self._build(mode, messages, template, temperature, seed, schema)
-            attempts += 1
+            budget.requests += 1
+            attempts = budget.requests
             stats.requests += 1
             resp = yield post
             assert resp is not None
