@@ -194,6 +194,16 @@ def test_malformed_json_after_its_retries_spends_the_reask(template: PromptTempl
     assert messages[-1]["role"] == "user" and "not valid JSON" in messages[-1]["content"]
 
 
+def test_a_reply_cut_at_max_tokens_is_reasked_at_once_with_a_hint(template: PromptTemplate) -> None:
+    with ScriptedOpenAIServer(script={"echo": GOOD}, faults=[Fault("truncated")]) as srv:
+        with LLMClient(config(srv)) as client:
+            assert ask(client, template, case_id="t") == GOOD
+            summary = client.metrics.summary("t")
+        reask = srv.chat_requests[-1].body
+    assert summary["retries"] == 0 and summary["reasks"] == 1, "asking again unchanged would be cut the same way"
+    assert reask is not None and "answer more briefly" in reask["messages"][-1]["content"]
+
+
 def test_http_faults_and_reply_faults_share_one_retry_budget(template: PromptTemplate) -> None:
     faults = [Fault("http_500", at=0), Fault("empty", at=1), Fault("http_500", at=2)]
     with (

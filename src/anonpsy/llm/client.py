@@ -228,6 +228,14 @@ def check_reply(
     return value, []
 
 
+def _truncated(problem: Problem) -> Problem:
+    return Problem(
+        f"{problem.safe} (reply cut at max_tokens)",
+        f"{problem.detail} Your reply was cut off at the token limit: answer more briefly.",
+        False,
+    )
+
+
 def reask_message(problems: list[Problem]) -> str:
     """The user message of the single re-ask."""
     lines = "\n".join(f"- {p.detail}" for p in problems[:20])
@@ -322,6 +330,7 @@ class _Reply:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    truncated: bool = False  # the server stopped at max_tokens (finish_reason / done_reason "length")
 
 
 class _Core:
@@ -467,9 +476,11 @@ class _Core:
                     "prompt_tokens": payload.get("prompt_eval_count", 0),
                     "completion_tokens": payload.get("eval_count", 0),
                 }
+                finish = payload.get("done_reason")
             else:
                 content = payload["choices"][0]["message"].get("content")
                 usage = payload.get("usage") or {}
+                finish = payload["choices"][0].get("finish_reason")
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
             raise LLMHTTPError(
                 status, template_id=template_id, attempts=attempts, reason="response is not a chat completion"
@@ -482,7 +493,12 @@ class _Core:
         def _int(v: Any) -> int:
             return int(v) if isinstance(v, int | float) else 0
 
-        return _Reply(content or "", _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")))
+        return _Reply(
+            content or "",
+            _int(usage.get("prompt_tokens")),
+            _int(usage.get("completion_tokens")),
+            truncated=finish == "length",
+        )
 
     # -- the state machine ---------------------------------------------------------------------------------
 
@@ -639,6 +655,9 @@ class _Core:
                     )
                     if want_json:
                         value, problems = check_reply(reply.content, schema, model_cls)
+                        if problems and reply.truncated:
+                            # Cut at max_tokens: asking again unchanged would be cut the same way.
+                            problems = [_truncated(p) for p in problems]
                     else:
                         value = reply.content
                         problems = (

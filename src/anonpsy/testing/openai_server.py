@@ -45,6 +45,7 @@ FaultKind = Literal[
     "malformed_json",
     "schema_violation",
     "empty",
+    "truncated",
     "reject_format",
     "content",
 ]
@@ -65,6 +66,7 @@ class Fault:
     * ``timeout``: wait ``delay`` seconds, then answer normally (the client should have given up);
     * ``malformed_json``: content ``{"echo": ...`` (not JSON); ``schema_violation``: content ``{}`` (valid
       JSON that misses required fields); ``empty``: empty content; ``content``: the given ``content``;
+    * ``truncated``: the same unterminated JSON with ``finish_reason: "length"`` (cut at ``max_tokens``);
     * ``reject_format``: 400 naming ``response_format`` when the request's response_format type is in
       ``formats`` (``json_object+schema`` is llama-cpp-python's form, ``ollama_format`` the ``format`` field).
     """
@@ -339,7 +341,7 @@ class ScriptedOpenAIServer:
             if kind == "timeout":
                 delay += fault.delay
                 content = self._scripted_content(template_id, body)
-            elif kind == "malformed_json":
+            elif kind in ("malformed_json", "truncated"):
                 content = '{"echo": "unterminated'
             elif kind == "schema_violation":
                 content = "{}"
@@ -372,7 +374,11 @@ class ScriptedOpenAIServer:
                 "created": int(time.time()),
                 "model": body.get("model", self.model),
                 "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": text},
+                        "finish_reason": "length" if fault is not None and fault.kind == "truncated" else "stop",
+                    }
                 ],
                 "usage": {
                     "prompt_tokens": prompt_tokens,
