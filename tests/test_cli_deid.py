@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from anonpsy import pipeline
 from anonpsy.cli import main
@@ -251,3 +253,43 @@ def test_mask_first_removes_direct_identifiers_before_extraction(tmp_path: Path)
     graph = (emit / f"{CASE.stem}.graph.yaml").read_text(encoding="utf-8")
     for ident in ("Okonkwo-Banks", "(253) 555-0127", "77102934", "Renee Banks"):
         assert ident not in graph, "direct identifiers are gone before any other step"
+
+
+_RESULT: list[pipeline.DeidResult] = []
+
+
+def _prepared() -> pipeline.DeidResult:
+    if not _RESULT:
+        _RESULT.append(pipeline.deid_text(CASE.read_text(encoding="utf-8"), seed=7, case_id=CASE.stem))
+    return _RESULT[0]
+
+
+@settings(max_examples=20, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(leaks=st.integers(0, 2), violations=st.integers(0, 2), allow_leaks=st.booleans(), quarantine=st.booleans(),
+       fmt=st.sampled_from(["text", "json", "yaml"]), to_stdout=st.booleans())
+@example(leaks=1, violations=0, allow_leaks=False, quarantine=False, fmt="text", to_stdout=True)
+def test_an_output_is_written_only_when_it_passed_the_audits(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory, leaks: int, violations: int,
+    allow_leaks: bool, quarantine: bool, fmt: str, to_stdout: bool,
+) -> None:
+    base = _prepared()
+    leak = pipeline.Leak(kind="LOCATION", source_start=0, source_end=1, output_start=0, output_end=1)
+    result = pipeline.DeidResult(
+        case_id=base.case_id, original=base.original, perturbed=base.perturbed, text=base.text,
+        audit=base.audit.model_copy(update={"violations": [{"code": "V9", "message": "m"}] * violations}),
+        leaks=pipeline.LeakAudit(checked=5, leaks=[leak] * leaks),
+    )
+    monkeypatch.setattr(pipeline, "deid_text", lambda *a, **k: result)
+    tmp = tmp_path_factory.mktemp("w")
+    out, q = tmp / "out", tmp / "q"
+    args = ["deid", str(CASE), "--format", fmt, *([] if to_stdout else ["-o", str(out)])]
+    args += ["--allow-leaks"] * allow_leaks + ["--quarantine", str(q)] * quarantine
+    res = run(*args)
+    accepted = violations == 0 and (leaks == 0 or allow_leaks)
+    assert res.exit_code == (0 if accepted else 1)
+    assert out.exists() == (accepted and not to_stdout)
+    assert bool(res.stdout) == (accepted and to_stdout)
+    assert q.exists() == (quarantine and not accepted)
+    if not accepted:
+        code = "E131" if violations else "E130"
+        assert res.stderr.startswith(f"{code} {CASE.stem}: ") and res.stderr.count("\n") == 1

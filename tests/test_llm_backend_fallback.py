@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
 from anonpsy import cli_deid
@@ -45,6 +47,7 @@ from llm_replies.responder import Responder, rules_graph
 
 CASE = next(p for p in CASES if p.stem == "12_bipolar_mania_lithium")
 P_CASE = next(p for p in CASES if p.stem == "04_mdd_peripartum")  # calls every perturbation template
+SHORT = min(CASES, key=lambda p: len(p.read_text(encoding="utf-8")))
 STEP_CODES = {"E123", "E124", "E125", "E127"}
 
 
@@ -285,3 +288,19 @@ def test_the_mixed_fault_run_is_reproducible() -> None:
         return r.text, [(f.step, f.code) for f in r.audit.fallbacks]
 
     assert once() == once()
+
+
+@settings(max_examples=15, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10**6), rate=st.sampled_from([0.1, 0.3, 0.5]))
+@example(seed=0, rate=0.5)
+def test_every_failed_model_step_is_a_recorded_fallback(seed: int, rate: float) -> None:
+    mix = FaultMix(rate, seed=seed, retry_after="0")
+    with ScriptedOpenAIServer(responder=Responder(), fault_mix=mix) as srv, LLMClient(
+        config(srv, timeouts={"read": 60.0}, retry_after_cap=0.0)
+    ) as client:
+        r = deid_with_llm(SHORT.read_text(encoding="utf-8"), seed=seed, case_id=SHORT.stem, llm=client)
+        failures = client.metrics.summary(SHORT.stem)["failures"]
+    assert len([f for f in r.audit.fallbacks if f.step != "extract_graph"]) == failures
+    assert all(f.backend == "rules-fallback" and f.code in STEP_CODES for f in r.audit.fallbacks)
+    assert r.stats["fallbacks"] == len(r.audit.fallbacks)
+    assert r.audit.violations == [] and check(r.original, r.perturbed) == []
