@@ -387,7 +387,8 @@ def _progress(no_progress: bool, llm: bool) -> Any:
 @click.option("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, show_default=True, help="Per-case size limit.")
 @click.option("--no-progress", is_flag=True, help="Do not show the progress bar (it is shown only on a terminal).")
 @click.option("--backend", type=click.Choice(["rules", "llm"]), default="rules", show_default=True)
-@click.option("--allow-leaks", is_flag=True, help="Write outputs whose leak audit is not empty (still counted).")
+@click.option("--allow-leaks", is_flag=True,
+              help="Write outputs whose leak audit is not empty (the summary keeps their leak counts).")
 @click.option("--quarantine", type=click.Path(path_type=Path), metavar="DIR",
               help="Write rejected outputs (leak audit or invariant failed) here, apart from OUTDIR/cases.")
 @llm_server_options
