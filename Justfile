@@ -36,3 +36,7 @@ bench-llm:
     python tests/bench/bench_llm_throughput.py
     python tests/bench/bench_llm_throughput.py --processes 2
     python tests/bench/bench_llm_faults.py --rate 0.3
+
+# Synthetic questionnaire tables: evaluate on two 564 x 12 tables with 5,000 bootstrap replicates (target <= 30 s).
+bench-tabular:
+    python tests/bench/bench_tabular.py

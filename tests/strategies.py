@@ -197,3 +197,54 @@ def feasible_graphs(draw: Any) -> CaseGraph:
     g = normalize(g)
     assume(not dsm_violations(g))
     return g
+
+
+WORDS = ["the", "patient", "reports", "low", "mood", "and", "poor", "sleep", "sertraline", "50", "mg", "daily",
+         "she", "was", "seen", "in", "clinic", "for", "anxiety", "denies", "suicidal", "ideation", "at", "bedtime"]
+
+
+@st.composite
+def word_texts(draw: Any, min_words: int = 0, max_words: int = 60) -> str:
+    """Clinical-looking text from a small vocabulary (drug, dose and frequency words included), with sentence
+    ends: ``"the patient reports low mood. sertraline 50 mg daily and poor sleep."``"""
+    words = draw(st.lists(st.sampled_from(WORDS), min_size=min_words, max_size=max_words))
+    ends = draw(st.lists(st.booleans(), min_size=len(words), max_size=len(words)))
+    return " ".join(w + ("." if e else "") for w, e in zip(words, ends, strict=True))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Coded questionnaire tables (anonpsy.tabular)
+
+
+@st.composite
+def coded_table_pairs(draw: Any, max_rows: int = 25, max_cols: int = 5, max_categories: int = 4) -> Any:
+    """Two integer-coded tables over the same columns and category counts, as numpy arrays, and the sizes.
+
+    e.g. (array([[0, 2], [1, 0]]), array([[1, 1], [0, 2], [1, 0]]), [2, 3])
+    """
+    import numpy as np
+
+    p = draw(st.integers(1, max_cols))
+    sizes = [draw(st.integers(1, max_categories)) for _ in range(p)]
+
+    def table(n: int) -> Any:
+        rows = [[draw(st.integers(0, m - 1)) for m in sizes] for _ in range(n)]
+        return np.asarray(rows, dtype=np.int64).reshape(n, p)
+
+    a = table(draw(st.integers(2, max_rows)))
+    b = table(draw(st.integers(2, max_rows)))
+    return a, b, sizes
+
+
+@st.composite
+def item_matrices(draw: Any, max_rows: int = 30, max_items: int = 6, top: int = 4) -> Any:
+    """An ``(n, k)`` float matrix of Likert answers 0..top, k >= 2 items.
+
+    e.g. array([[0., 3.], [2., 2.], [4., 1.]])
+    """
+    import numpy as np
+
+    k = draw(st.integers(2, max_items))
+    n = draw(st.integers(3, max_rows))
+    rows = [[draw(st.integers(0, top)) for _ in range(k)] for _ in range(n)]
+    return np.asarray(rows, dtype=float)

@@ -152,3 +152,42 @@ def test_failures_give_exit_1_and_are_listed(corpus: Path, tmp_path: Path) -> No
     assert "1 failures" in result.stdout
     md = (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
     assert "### Failures" in md and "| judge | diagnosis | phi-mask | 01_adhd_child | E125" in md
+
+
+FACTS = """\
+- note_id: 01_adhd_child
+  diagnoses:
+    - {label: attention-deficit/hyperactivity disorder, mentions: [ADHD], status: affirmed}
+  medications: []
+  denied: [suicidal ideation]
+"""
+
+
+def test_facts_beside_the_corpus_add_the_independent_fidelity_scores(tmp_path: Path) -> None:
+    corpus = copy_cases(tmp_path / "corpus", ("01_adhd_child", "05_erectile_disorder"))
+    (corpus / "facts.yaml").write_text(FACTS, encoding="utf-8")
+    out = tmp_path / "report"
+    result = CliRunner().invoke(main, ["evaluate", str(corpus), "--methods", "anonpsy-rules,phi-mask", "-o",
+                                       str(out), "--no-figures", "--no-cache"])
+    assert result.exit_code == 0, result.output
+    assert "fidelity original: affirmed dx recall" in result.stdout and "fidelity phi-mask:" in result.stdout
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "## Clinical fidelity (facts annotations, independent scorer)" in md and "1 of 2 cases annotated" in md
+    assert "| 01_adhd_child | original |" in md and "| 01_adhd_child | anonpsy-rules |" in md
+    assert "Round-trip diagnosis soft-F1" in md
+    data = json.loads((out / "evaluation.json").read_text(encoding="utf-8"))
+    fid = data["fidelity"]["methods"]
+    assert set(fid) == {"original", "anonpsy-rules", "phi-mask"}
+    assert fid["original"]["cases"]["01_adhd_child"]["affirmed_dx_recall"] == 1.0
+    row = next(r for r in data["rows"] if r["case_id"] == "01_adhd_child" and r["method"] == "phi-mask")
+    assert {"affirmed_dx_recall", "contradictions", "longest_copied_run", "roundtrip_dx_f1"} <= set(row)
+
+
+def test_bad_facts_file_is_a_one_line_error(corpus: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "facts.yaml"
+    bad.write_text(FACTS.replace("status: affirmed", "status: certain"), encoding="utf-8")
+    result = CliRunner().invoke(main, ["evaluate", str(corpus), "--methods", "anonpsy-rules", "-o",
+                                       str(tmp_path / "r"), "--facts", str(bad)])
+    assert result.exit_code == 2
+    _one_line_error(result.stderr, "E103 facts.yaml:3:")
+    assert "certain" not in result.stderr and not (tmp_path / "r").exists()

@@ -99,7 +99,7 @@ def test_every_case_and_method_gets_every_base_metric(run: Evaluation) -> None:
     for row in run.rows:
         for metric in BASE_METRICS:
             assert not math.isnan(row[metric]), (row["case_id"], row["method"], metric)
-        for metric in ("cosine", "soft_f1", "rouge_l", "reid_hit", "structure_f1"):
+        for metric in ("cosine", "roundtrip_dx_f1", "rouge_l", "reid_hit", "structure_f1"):
             assert 0.0 <= row[metric] <= 1.0
         assert row["leak_count"] >= 0
     assert run.metrics() == list(BASE_METRICS)
@@ -113,7 +113,7 @@ def test_masking_stays_verbatim_and_the_pipeline_rewrites(run: Evaluation) -> No
         assert masked["cosine"] > rewritten["cosine"]
         # The masking stage keeps every sentence, so the re-extracted graph equals the original's.
         assert masked["structure_f1"] == pytest.approx(1.0)
-    assert run.mean("anonpsy-rules", "soft_f1") >= 0.5
+    assert run.mean("anonpsy-rules", "roundtrip_dx_f1") >= 0.5
 
 
 def test_corpus_level_reidentification_and_timing(run: Evaluation) -> None:
@@ -129,9 +129,9 @@ def test_ground_truth_is_used_when_given_else_the_extractor(cases: list[Case]) -
     no_gt = Case(gt.case_id, gt.text, None)
     wrong = Case(gt.case_id, gt.text, ("bulimia_nervosa",))
     ev = evaluate([no_gt], ["phi-mask"], encoder=HashEncoder())
-    assert ev.dx_sources == {gt.case_id: "extractor"} and ev.rows[0]["soft_f1"] == pytest.approx(1.0)
+    assert ev.dx_sources == {gt.case_id: "extractor"} and ev.rows[0]["roundtrip_dx_f1"] == pytest.approx(1.0)
     ev2 = evaluate([wrong], ["phi-mask"], encoder=HashEncoder())
-    assert ev2.rows[0]["soft_f1"] == pytest.approx(0.0)
+    assert ev2.rows[0]["roundtrip_dx_f1"] == pytest.approx(0.0)
 
 
 def test_phi_mask_is_reproducible_per_seed(cases: list[Case]) -> None:

@@ -242,3 +242,6 @@ from anonpsy.phi import cli as _phi_cli  # noqa: E402
 for _cmd in _phi_cli.COMMANDS:
     main.add_command(_cmd)
 
+from anonpsy.tabular.cli import tabular as _tabular  # noqa: E402
+
+main.add_command(_tabular)

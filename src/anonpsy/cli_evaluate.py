@@ -62,16 +62,24 @@ def _client(path: Path) -> Any:
 @click.option("--no-figures", is_flag=True, help="Do not draw the PNG figures.")
 @click.option("--no-cache", is_flag=True, help="Do not read or write REPORT_DIR/cache (compute everything).")
 @click.option("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, show_default=True, help="Per-case size limit.")
+@click.option("--facts", "facts_path", type=click.Path(path_type=Path),
+              help="facts.v1 annotations for the independent fidelity scores (default: facts.yaml beside CORPUS).")
 @handle_errors
 def evaluate_cmd(corpus: Path, methods_spec: str | None, out_dir: Path, seed: int, llm_config: Path | None,
                  judge: bool, encoder: str, limit: int | None, reference: str | None, no_figures: bool,
-                 no_cache: bool, max_bytes: int) -> None:
+                 no_cache: bool, max_bytes: int, facts_path: Path | None) -> None:
     """Evaluate de-identification methods on a corpus and write a statistical report.
 
     CORPUS is a directory of .txt cases (ground-truth diagnoses, when known, in <stem>.dx.yaml or
     <stem>.expected.yaml under `diagnoses`) or a JSONL file of {"id" or "note_id", "text", "diagnoses"?}.
-    Per case and method: cosine similarity to the original, diagnosis soft-F1, ROUGE-L, nearest-document
-    re-identification, leaked identifiers and round-trip structure F1; with --judge, the LLM-judge tasks.
+    Per case and method: cosine similarity to the original, ROUGE-L, nearest-document re-identification,
+    leaked identifiers, and two round-trip scores (the project's extractor re-reading the output: diagnosis
+    soft-F1 and structure F1); with --judge, the LLM-judge tasks. With facts annotations (facts.v1: --facts,
+    or facts.yaml beside CORPUS) an independent scorer that does not use the extractor adds, per method and
+    per case, affirmed-diagnosis and current-medication recall, contradictions by kind (ruled-out or possible
+    diagnosis asserted, family diagnosis as the patient's, invented diagnosis, past or planned medication as
+    current, denied symptom as present) with sentence indices, the same for the original notes (the scorer's
+    noise floor) and the longest run of words copied from the source.
     Work is cached in REPORT_DIR/cache by content (method, version, seed, text, configuration), so a rerun
     computes only what changed; the cache holds outputs derived from the cases, keep it with them.
 
@@ -94,7 +102,11 @@ def evaluate_cmd(corpus: Path, methods_spec: str | None, out_dir: Path, seed: in
                            "--judge")
     if reference is not None and reference not in methods:
         raise AnonpsyError(errors.E109_BAD_OPTION, f"reference method {reference!r} is not evaluated", "--reference")
+    from anonpsy.evaluate.facts import facts_beside, load_facts
+
     cases = load_corpus(corpus, limit=limit, max_bytes=max_bytes)
+    facts_file = facts_path if facts_path is not None else facts_beside(corpus)
+    facts = load_facts(facts_file) if facts_file is not None else None
     if out_dir.exists() and not out_dir.is_dir():
         raise AnonpsyError(errors.E109_BAD_OPTION, "the report path exists and is not a directory", out_dir.name)
     llm = _client(llm_config) if llm_config is not None else None
@@ -104,7 +116,8 @@ def evaluate_cmd(corpus: Path, methods_spec: str | None, out_dir: Path, seed: in
     try:
         ev = evaluate(cases, methods, encoder=enc, cache=EvalCache(None if no_cache else out_dir / "cache"),
                       seed=seed, llm=llm, judge=judge, skipped=skipped, reference=reference,
-                      progress=lambda msg: click.echo(msg, err=True))
+                      progress=lambda msg: click.echo(msg, err=True), facts=facts,
+                      facts_source=facts_file.name if facts_file is not None else None)
     finally:
         if llm is not None:
             llm.close()
@@ -117,8 +130,20 @@ def evaluate_cmd(corpus: Path, methods_spec: str | None, out_dir: Path, seed: in
     click.echo("cache: " + ", ".join(f"{kind} {s.hits} hits / {s.misses} misses" for kind, s in ev.cache.items()))
     for m in ev.methods:
         reid = ev.corpus.get(m, {}).get("reid_accuracy", float("nan"))
-        click.echo(f"  {m}: cosine {ev.mean(m, 'cosine'):.3f}, soft-F1 {ev.mean(m, 'soft_f1'):.3f}, "
-                   f"leaks {ev.mean(m, 'leak_count'):.2f}/case, nearest-document re-id {reid:.2f}")
+        click.echo(f"  {m}: cosine {ev.mean(m, 'cosine'):.3f}, round-trip dx soft-F1 "
+                   f"{ev.mean(m, 'roundtrip_dx_f1'):.3f}, leaks {ev.mean(m, 'leak_count'):.2f}/case, "
+                   f"nearest-document re-id {reid:.2f}")
+    if ev.fidelity:
+        from anonpsy.evaluate.fidelity import summarize
+
+        for m in ["original", *ev.methods]:
+            if m not in ev.fidelity:
+                continue
+            s = summarize(m, ev.fidelity[m].values())
+            extra = "" if m == "original" else f", {s.cases_with_excess} beyond the original's"
+            click.echo(f"  fidelity {m}: affirmed dx recall {s.dx_recall:.3f}, current med recall "
+                       f"{s.med_recall:.3f}, {s.cases_with_contradiction}/{s.cases} cases with a contradiction"
+                       f"{extra}")
     if not ev.rows:
         click.echo("no results: every case failed (see evaluation.json)", err=True)
     sys.exit(1 if ev.failures else 0)

@@ -47,8 +47,9 @@ def _finite(vals: Sequence[float]) -> list[float]:
     return [float(v) for v in vals if v is not None and not math.isnan(float(v))]
 
 
-def plane_png(points: Mapping[str, Sequence[tuple[float, float]]], *, model: str | None = None) -> bytes:
-    """Recallability–structure plane from ``method -> [(cosine, soft_f1), ...]`` (one pair per case)."""
+def plane_png(points: Mapping[str, Sequence[tuple[float, float]]], *, model: str | None = None,
+              ylabel: str = "Diagnosis soft-F1") -> bytes:
+    """Recallability–structure plane from ``method -> [(cosine, structure score), ...]`` (one pair per case)."""
     fig = _figure(6.4, 5.2)
     ax = fig.add_subplot()
     colors = _colors(len(points))
@@ -64,7 +65,7 @@ def plane_png(points: Mapping[str, Sequence[tuple[float, float]]], *, model: str
             linewidths=1.2, marker="o", label=f"{method} (n={len(xy)})", zorder=3,
         )
     ax.set_xlabel("1 − cosine similarity to original  (→ harder to recall the source)")
-    ax.set_ylabel("Diagnosis soft-F1  (↑ clinical structure kept)")
+    ax.set_ylabel(f"{ylabel}  (↑ clinical structure kept)")
     title = "Recallability–structure plane"
     ax.set_title(f"{title}\nembeddings: {model}" if model else title, fontsize=11)
     ax.set_ylim(-0.03, 1.03)

@@ -39,6 +39,13 @@ REPORT_VERSION = 1
 METRIC_LABELS: dict[str, str] = {
     "cosine": "Cosine similarity to original",
     "soft_f1": "Diagnosis soft-F1",
+    "roundtrip_dx_f1": "Round-trip diagnosis soft-F1 (project extractor on output)",
+    "affirmed_dx_recall": "Affirmed-diagnosis recall (facts, independent)",
+    "current_med_recall": "Current-medication recall (facts, independent)",
+    "contradictions": "Contradicted facts (facts, independent)",
+    "excess_contradictions": "Contradictions beyond the original's",
+    "longest_copied_run": "Longest run copied from the source (words)",
+    "max_sentence_copied_run": "Longest copied run within a sentence (words)",
     "rouge_l": "ROUGE-L F",
     "leak_count": "Leaked identifiers",
     "reid_score": "Insider re-identification (1–5)",
@@ -49,6 +56,13 @@ METRIC_LABELS: dict[str, str] = {
 METRIC_DIRECTION: dict[str, str] = {
     "cosine": "lower = less recallable",
     "soft_f1": "higher = more structure kept",
+    "roundtrip_dx_f1": "higher = output re-reads like its graph",
+    "affirmed_dx_recall": "higher = diagnoses kept",
+    "current_med_recall": "higher = medications kept",
+    "contradictions": "lower = fewer changed facts",
+    "excess_contradictions": "lower = fewer changed facts",
+    "longest_copied_run": "lower = less verbatim",
+    "max_sentence_copied_run": "lower = less verbatim",
     "rouge_l": "lower = less verbatim",
     "leak_count": "lower = fewer leaks",
     "reid_score": "lower = harder to re-identify",
@@ -382,12 +396,14 @@ def render_markdown(report: EvalReport, figures: Sequence[str] = ()) -> str:
 def figure_pngs(report: EvalReport, risk_metrics: Sequence[str] = RISK_METRICS) -> dict[str, bytes]:
     """The report's figures as ``relative path -> PNG bytes``."""
     out: dict[str, bytes] = {}
-    if "cosine" in report.metrics and "soft_f1" in report.metrics:
+    # y axis: the independent affirmed-diagnosis recall when facts were given, else a diagnosis soft-F1.
+    y_metric = next((m for m in ("affirmed_dx_recall", "roundtrip_dx_f1", "soft_f1") if m in report.metrics), None)
+    if "cosine" in report.metrics and y_metric is not None:
         pts = {
-            m: list(zip(report.values["cosine"][m], report.values["soft_f1"][m], strict=True))
+            m: list(zip(report.values["cosine"][m], report.values[y_metric][m], strict=True))
             for m in report.methods
         }
-        out["figures/plane.png"] = plots.plane_png(pts, model=report.model)
+        out["figures/plane.png"] = plots.plane_png(pts, model=report.model, ylabel=_label(y_metric))
     for metric in risk_metrics:
         if metric in report.metrics:
             out[f"figures/violin_{metric}.png"] = plots.violin_png(

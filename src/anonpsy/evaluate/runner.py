@@ -7,8 +7,9 @@ computes only what changed), then per case × method:
 column             meaning
 =================  ==========================================================================================
 ``cosine``         cosine similarity of original and output embeddings (model name recorded in the report)
-``soft_f1``        diagnosis soft-F1 of the diagnoses the rules extractor finds in the output, against the
-                   case's ground-truth diagnoses, else those it finds in the original
+``roundtrip_dx_f1`` round trip, judged by the project's own extractor: diagnosis soft-F1 of the diagnoses the
+                   rules extractor finds in the output, against the case's ground-truth diagnoses, else those
+                   it finds in the original (extractor against extractor: not an independent judge)
 ``rouge_l``        ROUGE-L F of output against original
 ``leak_count``     source identifiers found verbatim in the output (:func:`anonpsy.pipeline.leak_audit`)
 ``reid_hit``       nearest-document Jaccard re-identification credit (1, 0 or 1/k for a k-way tie); the
@@ -16,6 +17,11 @@ column             meaning
 ``structure_f1``   round trip: the output re-extracted with the rules extractor against the graph it was
                    generated from (micro-F1 over diagnoses, symptoms, current symptoms, treatments and edges);
                    for methods without a graph, against the graph of the original
+``affirmed_dx_recall``  facts annotations (``--facts``): independent scorer (:mod:`~anonpsy.evaluate.fidelity`),
+                   share of the affirmed diagnoses still asserted; ``current_med_recall`` likewise for
+                   current medications; ``contradictions`` contradicted facts; ``excess_contradictions`` those
+                   the original itself does not show; ``longest_copied_run`` / ``max_sentence_copied_run``
+                   words copied verbatim from the source (doses excepted)
 ``judge_soft_f1``  judge: soft-F1 of the diagnoses the judge predicts from the output alone (``--judge``)
 ``dx_acceptable``  judge: 1 when the reference diagnoses are acceptable for the output, else 0
 ``reid_score``     judge: mean insider re-identification rubric score (1–5) over the A/B comparisons
@@ -51,9 +57,12 @@ from anonpsy.evaluate.methods import METHODS, MethodOutput, method_config, rules
 from anonpsy.graph import CaseGraph
 from anonpsy.yamlio import write_atomic
 
-EVALUATION_VERSION = 1
-METRICS_VERSION = 1
-BASE_METRICS: tuple[str, ...] = ("cosine", "soft_f1", "rouge_l", "leak_count", "reid_hit", "structure_f1")
+EVALUATION_VERSION = 2
+METRICS_VERSION = 2
+BASE_METRICS: tuple[str, ...] = ("cosine", "roundtrip_dx_f1", "rouge_l", "leak_count", "reid_hit", "structure_f1")
+FIDELITY_METRICS: tuple[str, ...] = ("affirmed_dx_recall", "current_med_recall", "contradictions",
+                                     "excess_contradictions", "longest_copied_run", "max_sentence_copied_run")
+ORIGINAL = "original"
 JUDGE_METRICS: tuple[str, ...] = ("judge_soft_f1", "dx_acceptable", "reid_score")
 
 Progress = Callable[[str], None]
@@ -112,11 +121,13 @@ class Evaluation:
     metrics_seconds: float = 0.0
     judge_seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    fidelity: dict[str, dict[str, Any]] = field(default_factory=dict)
+    facts_source: str | None = None
 
     def metrics(self) -> list[str]:
         """Metric columns with at least one value, in table order."""
         out: list[str] = []
-        for m in (*BASE_METRICS, *JUDGE_METRICS):
+        for m in (*BASE_METRICS, *FIDELITY_METRICS, *JUDGE_METRICS):
             if any(isinstance(r.get(m), float | int) and not math.isnan(float(r[m])) for r in self.rows):
                 out.append(m)
         return out
@@ -272,7 +283,7 @@ class _Run:
         gold = CaseGraph.model_validate(out.graph) if out.graph is not None else self.original_graph(case)
         return {
             "cosine": cos,
-            "soft_f1": diagnosis_soft_f1(self.reference_dx(case), _dx_labels(pred), encoder=self.encoder).f1,
+            "roundtrip_dx_f1": diagnosis_soft_f1(self.reference_dx(case), _dx_labels(pred), encoder=self.encoder).f1,
             "rouge_l": rouge_l_f(case.text, out.text),
             "leak_count": float(len(leak_audit(case.text, out.text).leaks)),
             "structure_f1": _micro_f1(score_graphs(pred, gold)),
@@ -326,6 +337,37 @@ class _Run:
                     self.cache.put("metrics", key, vals)
                 self.values[(case.case_id, method)] = vals
         self.metrics_seconds += time.perf_counter() - t0
+
+    def fidelity(self, methods: Sequence[str], facts: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+        """Independent fidelity scores per method and case (and of the originals, method ``original``) for the
+        cases with an annotation; adds the per-case values to the result rows."""
+        from anonpsy.evaluate.fidelity import NoteScorer, excess
+
+        t0 = time.perf_counter()
+        out: dict[str, dict[str, Any]] = {ORIGINAL: {}}
+        for case in self.cases:
+            note = facts.get(case.case_id)
+            if note is None:
+                continue
+            scorer = NoteScorer(note)
+            orig = scorer.score(case.text, case_id=case.case_id)
+            out[ORIGINAL][case.case_id] = orig
+            for method in methods:
+                output = self.outputs.get(method, {}).get(case.case_id)
+                if output is None:
+                    continue
+                sc = scorer.score(output.text, source=case.text, case_id=case.case_id)
+                sc.excess = excess(sc, orig)
+                out.setdefault(method, {})[case.case_id] = sc
+                assert sc.copy is not None
+                self.values.setdefault((case.case_id, method), {}).update({
+                    "affirmed_dx_recall": sc.dx_recall, "current_med_recall": sc.med_recall,
+                    "contradictions": float(len(sc.contradictions)), "excess_contradictions": float(len(sc.excess)),
+                    "longest_copied_run": float(sc.copy.longest_run),
+                    "max_sentence_copied_run": float(sc.copy.max_sentence_run),
+                })
+        self.metrics_seconds += time.perf_counter() - t0
+        return out
 
     def corpus_reid(self, methods: Sequence[str]) -> dict[str, dict[str, float]]:
         from anonpsy.evaluate.reident import nearest_document_reid
@@ -466,6 +508,8 @@ def evaluate(
     reference: str | None = None,
     workers: int | None = None,
     progress: Progress | None = None,
+    facts: Mapping[str, Any] | None = None,
+    facts_source: str | None = None,
 ) -> Evaluation:
     """Run ``methods`` on ``cases`` and compute every metric (and the judge tasks when ``judge``).
 
@@ -473,7 +517,9 @@ def evaluate(
     outputs, metrics and judge replies; ``llm`` is the client for the LLM methods and the judge; ``skipped``
     lists methods left out with their reason (reported); ``reference`` is the method the statistical tests
     compare against (default: the first method with results); ``workers`` bounds concurrent language-model
-    calls (default: the client's ``concurrency``). Raises AnonpsyError (E109) for an unknown method, an LLM
+    calls (default: the client's ``concurrency``); ``facts`` maps case ids to their ``facts.v1`` annotation
+    (:func:`anonpsy.evaluate.facts.load_facts`) for the independent fidelity scores, ``facts_source`` names
+    the file in the report. Raises AnonpsyError (E109) for an unknown method, an LLM
     method or the judge without ``llm``, or a ``reference`` that is not evaluated.
     """
     for m in methods:
@@ -495,6 +541,7 @@ def evaluate(
     run = _Run(cases, cache, encoder, seed, llm, max(1, workers), progress)
     run.run_methods(methods)
     run.compute_metrics(methods)
+    fidelity = run.fidelity(methods, facts) if facts else {}
     corpus = run.corpus_reid(methods)
     judge_seconds = 0.0
     notes: list[str] = []
@@ -524,7 +571,7 @@ def evaluate(
         model=encoder.name, seed=seed, judged=judge, rows=rows, corpus=corpus, timing=run.timing,
         cache=cache.stats(), failures=run.failures, judge_records=run.judge_records, dx_sources=dx_sources,
         seconds=time.perf_counter() - t0, metrics_seconds=run.metrics_seconds, judge_seconds=judge_seconds,
-        notes=notes,
+        notes=notes, fidelity=fidelity, facts_source=facts_source,
     )
 
 
@@ -573,6 +620,7 @@ def render_run_markdown(ev: Evaluation) -> str:
             lines.append(f"| {task} | {ok} | {len(recs) - ok} | {hits} |")
         lines.append("")
         lines.append("A/B orders and seeds of every comparison are in evaluation.json (`judge_records`).")
+    lines += render_fidelity_markdown(ev)
     if ev.failures:
         lines += ["", "### Failures", ""]
         lines.append("| stage | task | method | case | error |")
@@ -580,6 +628,84 @@ def render_run_markdown(ev: Evaluation) -> str:
         for f in ev.failures:
             lines.append(f"| {f.stage} | {f.task or ''} | {f.method} | {f.case_id} | {f.error} |")
     return "\n".join(lines) + "\n"
+
+
+def _kinds_cell(counts: Mapping[str, int]) -> str:
+    from anonpsy.evaluate.fidelity import KIND_LABELS
+
+    return ", ".join(f"{KIND_LABELS[k]} ×{n}" for k, n in counts.items() if n) or "–"
+
+
+def _frac(found: int, total: int) -> str:
+    return f"{found}/{total}" if total else "–"
+
+
+def render_fidelity_markdown(ev: Evaluation) -> list[str]:
+    """The clinical-fidelity section: per method (the originals first: the scorer's noise floor), then per case.
+
+    Facts labels, kinds and sentence indices only; never text from a case.
+    """
+    from anonpsy.evaluate.fidelity import CONTRADICTION_KINDS, KIND_LABELS, summarize
+
+    if not ev.fidelity:
+        return []
+    annotated = len(ev.fidelity.get(ORIGINAL, {}))
+    lines = ["", "## Clinical fidelity (facts annotations, independent scorer)", ""]
+    lines.append(f"- annotations: {ev.facts_source or 'given'}; {annotated} of {len(ev.case_ids)} cases annotated")
+    lines.append("- judged sentence by sentence by `anonpsy.evaluate.fidelity` (own sentence splitter and cue "
+                 "lexicon; no use of the project's extractor). `original` scores the source notes themselves: "
+                 "the scorer's noise floor. *Excess* counts contradicted facts the original does not show.")
+    lines.append("- the round-trip diagnosis soft-F1 above (`roundtrip_dx_f1`) is the project's extractor judging "
+                 "its own output: a consistency check, not a fidelity measure")
+    lines += ["", "| method | cases | affirmed dx recall | current med recall | "
+              + " | ".join(KIND_LABELS[k] for k in CONTRADICTION_KINDS)
+              + " | cases with contradiction | cases with excess | longest copied run (max) "
+              "| cases ≤ 12 per sentence |"]
+    lines.append("|---|---:|---:|---:|" + "---:|" * len(CONTRADICTION_KINDS) + "---:|---:|---:|---:|")
+    for method in [ORIGINAL, *[m for m in ev.methods if m in ev.fidelity]]:
+        s = summarize(method, ev.fidelity[method].values())
+        kinds = " | ".join(str(s.contradictions[k]) if method == ORIGINAL else
+                           f"{s.contradictions[k]} ({s.excess[k]})" for k in CONTRADICTION_KINDS)
+        lines.append(
+            f"| {method} | {s.cases} | {_fmt(s.dx_recall)} ({_frac(s.affirmed_dx_found, s.affirmed_dx_total)}) | "
+            f"{_fmt(s.med_recall)} ({_frac(s.current_meds_found, s.current_meds_total)}) | {kinds} | "
+            f"{s.cases_with_contradiction} | {'–' if method == ORIGINAL else s.cases_with_excess} | "
+            f"{'–' if s.longest_run_max is None else s.longest_run_max} | "
+            f"{'–' if s.cases_within_copy_limit is None else s.cases_within_copy_limit} |")
+    lines += ["", "Contradiction cells: contradicted facts (of which excess over the original).", "",
+              "### Fidelity per case", "",
+              "| case | method | affirmed dx | current meds | contradictions | excess (fact: sentence) | "
+              "longest copied run (in one sentence) |", "|---|---|---:|---:|---|---|---:|"]
+    for cid in ev.case_ids:
+        for method in [ORIGINAL, *ev.methods]:
+            sc = ev.fidelity.get(method, {}).get(cid)
+            if sc is None:
+                continue
+            dx = _frac(sum(h.found for h in sc.affirmed_dx), len(sc.affirmed_dx))
+            meds = _frac(sum(h.found for h in sc.current_meds), len(sc.current_meds))
+            ex = "; ".join(f"{KIND_LABELS[c.kind]}: {c.fact} (s{','.join(str(i) for i in c.sentences)})"
+                           for c in sc.excess) or "–"
+            run = "–" if sc.copy is None else f"{sc.copy.longest_run} ({sc.copy.max_sentence_run})"
+            lines.append(f"| {cid} | {method} | {dx} | {meds} | {_kinds_cell(sc.by_kind())} | "
+                         f"{'–' if method == ORIGINAL else ex} | {run} |")
+    return lines
+
+
+def fidelity_dict(ev: Evaluation) -> dict[str, Any]:
+    """The fidelity scores as JSON data: per method a pooled summary and the per-case scores."""
+    from dataclasses import asdict as _asdict
+
+    from anonpsy.evaluate.fidelity import SCORER_VERSION, summarize
+
+    if not ev.fidelity:
+        return {}
+    out: dict[str, Any] = {"scorer_version": SCORER_VERSION, "facts": ev.facts_source, "methods": {}}
+    for method, cases in ev.fidelity.items():
+        s = summarize(method, cases.values())
+        out["methods"][method] = {"summary": {**_asdict(s), "affirmed_dx_recall": s.dx_recall,
+                                              "current_med_recall": s.med_recall},
+                                  "cases": {cid: sc.as_dict() for cid, sc in cases.items()}}
+    return out
 
 
 def _jsonable(obj: Any) -> Any:
@@ -614,6 +740,7 @@ def evaluation_dict(ev: Evaluation) -> dict[str, Any]:
         "failures": [asdict(f) for f in ev.failures],
         "judge_records": ev.judge_records,
         "rows": ev.rows,
+        "fidelity": fidelity_dict(ev),
     })
     return data
 

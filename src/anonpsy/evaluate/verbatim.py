@@ -1,0 +1,205 @@
+"""Verbatim copying: the longest run of consecutive words an output copies from its source.
+
+Words are the tokens ``\\w+`` (internal ``. ' - /`` kept: ``b.i.d``, ``mg/day``, ``Risperdal M-Tab`` is two
+words), compared case-insensitively; punctuation and spacing are ignored, so "Mood was okay, though" copies
+"mood was okay though". A *copied run* is a sequence of consecutive output words that also occurs as
+consecutive words of the source.
+
+Drug names with doses are excepted, because a faithful rewrite must keep them: a *dose group* is a maximal
+stretch of consecutive output words each of which is a drug-name word (any word of a name, brand or alias in
+``rules/lexicon/medications.yaml``, or of a name the caller passes), a number, a dose unit (mg, mcg, mL,
+units, %, ...), a frequency, route or formulation word (daily, b.i.d., q.h.s., p.r.n., at, bedtime, PO,
+tablet, XR, ...) or a list word (and, or, plus, then), and that contains at least one drug-name word. Words
+inside dose groups do not count. The length of a copied run is the number of its words outside dose groups;
+:func:`copied_runs` reports the longest such length over the whole output and within each sentence (a run is
+cut at sentence boundaries for the per-sentence figure).
+
+The longest copied run ending at every output word is found in one pass with a suffix automaton of the source
+words (linear in source + output length; no quadratic alignment).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+_TOKEN = re.compile(r"\w+(?:[.'’/-]\w+)*")
+_NUMBER = re.compile(r"\d+(?:[.,/]\d+)*(?:st|nd|rd|th|x)?")
+_UNIT = re.compile(
+    r"(?:mg|mgs|mcg|µg|ug|g|gm|gram|grams|milligrams?|micrograms?|ml|cc|l|units?|iu|meq|mmol|mg/\w+|mcg/\w+|"
+    r"ml/\w+|units/\w+|%)"
+)
+_DOSE_WORDS: frozenset[str] = frozenset({
+    "qd", "q.d", "bid", "b.i.d", "tid", "t.i.d", "qid", "q.i.d", "qhs", "q.h.s", "hs", "h.s", "prn", "p.r.n",
+    "qam", "q.a.m", "qpm", "q.p.m", "qod", "q.o.d", "po", "p.o", "iv", "i.v", "im", "i.m", "sl", "subq", "sq",
+    "sc", "od", "daily", "nightly", "weekly", "monthly", "twice", "once", "thrice", "times", "a", "per", "day",
+    "days", "every", "each", "morning", "mornings", "evening", "evenings", "night", "nights", "noon",
+    "bedtime", "at", "in", "the", "am", "pm", "a.m", "p.m", "tablet", "tablets", "tab", "tabs", "capsule",
+    "capsules", "cap", "caps", "patch", "patches", "injection", "injections", "xr", "er", "sr", "xl", "cr", "dr",
+    "la", "odt", "cd", "hours", "hour", "hrs", "hr", "h", "week", "weeks", "month", "months", "dose", "doses",
+    "as", "needed", "and", "or", "plus", "then", "by", "mouth", "orally", "intramuscularly", "intravenously",
+    "one", "two", "three", "four", "half", "q4h", "q6h", "q8h", "q12h", "q2h", "q72h", "q4", "q6", "q8",
+})
+
+
+def tokens(text: str) -> list[tuple[str, int, int]]:
+    """(lower-case word, start, end) of every word of ``text``."""
+    return [(m.group(0).lower().replace("’", "'"), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+
+
+@lru_cache(maxsize=1)
+def drug_words() -> frozenset[str]:
+    """Every word of every drug id, name, brand, alias and long-acting form in the medication lexicon."""
+    import yaml
+
+    from anonpsy.paths import rules_dir
+
+    doc = yaml.safe_load((rules_dir() / "lexicon" / "medications.yaml").read_text(encoding="utf-8"))
+    words: set[str] = set()
+    for rule in doc.get("rules", []):
+        forms = [str(rule.get("id", "")).replace("_", " "), str(rule.get("name", ""))]
+        for key in ("brands", "aliases", "long_acting"):
+            forms += [str(x) for x in rule.get(key, []) or []]
+        for form in forms:
+            words.update(w for w, _, _ in tokens(form))
+    return frozenset(words - _DOSE_WORDS - {"of", "with", "for", "to"})
+
+
+def dose_mask(words: Sequence[str], extra_drug_words: Iterable[str] = ()) -> list[bool]:
+    """For each word, whether it lies inside a dose group (see the module docstring)."""
+    drugs = drug_words() | {w for x in extra_drug_words for w, _, _ in tokens(x)}
+    kind = []
+    for w in words:
+        if w in drugs:
+            kind.append(2)
+        elif _NUMBER.fullmatch(w) or _UNIT.fullmatch(w) or w in _DOSE_WORDS:
+            kind.append(1)
+        else:
+            kind.append(0)
+    mask = [False] * len(words)
+    i = 0
+    while i < len(words):
+        if kind[i] == 0:
+            i += 1
+            continue
+        j = i
+        while j < len(words) and kind[j] > 0:
+            j += 1
+        if any(k == 2 for k in kind[i:j]):
+            for k in range(i, j):
+                mask[k] = True
+        i = j
+    return mask
+
+
+class _SuffixAutomaton:
+    """Suffix automaton over a sequence of word ids."""
+
+    def __init__(self, seq: Sequence[int]) -> None:
+        self.link = [-1]
+        self.length = [0]
+        self.next: list[dict[int, int]] = [{}]
+        last = 0
+        for c in seq:
+            cur = len(self.length)
+            self.length.append(self.length[last] + 1)
+            self.link.append(-1)
+            self.next.append({})
+            p = last
+            while p != -1 and c not in self.next[p]:
+                self.next[p][c] = cur
+                p = self.link[p]
+            if p == -1:
+                self.link[cur] = 0
+            else:
+                q = self.next[p][c]
+                if self.length[p] + 1 == self.length[q]:
+                    self.link[cur] = q
+                else:
+                    clone = len(self.length)
+                    self.length.append(self.length[p] + 1)
+                    self.link.append(self.link[q])
+                    self.next.append(dict(self.next[q]))
+                    while p != -1 and self.next[p].get(c) == q:
+                        self.next[p][c] = clone
+                        p = self.link[p]
+                    self.link[q] = clone
+                    self.link[cur] = clone
+            last = cur
+
+    def match_lengths(self, seq: Sequence[int]) -> list[int]:
+        """For each position i, the length of the longest suffix of ``seq[:i+1]`` that occurs in the source."""
+        out: list[int] = []
+        v, n = 0, 0
+        for c in seq:
+            while v and c not in self.next[v]:
+                v = self.link[v]
+                n = self.length[v]
+            if c in self.next[v]:
+                v = self.next[v][c]
+                n += 1
+            else:
+                v, n = 0, 0
+            out.append(n)
+        return out
+
+
+@dataclass(frozen=True)
+class CopyStats:
+    """Copied runs of one output: the longest overall, the longest within one sentence, per-sentence lengths."""
+
+    longest_run: int
+    max_sentence_run: int
+    sentence_runs: tuple[int, ...]
+    limit: int = 12
+
+    @property
+    def sentences_over_limit(self) -> int:
+        """Sentences whose longest copied run exceeds ``limit`` words."""
+        return sum(1 for r in self.sentence_runs if r > self.limit)
+
+    @property
+    def within_limit(self) -> bool:
+        """Every sentence copies at most ``limit`` consecutive words (doses excepted)."""
+        return self.max_sentence_run <= self.limit
+
+
+def copied_runs(source: str, output: str, *, sentence_spans: Sequence[tuple[int, int]] = (),
+                extra_drug_words: Iterable[str] = (), limit: int = 12) -> CopyStats:
+    """Longest copied runs of ``output`` from ``source`` (definitions in the module docstring).
+
+    ``sentence_spans`` are the (start, end) character spans of the output's sentences; without them the whole
+    output is one sentence.
+    """
+    src = [w for w, _, _ in tokens(source)]
+    out_toks = tokens(output)
+    out = [w for w, _, _ in out_toks]
+    ids: dict[str, int] = {}
+    sam = _SuffixAutomaton([ids.setdefault(w, len(ids)) for w in src])
+    lengths = sam.match_lengths([ids.get(w, -1) for w in out])
+    counted = [0 if m else 1 for m in dose_mask(out, extra_drug_words)]
+    prefix = [0]
+    for c in counted:
+        prefix.append(prefix[-1] + c)
+    longest = max((prefix[i + 1] - prefix[i + 1 - n] for i, n in enumerate(lengths) if n), default=0)
+    spans = list(sentence_spans) or [(0, len(output))]
+    starts = [s for s, _ in spans]
+    sentence_of: list[int] = []
+    k = 0
+    for _, a, _ in out_toks:
+        while k + 1 < len(starts) and a >= starts[k + 1]:
+            k += 1
+        sentence_of.append(k)
+    first_tok: dict[int, int] = {}
+    for i, s in enumerate(sentence_of):
+        first_tok.setdefault(s, i)
+    runs = [0] * len(spans)
+    for i, n in enumerate(lengths):
+        if not n:
+            continue
+        s = sentence_of[i]
+        lo = max(i + 1 - n, first_tok[s])
+        runs[s] = max(runs[s], prefix[i + 1] - prefix[lo])
+    return CopyStats(longest, max(runs, default=0), tuple(runs), limit)
