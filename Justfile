@@ -17,7 +17,7 @@ rules-check:
 
 # Regenerate the JSON Schemas derived from the models.
 schemas:
-    anonpsy schema export -o schemas/graph.v1.json
+    anonpsy schema export -o schemas/graph.v2.json
 
 # Benchmarks (numbers are printed; targets are documented in README.md).
 bench:

@@ -13,25 +13,105 @@ from hypothesis import strategies as st
 from anonpsy.graph import (
     STEB,
     ArrivalMode,
+    Assertion,
     CaseGraph,
+    Certainty,
     Demographics,
     Diagnosis,
     Duration,
     Edge,
+    Evidence,
+    FamilyCertainty,
+    FamilyHistory,
+    Ideation,
     LegalStatus,
+    MentalStatus,
     PastHistory,
     RelationType,
     Setting,
     Sex,
     Symptom,
+    Temporality,
     TestResults,
+    TestValue,
     Treatment,
+    TreatmentStatus,
     Unit,
     VisitEvent,
 )
 
 TEXTS = ["after an argument at work", "believed neighbours were watching", "frightened", "stopped going out",
          "when alone at night", "felt guilty", "paced the corridor", None]
+#: Test-result texts read into structured values by the extractor's reader (mapped, unmapped and qualitative).
+RESULT_TEXTS = ["TSH 2.4 mIU/L, sodium 139 mmol/L", "Lithium level 0.8 mmol/L", "PHQ-9 18", "MMSE 22/30",
+                "BP 128/84, HR 92", "UDS positive for cannabinoids", "INR 1.2, zorblin 55 units", "GAD-7 of 9"]
+RULE_IDS = ["default", "context.neg.denies", "context.poss.forward", "context.hist.forward", "section.past_psych",
+            "time.past", "cue.prn", "manual"]
+
+
+@st.composite
+def evidences(draw: Any) -> Evidence | None:
+    """Evidence of a status, or None: a source span (or none), a section and a rule id.
+
+    e.g. Evidence(start=120, end=164, section='hpi', rule_id='context.neg.denies')
+    """
+    if draw(st.booleans()):
+        return None
+    start = draw(st.one_of(st.none(), st.integers(0, 5000)))
+    end = None if start is None else start + draw(st.integers(1, 300))
+    return Evidence(start=start, end=end, section=draw(st.sampled_from([None, "hpi", "assessment", "mse"])),
+                    rule_id=draw(st.sampled_from(RULE_IDS)))
+
+
+@st.composite
+def structured_test_values(draw: Any) -> list[TestValue]:
+    """Structured test values as the extractor reads them from realistic result texts, numbered tv_1…
+
+    e.g. [TestValue(id='tv_1', name='Thyroid-stimulating hormone', value='2.4', unit='mIU/L',
+    interpretation='normal', rule_id='test_values.tsh'), TestValue(id='tv_2', name='UDS', result='positive for
+    cannabinoids', flag=positive)]
+    """
+    from anonpsy.extract.mentions.results import number_values, parse_results
+
+    values: list[TestValue] = []
+    for text in draw(st.lists(st.sampled_from(RESULT_TEXTS), max_size=3, unique=True)):
+        values += parse_results(text, "labs")[0]
+    return number_values(values)
+
+
+mental_statuses = st.builds(
+    MentalStatus,
+    appearance=st.sampled_from([None, "well groomed", "disheveled"]),
+    mood=st.sampled_from([None, "depressed", "anxious", "euthymic"]),
+    mood_quoted=st.booleans(),
+    affect=st.sampled_from([None, "restricted, tearful", "full range"]),
+    thought_content=st.sampled_from([None, "no delusions", "paranoid delusions"]),
+    suicidal_ideation=st.sampled_from([None, *Ideation]),
+    homicidal_ideation=st.sampled_from([None, Ideation.absent]),
+    orientation=st.sampled_from([None, "oriented x3"]),
+    insight=st.sampled_from([None, "fair", "poor"]),
+    evidence=evidences(),
+)
+mental_statuses.__doc__ = "A mental status examination with some domains filled, e.g. mood='depressed'."
+
+
+@st.composite
+def family_histories(draw: Any) -> list[FamilyHistory]:
+    """0–2 relatives' conditions, each confirmed or possible, e.g. [FamilyHistory(member='father',
+    condition='bipolar disorder', certainty=possible)]."""
+    return [FamilyHistory(member=draw(st.sampled_from(["mother", "father", "sister"])),
+                          condition=draw(st.sampled_from(["bipolar disorder", "alcohol use disorder", "diabetes"])),
+                          certainty=draw(st.sampled_from(list(FamilyCertainty))), certainty_evidence=draw(evidences()))
+            for _ in range(draw(st.integers(0, 2)))]
+
+
+@st.composite
+def unasserted_symptoms(draw: Any, start: int) -> list[Symptom]:
+    """0–2 denied or hypothetical symptoms (no duration, never current), ids from ``sx_<start>``."""
+    return [Symptom(id=f"sx_{start + i}", headword=draw(st.sampled_from(["suicidal ideation", "hallucination"])),
+                    assertion=draw(st.sampled_from([Assertion.absent, Assertion.hypothetical])),
+                    assertion_evidence=draw(evidences()))
+            for i in range(draw(st.integers(0, 2)))]
 
 
 @st.composite
@@ -71,8 +151,11 @@ def case_graphs(
 ) -> CaseGraph:
     """A structurally valid, un-normalised case graph.
 
-    1–3 diagnoses (rule ids drawn from ``rule_ids`` if given), 1–8 symptoms each with 0–3 durations and 0–3 STEB
-    frames, 0–3 treatments, 0–2 past-history items, MANIFESTS_AS/TREATMENT_OF/INDUCES edges between them.
+    1–3 diagnoses (rule ids drawn from ``rule_ids`` if given; confirmed or provisional, current or past), 1–8
+    symptoms (present or possible) each with 0–3 durations and 0–3 STEB frames, 0–2 denied or hypothetical symptoms
+    with no duration or edge, 0–3 treatments of any status, 0–2 past-history items, 0–2 relatives' conditions,
+    structured test values and a mental status examination; every status may carry evidence; MANIFESTS_AS /
+    TREATMENT_OF / INDUCES edges between the asserted nodes.
     """
     ages = ages if ages is not None else st.integers(18, 80)
     sexes = sexes if sexes is not None else st.sampled_from([Sex.female, Sex.male])
@@ -80,20 +163,26 @@ def case_graphs(
     ids = [d.id for d in pool]
     pick = st.lists(st.sampled_from(ids), max_size=3, unique=True)
     dx_rules = draw(st.lists(st.sampled_from(rule_ids), min_size=1, max_size=3, unique=True)) if rule_ids else [None]
-    diagnoses = [Diagnosis(id=f"dx_{i}", label=r or "unspecified", rule_id=r, duration_ids=draw(pick))
+    diagnoses = [Diagnosis(id=f"dx_{i}", label=r or "unspecified", rule_id=r, duration_ids=draw(pick),
+                           certainty=draw(st.sampled_from([Certainty.confirmed, Certainty.provisional])),
+                           certainty_evidence=draw(evidences()), temporality=draw(st.sampled_from(list(Temporality))),
+                           temporality_evidence=draw(evidences()))
                  for i, r in enumerate(dx_rules)]
     n_sx = draw(st.integers(1, 8))
     symptoms = [
         Symptom(id=f"sx_{i}", headword=draw(st.sampled_from(["depressed mood", "insomnia", "paranoia",
                                                                "auditory hallucination", "excessive worry"])),
+                assertion=draw(st.sampled_from([Assertion.present, Assertion.possible])),
+                assertion_evidence=draw(evidences()),
                 evidence_text=draw(st.sampled_from(TEXTS)), contexts=draw(st.lists(steb_frames, max_size=3)),
                 duration_ids=draw(pick))
         for i in range(n_sx)
     ]
-    treatments = [Treatment(id=f"tx_{i}", name=draw(st.sampled_from(["sertraline", "lithium", "cbt"])),
-                            duration_ids=draw(pick)) for i in range(draw(st.integers(0, 3)))]
+    treatments = [_treatment(draw, f"tx_{i}", draw(st.sampled_from(["sertraline", "lithium", "cbt"])), draw(pick))
+                  for i in range(draw(st.integers(0, 3)))]
     past = [PastHistory(id=f"ph_{i}", condition=draw(st.sampled_from(["asthma", "head injury", "cannabis use"])),
-                        duration_ids=draw(pick)) for i in range(draw(st.integers(0, 2)))]
+                        status_evidence=draw(evidences()), duration_ids=draw(pick))
+            for i in range(draw(st.integers(0, 2)))]
     edges: list[Edge] = []
     for dx in diagnoses:
         for sx in draw(st.lists(st.sampled_from(symptoms), unique_by=lambda s: s.id, max_size=4)):
@@ -109,14 +198,23 @@ def case_graphs(
         demographics=Demographics(age=draw(ages), sex=draw(sexes),
                                   ethnicity=draw(st.sampled_from([None, "Hispanic or Latino", "White"])),
                                   occupation=draw(st.sampled_from([None, "teacher", "nurse"]))),
-        test_results=TestResults(labs=draw(st.sampled_from([None, "TSH 2.4 mIU/L, sodium 139 mmol/L"])),
-                                 other=draw(st.sampled_from([None, "PHQ-9 18", "MMSE 22/30"]))),
-        diagnoses=diagnoses, symptoms=symptoms, treatments=treatments, past_history=past,
+        mental_status=draw(mental_statuses),
+        test_results=TestResults(values=draw(structured_test_values())),
+        family_history=draw(family_histories()),
+        diagnoses=diagnoses, symptoms=[*symptoms, *draw(unasserted_symptoms(n_sx))], treatments=treatments,
+        past_history=past,
         visit_event=VisitEvent(setting=draw(st.sampled_from(list(Setting))),
                                arrival_mode=draw(st.sampled_from(list(ArrivalMode))),
                                legal_status=draw(st.sampled_from(list(LegalStatus)))),
         durations=pool, edges=edges,
     )
+
+
+def _treatment(draw: Any, tid: str, name: str, duration_ids: list[str]) -> Treatment:
+    status = draw(st.sampled_from(list(TreatmentStatus)))
+    reason = draw(st.sampled_from([None, "side effects", "ineffective"])) if status == TreatmentStatus.past else None
+    return Treatment(id=tid, name=name, status=status, status_evidence=draw(evidences()), discontinued_reason=reason,
+                     duration_ids=duration_ids)
 
 
 def _simple_rules() -> list[Any]:
@@ -132,8 +230,9 @@ def feasible_graphs(draw: Any) -> CaseGraph:
 
     e.g. a 9-year-old boy with ADHD whose illness began 3 years ago (onset before 12), or a 41-year-old woman with
     PMDD; sex respects sex-specific rules, age respects present-age rules, the illness duration lies inside the
-    rule's duration window and its onset inside the onset window. Extra symptoms, treatments and test values are
-    added around it.
+    rule's duration window and its onset inside the onset window. Extra symptoms, treatments, test values, a mental
+    status examination and relatives' conditions are added around it, with statuses drawn (the diagnosis itself
+    confirmed or provisional, so that its rule applies).
     """
     from hypothesis import assume
 
@@ -168,24 +267,29 @@ def feasible_graphs(draw: Any) -> CaseGraph:
     n_sx = draw(st.integers(1, 4))
     heads = list(rule.symptoms) or ["depressed mood"]
     symptoms = [Symptom(id=f"sx_{i}", headword=heads[i % len(heads)],
+                        assertion=draw(st.sampled_from([Assertion.present, Assertion.possible])),
+                        assertion_evidence=draw(evidences()),
                         evidence_text=draw(st.sampled_from(TEXTS)),
                         contexts=draw(st.lists(steb_frames, max_size=2)),
                         duration_ids=[draw(st.sampled_from(["d_dx", "d_late"]))]) for i in range(n_sx)]
-    dx = Diagnosis(id="dx_main", label=rule.name, rule_id=rule.id, duration_ids=["d_dx"])
+    dx = Diagnosis(id="dx_main", label=rule.name, rule_id=rule.id, duration_ids=["d_dx"],
+                   certainty=draw(st.sampled_from([Certainty.confirmed, Certainty.provisional])),
+                   certainty_evidence=draw(evidences()), temporality_evidence=draw(evidences()))
     edges = [Edge(type=RelationType.MANIFESTS_AS, source=dx.id, target=s.id) for s in symptoms]
     treatments = []
     if draw(st.booleans()):
-        treatments.append(Treatment(id="tx_0", name="sertraline", dose="50 mg", duration_ids=["d_late"]))
+        treatments.append(_treatment(draw, "tx_0", "sertraline", ["d_late"]).model_copy(update={"dose": "50 mg"}))
         edges.append(Edge(type=RelationType.TREATMENT_OF, source="tx_0", target=dx.id))
+    symptoms += draw(unasserted_symptoms(n_sx))
     g = CaseGraph(
         case_id=f"feasible_{rule.id}",
         demographics=Demographics(age=age, sex=sex,
                                   ethnicity=draw(st.sampled_from([None, "Hispanic or Latino", "White"])),
                                   occupation=draw(st.sampled_from([None, "student", "teacher"])) if age >= 18
                                   else draw(st.sampled_from([None, "student"]))),
-        test_results=TestResults(labs=draw(st.sampled_from([None, "TSH 2.4 mIU/L, sodium 139 mmol/L",
-                                                            "Lithium level 0.8 mmol/L"])),
-                                 other=draw(st.sampled_from([None, "PHQ-9 18", "MMSE 22/30"]))),
+        mental_status=draw(mental_statuses),
+        test_results=TestResults(values=draw(structured_test_values())),
+        family_history=draw(family_histories()),
         diagnoses=[dx], symptoms=symptoms, treatments=treatments,
         visit_event=VisitEvent(setting=draw(st.sampled_from(list(Setting))),
                                arrival_mode=draw(st.sampled_from(list(ArrivalMode))),

@@ -112,4 +112,4 @@ def test_schema_error_names_line(tmp_path: Path) -> None:
 def test_schema_export_matches_file(tmp_path: Path) -> None:
     out = tmp_path / "graph.json"
     assert run("schema", "export", "-o", str(out)).exit_code == 0
-    assert out.read_text(encoding="utf-8") == (ROOT / "schemas" / "graph.v1.json").read_text(encoding="utf-8")
+    assert out.read_text(encoding="utf-8") == (ROOT / "schemas" / "graph.v2.json").read_text(encoding="utf-8")

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from anonpsy.context_rules import ContextResult, classify, default_engine, stressor_category
+from anonpsy.extract.assertion.context import ContextResult, classify, default_engine
+from anonpsy.perturb.contexts import stressor_category
 
 
 def _ctx(sentence: str, target: str) -> ContextResult:

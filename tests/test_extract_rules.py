@@ -11,16 +11,12 @@ from hypothesis import strategies as st
 
 from anonpsy import lexicon
 from anonpsy.extract import extract
-from anonpsy.extract.rules_backend import (
-    absolute_dates,
-    extract_age,
-    extract_steb,
-    family_conditions,
-    find_diagnoses,
-    time_mentions,
-    visit_date,
-)
-from anonpsy.extract.segment import section_name, sentences
+from anonpsy.extract.assembly.steb import extract_steb
+from anonpsy.extract.mentions.demographics import extract_age
+from anonpsy.extract.mentions.diagnoses import find_diagnoses
+from anonpsy.extract.mentions.family import family_conditions
+from anonpsy.extract.mentions.time import absolute_dates, time_mentions, visit_date
+from anonpsy.extract.sections import section_name, sentences
 from anonpsy.graph import ArrivalMode, LegalStatus, Route, SafetyFlag, Setting, Unit
 from anonpsy.temporal import TimeSpec, normalize
 from anonpsy.validate import structural_violations
@@ -110,16 +106,28 @@ def test_sex_from_pronouns() -> None:
 # Negation, family, hypothetical
 
 
-def test_denied_symptoms_are_not_extracted() -> None:
-    got = _sx("He reports low mood. He denies suicidal ideation. Parents deny aggression toward others.")
-    assert got == {"depressed mood": True}
+def test_denied_symptoms_are_absent_and_never_current() -> None:
+    g = normalize(extract("He reports low mood. He denies suicidal ideation. Parents deny aggression toward others."))
+    got = {s.headword: (s.assertion.value, s.current_symptom) for s in g.symptoms}
+    assert got == {"depressed mood": ("present", True), "suicidal ideation": ("absent", False),
+                   "aggression": ("absent", False)}
+    denied = [s for s in g.symptoms if s.assertion.value == "absent"]
+    assert all(not s.duration_ids and not s.contexts for s in denied)
+    assert not {e.target for e in g.edges} & {s.id for s in denied}
 
 
-def test_postfix_negation_and_criteria_language_drop_diagnoses() -> None:
+def test_postfix_negation_and_criteria_language_rule_diagnoses_out() -> None:
     text = ("Insomnia disorder. Obstructive sleep apnea and restless legs syndrome are not supported. "
             "Does not meet criteria for agoraphobia (avoidance limited to one situation) or generalized anxiety "
             "disorder. Does not yet meet criteria for alcohol use disorder. Delirium was ruled out.")
-    assert {d.rule_id for d in extract(text).diagnoses} == {"insomnia_disorder"}
+    g = extract(text)
+    assert {d.rule_id for d in g.diagnoses if d.asserted} == {"insomnia_disorder"}
+    excluded = {d.rule_id: d.certainty_evidence.rule_id for d in g.diagnoses
+                if d.certainty.value == "ruled_out" and d.certainty_evidence is not None}
+    assert excluded == {"restless_legs_syndrome": "context.neg.backward", "agoraphobia": "context.neg.criteria",
+                        "generalized_anxiety_disorder": "context.neg.criteria",
+                        "alcohol_use_disorder": "context.neg.criteria", "delirium": "context.neg.backward"}
+    assert not [e for e in g.edges if e.source in {d.id for d in g.diagnoses if not d.asserted}]
 
 
 def test_rating_scale_names_are_not_diagnoses_or_symptoms() -> None:
@@ -153,10 +161,11 @@ def test_family_conditions_parser() -> None:
     assert family_conditions("Father unknown.") == []
 
 
-def test_hypothetical_and_conditional_mentions_are_skipped() -> None:
+def test_hypothetical_and_conditional_mentions_are_never_asserted() -> None:
     g = extract("Return to the ED if suicidal thoughts recur. Consider sertraline if no response. "
                 "Would consider lithium.")
-    assert g.symptoms == [] and g.treatments == []
+    assert [(s.headword, s.assertion.value) for s in g.symptoms] == [("suicidal ideation", "hypothetical")]
+    assert g.treatments == []
 
 
 def test_planned_treatments_are_kept() -> None:
@@ -363,7 +372,6 @@ def test_extraction_never_raises_and_graph_is_valid(text: str) -> None:
 
 
 def test_clock_times_are_not_ages() -> None:
-    from anonpsy.extract.rules_backend import time_mentions
 
     text = "Olanzapine 10 mg IM at 01:40 for agitation with good effect; he was first ill at 19, in college."
     mentions = time_mentions(text, age=24, visit=None)

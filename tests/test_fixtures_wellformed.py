@@ -1,7 +1,8 @@
 """Well-formedness of the synthetic fixtures under ``fixtures/``.
 
 ``fixtures/cases/`` holds narratives (``NN_name.txt``) with their expected facts (``NN_name.expected.yaml``);
-``fixtures/graphs/`` holds hand-written case graphs in the exact form ``dump_graph`` writes. These tests pin
+``fixtures/graphs/`` holds case graphs (schema version 2) in the exact form ``dump_graph`` writes, migrated from the
+hand-written version-1 graphs kept in ``fixtures/graphs/v1/`` (see ``tests/test_graph.py``). These tests pin
 the contract the rest of the project relies on: texts are UTF-8 and of bounded length, expectations use only
 the shared vocabularies, every listed identifier occurs verbatim in its text, graphs load and re-dump byte for
 byte, and graph edges and durations are internally consistent.
@@ -326,9 +327,9 @@ def test_graph_content_is_complete(path: Path) -> None:
     for symptom_id, fields in _contexts(graph):
         assert fields, f"{path.name}: {symptom_id} has an empty STEB context"
     assert all(s.contexts for s in graph.symptoms), f"{path.name}: every symptom needs a STEB context"
-    assert graph.test_results.mental_status, path.name
-    numbers = f"{graph.test_results.labs or ''} {graph.test_results.other or ''}"
-    assert re.search(r"\d", numbers), f"{path.name}: test results need numeric values"
+    assert len(graph.mental_status.present_fields()) >= 5, f"{path.name}: a structured mental status examination"
+    assert any(v.value is not None for v in graph.test_results.values), f"{path.name}: test results need numbers"
+    assert graph.schema_version == "2"
     assert graph.visit_event.id == "visit"
 
 
@@ -374,10 +375,13 @@ def test_graph_specific_requirements() -> None:
     assert induced, "an INDUCES edge from methamphetamine use to the induced psychosis"
 
     assert any(
-        "MMSE" in f"{g.test_results.other or ''} {g.test_results.labs or ''}"
+        any(v.rule_id == "test_values.mmse" for v in g.test_results.values)
         for g in _graphs_with("major_neurocognitive_disorder")
     )
-    assert any("lithium" in (g.test_results.labs or "").lower() for g in _graphs_with("bipolar_i_disorder"))
+    assert any(
+        any(v.rule_id == "test_values.lithium_level" for v in g.test_results.values)
+        for g in _graphs_with("bipolar_i_disorder")
+    )
 
     for g in _graphs_with("antisocial_personality_disorder"):
         age = g.demographics.age

@@ -19,6 +19,7 @@ FILES: dict[str, str] = {
     "lexicon_therapies": "lexicon/therapies",
     "lexicon_emotions": "lexicon/emotions",
     "lexicon_demographic": "lexicon/demographic",
+    "lexicon_mse": "lexicon/mse",
     "context_rules": "lexicon/context",
     "stressors": "contexts/stressors",
 }
@@ -86,6 +87,7 @@ def test_counts_are_pinned() -> None:
         "lexicon_therapies": 87,
         "lexicon_emotions": 35,
         "lexicon_demographic": 193 + 31 + 30 + 8,
+        "lexicon_mse": 19 + 111,
         "context_rules": 50,
         "stressors": 22,
     }

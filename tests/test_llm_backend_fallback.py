@@ -23,6 +23,8 @@ from anonpsy import cli_deid
 from anonpsy.audit import Fallback
 from anonpsy.cli import main
 from anonpsy.extract import extract
+from anonpsy.extract.assembly.build import withhold_identified
+from anonpsy.graph import Certainty
 from anonpsy.graphio import read_graph_checked
 from anonpsy.llm import LLMClient
 from anonpsy.llm.errors import (
@@ -38,6 +40,7 @@ from anonpsy.llm_backend import extract_llm as extract_llm_module
 from anonpsy.llm_backend.perturb_llm import embedding_similarity
 from anonpsy.llm_backend.steps import StepContext, is_step_fault, run_step
 from anonpsy.perturb import check
+from anonpsy.perturb.contexts import SourceIdentifiers
 from anonpsy.pipeline import DeidResult, leak_audit
 from anonpsy.temporal import normalize
 from anonpsy.testing import Fault, FaultMix, ScriptedOpenAIServer
@@ -82,8 +85,13 @@ def clean() -> DeidResult:
 
 
 def _ids(r: DeidResult) -> set[str]:
-    """Node ids, with the episode suffix the temporal engine gives a symptom it splits (sx_x_e2) removed."""
-    return {re.sub(r"_e\d+$", "", i) for i, _ in r.original.iter_nodes()}
+    """Ids of the asserted nodes (the scripted model, like the model's stages, reports no denied symptom or excluded
+    diagnosis; the rules backend keeps those pertinent negatives), with the episode suffix the temporal engine gives
+    a symptom it splits (sx_x_e2) removed."""
+    g = r.original
+    negatives = {s.id for s in g.symptoms if not s.asserted}
+    negatives |= {d.id for d in g.diagnoses if d.certainty == Certainty.ruled_out}
+    return {re.sub(r"_e\d+$", "", i) for i, _ in g.iter_nodes() if i not in negatives}
 
 
 # -- what counts as a step fault ----------------------------------------------------------------------------------
@@ -182,7 +190,9 @@ def test_an_invalid_graph_is_replaced_by_the_rules_graph(monkeypatch: pytest.Mon
     monkeypatch.setattr(extract_llm_module, "structural_violations", once)
     r = _run([])
     assert [(f.step, f.code) for f in r.audit.fallbacks] == [("extract_graph", "E127")]
-    assert r.original == normalize(extract(CASE.read_text(encoding="utf-8"), case_id=CASE.stem))
+    text = CASE.read_text(encoding="utf-8")
+    rules = withhold_identified(extract(text, case_id=CASE.stem), SourceIdentifiers(text).find)
+    assert r.original == normalize(rules), "the rules backend's own graph"
     calls["n"] = 0
     with pytest.raises(LLMBackendError):
         _run([], strict_llm=True)
@@ -190,8 +200,7 @@ def test_an_invalid_graph_is_replaced_by_the_rules_graph(monkeypatch: pytest.Mon
 
 @pytest.mark.parametrize(
     ("template_id", "note"),
-    [("perturb_demographics", "P_SUGGESTION_FALLBACK"), ("perturb_visit", "P_VISIT_FALLBACK"),
-     ("perturb_mse", "P_MSE_KEPT")],
+    [("perturb_demographics", "P_SUGGESTION_FALLBACK"), ("perturb_visit", "P_VISIT_FALLBACK")],
 )
 def test_a_perturbation_field_falls_back(template_id: str, note: str) -> None:
     r = _run([Fault("http_500", template=template_id, times=None)], P_CASE)

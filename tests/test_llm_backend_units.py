@@ -21,8 +21,6 @@ from anonpsy.llm_backend.extract_llm import episode_spec, map_headword
 from anonpsy.llm_backend.generate_llm import strip_meta
 from anonpsy.llm_backend.perturb_llm import (
     embedding_similarity,
-    headwords,
-    mse_problem,
     rewrite_problem,
     too_close,
 )
@@ -155,15 +153,6 @@ def test_rewrite_filter_rejects_close_rewrites_and_new_findings() -> None:
         )
         is not None
     )
-
-
-def test_mse_alignment_keeps_findings_and_numbers() -> None:
-    old = "Disheveled young man with psychomotor agitation. Oriented x3. Insight poor."
-    assert mse_problem(old, old.replace("young man", "young woman")) is None
-    assert mse_problem(old, old.replace(" with psychomotor agitation", "")) is not None
-    assert mse_problem(old, old.replace("x3", "x2")) is not None
-    assert mse_problem(old, old + " Auditory hallucinations reported.") is not None
-    assert "psychomotor agitation" in headwords(old)
 
 
 # -- generation ----------------------------------------------------------------------------------------------------

@@ -10,9 +10,13 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 from tests.strategies import feasible_graphs
 
-from anonpsy.graph import CaseGraph, Sex
+from anonpsy.extract.mentions.results import number_values, parse_results
+from anonpsy.graph import CaseGraph, Certainty, Sex, TestResults
 from anonpsy.graphio import dump_graph, read_graph
-from anonpsy.perturb import check, perturb, shift_age_mentions
+from anonpsy.perturb import check, perturb
+from anonpsy.perturb.check import statuses
+from anonpsy.perturb.demographics import shift_age_mentions
+from anonpsy.perturb.test_values import pool_of
 from anonpsy.rules import tables
 from anonpsy.temporal import normalize, temporal_backbone
 from anonpsy.validate import dsm_violations, structural_violations
@@ -85,11 +89,54 @@ def test_sex_fixed_by_specific_diagnosis_is_kept() -> None:
 
 
 def test_test_values_are_resampled_and_unmapped_listed() -> None:
-    g = CaseGraph(case_id="tv", test_results={"labs": "TSH 2.4 mIU/L, sodium 139 mmol/L, zorblin 55 units"})
+    values, _ = parse_results("TSH 2.4 mIU/L, sodium 139 mmol/L, zorblin 55 units", "labs")
+    g = CaseGraph(case_id="tv", test_results=TestResults(values=number_values(values)))
     new, audit = perturb(g, 3)
-    assert new.test_results.labs != g.test_results.labs
-    assert any(c.path == "test_results.labs" and c.rule_id.startswith("test_values.") for c in audit.changes)
-    assert audit.unmapped_values, "a number that maps to no test is listed, never dropped"
+    assert [v.value for v in new.test_results.values] != [v.value for v in g.test_results.values]
+    changed = {c.path: c.rule_id for c in audit.changes}
+    assert changed["test_results.values[tv_1].value"] == "test_values.tsh"
+    assert [u.path for u in audit.unmapped_values] == ["test_results.values[tv_3].value"], (
+        "a number that maps to no test is listed, never dropped or changed")
+    assert new.test_results.values[2] == g.test_results.values[2]
+    assert check(g, new) == []
+
+
+@given(feasible_graphs(), st.integers(0, 2**32 - 1))
+def test_perturbation_never_changes_a_status(g: CaseGraph, seed: int) -> None:
+    new, audit = perturb(g, seed)
+    assert statuses(new) == statuses(g)
+    assert new.mental_status == g.mental_status
+    assert [(f.member, f.condition, f.certainty) for f in new.family_history] == [
+        (f.member, f.condition, f.certainty) for f in g.family_history]
+    assert not [v for v in audit.violations if v["code"] in ("CHECK_STATUS", "CHECK_MENTAL_STATUS")]
+
+
+@given(feasible_graphs(), st.integers(0, 2**32 - 1))
+def test_perturbation_keeps_test_values_in_their_pools(g: CaseGraph, seed: int) -> None:
+    new, audit = perturb(g, seed)
+    rules = {f"test_results.values[{v.id}].value": v.rule_id for v in g.test_results.values}
+    for old, now in zip(g.test_results.values, new.test_results.values, strict=True):
+        assert pool_of(now) == pool_of(old)
+        if old.value != now.value:
+            assert old.rule_id is not None
+            assert any(c.path.endswith(f"[{old.id}].value") and c.rule_id == old.rule_id for c in audit.changes)
+    for c in audit.changes:
+        if c.path.startswith("test_results."):
+            assert c.rule_id == rules[c.path] and c.rule_id.startswith("test_values.")
+
+
+def test_check_reports_a_changed_status_and_a_value_out_of_its_pool() -> None:
+    g = normalize(read_graph(ROOT / "fixtures" / "graphs" / "13_comorbid_inpatient.yaml"))
+    dx = g.diagnoses[0].model_copy(update={"certainty": Certainty.ruled_out})
+    tv = next(v for v in g.test_results.values if v.rule_id == "test_values.sodium")
+    values = [v.model_copy(update={"value": "120"}) if v.id == tv.id else v for v in g.test_results.values]
+    bad = g.model_copy(update={"diagnoses": [dx, *g.diagnoses[1:]],
+                               "test_results": TestResults(values=values),
+                               "mental_status": g.mental_status.model_copy(update={"insight": "good"})})
+    codes = {(v.code, v.node_ids) for v in check(g, bad)}
+    assert ("CHECK_STATUS", (dx.id,)) in codes
+    assert ("CHECK_TEST_VALUE", (tv.id,)) in codes
+    assert ("CHECK_MENTAL_STATUS", ()) in codes
 
 
 @pytest.mark.parametrize(

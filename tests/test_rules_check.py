@@ -105,6 +105,7 @@ PINNED_COUNTS: dict[str, int] = {
     "lexicon_demographic": 262,
     "lexicon_emotions": 35,
     "lexicon_medications": 300,
+    "lexicon_mse": 130,
     "lexicon_symptoms": 285,
     "lexicon_therapies": 87,
     "medication_classes": 41,

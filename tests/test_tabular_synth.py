@@ -170,6 +170,7 @@ def test_llm_backend_rejects_a_code_outside_the_scale(tmp_path: Path) -> None:
 
 
 def test_cli_synth_llm_with_a_knowledge_base_records_sources(tmp_path: Path) -> None:
+    pytest.importorskip("bm25s", reason="the tabular extra (bm25s) is not installed")
     kb = tmp_path / "kb"
     kb.mkdir()
     (kb / "anxiety.md").write_text("# Worry\n\nExcessive worry about many everyday matters, hard to control.\n\n"

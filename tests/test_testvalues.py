@@ -10,8 +10,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from anonpsy.rules.test_values import TestDef, UnitDef, alias_key, load_test_values
-from anonpsy.testvalues import (
+from anonpsy.perturb.test_values import (
     AMBIGUOUS,
     OUT_OF_RANGE,
     UNKNOWN_TEST,
@@ -19,6 +18,7 @@ from anonpsy.testvalues import (
     find_values,
     resample_values,
 )
+from anonpsy.rules.test_values import TestDef, UnitDef, alias_key, load_test_values
 
 DEFS = load_test_values()
 TESTS = sorted(DEFS.values(), key=lambda t: t.id)

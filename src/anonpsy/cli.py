@@ -88,7 +88,7 @@ def schema() -> None:
 
     \b
     Example:
-      anonpsy schema export -o schemas/graph.v1.json
+      anonpsy schema export -o schemas/graph.v2.json
     """
 
 
@@ -96,11 +96,11 @@ def schema() -> None:
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Write here instead of stdout.")
 @handle_errors
 def schema_export(output: Path | None) -> None:
-    """Export the JSON Schema of the semantic graph (schemas/graph.v1.json).
+    """Export the JSON Schema of the semantic graph (schemas/graph.v2.json).
 
     \b
     Example:
-      anonpsy schema export -o schemas/graph.v1.json
+      anonpsy schema export -o schemas/graph.v2.json
     """
     from anonpsy.graphio import graph_json_schema_text
     from anonpsy.yamlio import write_atomic

@@ -8,19 +8,43 @@ Time is measured in integer days relative to the index encounter (day 0; negativ
 ``(offset, span, unit)`` denotes the half-open interval ``[offset * u, (offset + span) * u)`` where ``u`` is the
 length of the unit in days. ``ongoing`` durations continue through the visit; the temporal engine gives every
 duration a finite span (see :mod:`anonpsy.temporal`).
+
+Schema version 2 gives every clinical fact an assertion status and the evidence that decided it:
+
+* a diagnosis has a ``certainty`` (confirmed, provisional, rule_out, ruled_out) and a ``temporality`` (current,
+  past); a symptom an ``assertion`` (present, absent, possible, hypothetical, historical); a treatment a
+  ``status`` (current, past, planned, refused, prn) and, when stated, why it was stopped; a relative's condition a
+  ``certainty`` (confirmed, possible). A relative's condition lives only in ``family_history``.
+* each status carries an :class:`Evidence`: the character span of the source sentence that decided it (offsets,
+  never the text), the section it sits in, and the id of the rule that decided it. Rule ids are dotted and say
+  where the rule lives: ``context.<trigger id>`` (a ConText trigger of ``rules/lexicon/context.yaml``),
+  ``section.<section>`` (the section decided), ``time.<what>`` (a temporal expression decided), ``cue.<name>``
+  (a named cue pattern of the extractor), ``default`` (nothing contradicted the default value), ``llm.<template>``
+  (read from a language-model reply and checked), ``migrate.v1.<field>.<old value>`` (migrated from a version-1
+  graph), ``manual`` (written by hand).
+* the mental status examination is a :class:`MentalStatus` of short normalised values (the patient's quoted mood
+  is kept only as a flag) and test results are structured :class:`TestValue` items whose pools come from
+  ``rules/test_values``. Source text that could not be structured is not carried: it is counted in ``omitted``.
+
+Version-1 graphs are migrated on load (:mod:`anonpsy.migrate`); graphs are always written as version 2.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-SCHEMA_VERSION: Literal["1"] = "1"
+SCHEMA_VERSION: Literal["2"] = "2"
 
 Id = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=64)]
 CaseId = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=128)]
+RuleId = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*(?:\.[a-z0-9][a-z0-9_-]*)*$", max_length=128,
+                              description="Dotted id of the rule that decided a value, e.g. context.neg.denies.")]
+SectionName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=64)]
+#: A short normalised value: lower case, no sentence punctuation, so no name or quotation can ride along.
+ShortValue = Annotated[str, Field(min_length=1, max_length=80, pattern=r"^[a-z0-9][a-z0-9 ,;/()+'%<>=-]*$")]
 
 
 class _Model(BaseModel):
@@ -135,6 +159,114 @@ class NodeType(StrEnum):
     visit = "visit"
 
 
+class Certainty(StrEnum):
+    """How sure the clinician is that the patient has a diagnosis."""
+
+    confirmed = "confirmed"
+    provisional = "provisional"  # possible, probable, suspected, working or differential diagnosis
+    rule_out = "rule_out"  # to be ruled out: under consideration, not yet decided
+    ruled_out = "ruled_out"  # considered and excluded ("does not meet criteria", "testing did not support")
+
+    def is_asserted(self) -> bool:
+        """The patient is said to have it (confirmed or provisional)."""
+        return self in (Certainty.confirmed, Certainty.provisional)
+
+
+class Temporality(StrEnum):
+    """Whether a diagnosis holds at the index encounter."""
+
+    current = "current"
+    past = "past"  # remitted, resolved, a history of
+
+
+class Assertion(StrEnum):
+    """Whether the patient has a symptom."""
+
+    present = "present"
+    absent = "absent"  # denied or negated
+    possible = "possible"  # uncertain, questionable, suspected
+    hypothetical = "hypothetical"  # conditional or future ("return if suicidal thoughts occur")
+    historical = "historical"  # had it before, asserted as past
+
+
+class TreatmentStatus(StrEnum):
+    """Whether the patient takes, took, will take or declined a treatment."""
+
+    current = "current"
+    past = "past"  # discontinued, tried before
+    planned = "planned"  # recommended, to start, to consider
+    refused = "refused"  # declined by the patient
+    prn = "prn"  # as needed, or a one-time dose
+
+
+class FamilyCertainty(StrEnum):
+    """How sure the source is about a relative's condition ("may have had" is possible)."""
+
+    confirmed = "confirmed"
+    possible = "possible"
+
+
+class Ideation(StrEnum):
+    """Suicidal or homicidal ideation at the mental status examination."""
+
+    absent = "absent"
+    passive = "passive"  # death wishes without a wish to act
+    present = "present"  # active ideation, no plan stated
+    plan = "plan"  # with a plan
+    intent = "intent"  # with intent to act
+
+
+class TestKind(StrEnum):
+    """The kind of a test value (the first four are the categories of ``rules/test_values``)."""
+
+    __test__ = False  # not a pytest test class
+
+    lab = "lab"
+    vital = "vital"
+    rating_scale = "rating_scale"
+    cognition = "cognition"
+    imaging = "imaging"
+    other = "other"
+
+
+class ReferenceFlag(StrEnum):
+    """A test value against its reference range or screen threshold."""
+
+    normal = "normal"
+    low = "low"
+    high = "high"
+    abnormal = "abnormal"
+    positive = "positive"
+    negative = "negative"
+    unknown = "unknown"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Evidence
+
+
+class Evidence(_Model):
+    """Why a status has its value: where in the source it was decided and which rule decided it.
+
+    ``start``/``end`` are character offsets into the source narrative of the sentence that decided the status (never
+    the text itself); both are absent when the graph was not extracted from a text (written by hand, migrated).
+    ``section`` is the canonical section that sentence sits in (see :mod:`anonpsy.extract.sections`).
+    """
+
+    start: int | None = Field(default=None, ge=0)
+    end: int | None = Field(default=None, ge=1)
+    section: SectionName | None = None
+    rule_id: RuleId
+
+    @model_validator(mode="after")
+    def _span(self) -> Evidence:
+        if (self.start is None) != (self.end is None):
+            raise ValueError("evidence start and end are given together or not at all")
+        if self.start is not None and self.end is not None and self.end <= self.start:
+            raise ValueError("evidence end must be after its start")
+        return self
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Case-level attributes
 
@@ -147,16 +279,108 @@ class Demographics(_Model):
     family_structure: str | None = None
 
 
+class TestValue(_Model):
+    """One test result: a laboratory value, a vital sign, a rating-scale or cognitive score, an imaging finding.
+
+    A numeric result has ``value`` (the number as written, without thousands separators) and ``unit``; a
+    qualitative one has ``result`` ("positive for cannabinoids", "no acute abnormality"). ``rule_id`` names the
+    ``rules/test_values`` entry (``test_values.<id>``) whose pools the value is resampled in; a value no entry
+    maps keeps ``rule_id`` empty and is never changed. ``interpretation`` is the pool the value falls in.
+    """
+
+    __test__: ClassVar[bool] = False  # not a pytest test class
+
+    id: Id
+    kind: TestKind = TestKind.lab
+    name: str = Field(min_length=1, max_length=100, description="The test's name ('Serum lithium concentration').")
+    value: str | None = Field(default=None, pattern=r"^\d+(?:\.\d+)?$", max_length=16)
+    unit: str | None = Field(default=None, max_length=24)
+    result: ShortValue | None = None
+    flag: ReferenceFlag = ReferenceFlag.unknown
+    interpretation: str | None = Field(default=None, max_length=80)
+    rule_id: RuleId | None = None
+    evidence: Evidence | None = None
+
+    @property
+    def test_id(self) -> str | None:
+        """The ``rules/test_values`` id of a mapped value."""
+        prefix = "test_values."
+        return self.rule_id[len(prefix):] if self.rule_id and self.rule_id.startswith(prefix) else None
+
+
+class Omission(_Model):
+    """Source text of a structured section that could not be structured and is therefore not in the graph.
+
+    Counted, located by offsets when the source is known, never copied: nothing is dropped silently.
+    """
+
+    field: Literal["labs", "imaging", "other", "mental_status"]
+    words: int = Field(ge=0)
+    start: int | None = Field(default=None, ge=0)
+    end: int | None = Field(default=None, ge=1)
+    reason: str = Field(pattern=r"^[A-Z][A-Z0-9_]*$", description="Why it was not structured, e.g. UNPARSED.")
+
+    @model_validator(mode="after")
+    def _span(self) -> Omission:
+        if (self.start is None) != (self.end is None):
+            raise ValueError("omission start and end are given together or not at all")
+        if self.start is not None and self.end is not None and self.end <= self.start:
+            raise ValueError("omission end must be after its start")
+        return self
+
+
 class TestResults(_Model):
-    labs: str | None = None
-    imaging: str | None = None
-    mental_status: str | None = Field(default=None, description="Mental status examination, near-verbatim.")
-    other: str | None = None
+    __test__: ClassVar[bool] = False  # not a pytest test class
+
+    values: list[TestValue] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> TestResults:
+        ids = [v.id for v in self.values]
+        if len(set(ids)) != len(ids):
+            raise ValueError("duplicate test value id")
+        return self
+
+
+MSE_FIELDS: tuple[str, ...] = (
+    "appearance", "behavior", "speech", "mood", "affect", "thought_process", "thought_content",
+    "suicidal_ideation", "homicidal_ideation", "perception", "cognition", "orientation", "insight", "judgment",
+)
+
+
+class MentalStatus(_Model):
+    """The mental status examination as short normalised findings, one field per domain (None = not reported).
+
+    ``mood`` is a normalised category ("depressed", "anxious", "euthymic"); when the source quoted the patient's
+    own words, ``mood_quoted`` is set and the words themselves are not kept.
+    """
+
+    appearance: ShortValue | None = None
+    behavior: ShortValue | None = None
+    speech: ShortValue | None = None
+    mood: ShortValue | None = None
+    mood_quoted: bool = False
+    affect: ShortValue | None = None
+    thought_process: ShortValue | None = None
+    thought_content: ShortValue | None = None
+    suicidal_ideation: Ideation | None = None
+    homicidal_ideation: Ideation | None = None
+    perception: ShortValue | None = None
+    cognition: ShortValue | None = None
+    orientation: ShortValue | None = None
+    insight: ShortValue | None = None
+    judgment: ShortValue | None = None
+    evidence: Evidence | None = None
+
+    def present_fields(self) -> tuple[str, ...]:
+        return tuple(f for f in MSE_FIELDS if getattr(self, f) is not None)
 
 
 class FamilyHistory(_Model):
     member: str
     condition: str
+    certainty: FamilyCertainty = FamilyCertainty.confirmed
+    certainty_evidence: Evidence | None = None
     evidence_text: str | None = None
 
 
@@ -203,9 +427,17 @@ class Diagnosis(_Model):
     label: str = Field(description="Diagnosis label as written or canonical DSM-5-TR name.")
     rule_id: str | None = Field(default=None, description="Id of the matching entry in rules/dsm.")
     specifiers: list[str] = Field(default_factory=list)
-    status: Literal["current", "provisional", "rule_out", "historical"] = "current"
+    certainty: Certainty = Certainty.confirmed
+    certainty_evidence: Evidence | None = None
+    temporality: Temporality = Temporality.current
+    temporality_evidence: Evidence | None = None
     duration_ids: list[str] = Field(default_factory=list)
     evidence_text: str | None = None
+
+    @property
+    def asserted(self) -> bool:
+        """The patient is said to have (or have had) it: confirmed or provisional."""
+        return self.certainty.is_asserted()
 
 
 class Symptom(_Model):
@@ -213,9 +445,16 @@ class Symptom(_Model):
     headword: str = Field(description="DSM-aligned headword, e.g. 'persecutory delusion'.")
     pattern: str | None = Field(default=None, description="Course pattern, e.g. episodic, persistent, worsening.")
     current_symptom: bool = False
+    assertion: Assertion = Assertion.present
+    assertion_evidence: Evidence | None = None
     evidence_text: str | None = None
     contexts: list[STEB] = Field(default_factory=list)
     duration_ids: list[str] = Field(default_factory=list)
+
+    @property
+    def asserted(self) -> bool:
+        """The patient has, had or may have it (not denied, not merely hypothetical)."""
+        return self.assertion not in (Assertion.absent, Assertion.hypothetical)
 
 
 class Treatment(_Model):
@@ -225,6 +464,9 @@ class Treatment(_Model):
     dose: str | None = None
     route: Route | None = None
     frequency: str | None = None
+    status: TreatmentStatus = TreatmentStatus.current
+    status_evidence: Evidence | None = None
+    discontinued_reason: ShortValue | None = Field(default=None, description="Why it was stopped, when stated.")
     outcome: str | None = None
     duration_ids: list[str] = Field(default_factory=list)
     evidence_text: str | None = None
@@ -234,6 +476,7 @@ class PastHistory(_Model):
     id: Id
     condition: str
     status: HistoryStatus = HistoryStatus.unknown
+    status_evidence: Evidence | None = None
     duration_ids: list[str] = Field(default_factory=list)
     evidence_text: str | None = None
 
@@ -261,9 +504,10 @@ class Edge(_Model):
 
 
 class CaseGraph(_Model):
-    schema_version: Literal["1"] = SCHEMA_VERSION
+    schema_version: Literal["2"] = SCHEMA_VERSION
     case_id: CaseId
     demographics: Demographics = Field(default_factory=Demographics)
+    mental_status: MentalStatus = Field(default_factory=MentalStatus)
     test_results: TestResults = Field(default_factory=TestResults)
     family_history: list[FamilyHistory] = Field(default_factory=list)
     diagnoses: list[Diagnosis] = Field(default_factory=list)
@@ -273,6 +517,7 @@ class CaseGraph(_Model):
     visit_event: VisitEvent = Field(default_factory=VisitEvent)
     durations: list[Duration] = Field(default_factory=list)
     edges: list[Edge] = Field(default_factory=list)
+    omitted: list[Omission] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _unique_ids(self) -> CaseGraph:

@@ -1,4 +1,7 @@
-"""Reading and writing case graphs as stable YAML, with one-line errors for bad input."""
+"""Reading and writing case graphs as stable YAML, with one-line errors for bad input.
+
+Graphs are written in the current schema version (2); version-1 files are migrated on read (:mod:`anonpsy.migrate`).
+"""
 
 from __future__ import annotations
 
@@ -11,10 +14,11 @@ from pydantic import ValidationError
 
 from anonpsy import errors
 from anonpsy.errors import AnonpsyError
-from anonpsy.graph import CaseGraph
+from anonpsy.graph import SCHEMA_VERSION, CaseGraph
+from anonpsy.migrate import MigrationError, migrate_data
 from anonpsy.yamlio import dump_yaml, line_for, load_yaml, load_yaml_lines
 
-GRAPH_SCHEMA_FILE = "graph.v1.json"
+GRAPH_SCHEMA_FILE = f"graph.v{SCHEMA_VERSION}.json"
 
 
 def graph_to_data(graph: CaseGraph) -> dict[str, Any]:
@@ -25,8 +29,13 @@ def dump_graph(graph: CaseGraph) -> str:
     return dump_yaml(graph_to_data(graph))
 
 
+def graph_from_data(data: Any) -> CaseGraph:
+    """A graph from a mapping of any readable schema version (version 1 is migrated)."""
+    return CaseGraph.model_validate(migrate_data(data) if isinstance(data, dict) else data)
+
+
 def load_graph(text: str) -> CaseGraph:
-    return CaseGraph.model_validate(load_yaml(text))
+    return graph_from_data(load_yaml(text))
 
 
 def read_graph(path: Path) -> CaseGraph:
@@ -36,7 +45,7 @@ def read_graph(path: Path) -> CaseGraph:
 def graph_json_schema() -> dict[str, Any]:
     schema = CaseGraph.model_json_schema(mode="validation")
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://anonpsy.org/schemas/graph.v1.json"
+    schema["$id"] = f"https://anonpsy.org/schemas/{GRAPH_SCHEMA_FILE}"
     return schema
 
 
@@ -86,6 +95,10 @@ def read_graph_checked(path: Path) -> CaseGraph:
         raise AnonpsyError(errors.E102_MALFORMED_YAML, "malformed YAML; fix the syntax", where) from None
     if not isinstance(data, dict):
         raise AnonpsyError(errors.E103_SCHEMA, "a case graph must be a YAML mapping", f"{loc}:1")
+    try:
+        data = migrate_data(data)
+    except MigrationError as exc:
+        raise AnonpsyError(errors.E103_SCHEMA, str(exc), f"{loc}:{line_for(lines, '/schema_version')}") from None
     try:
         graph = CaseGraph.model_validate(data)
     except ValidationError as exc:

@@ -42,10 +42,12 @@ from anonpsy.paths import rules_dir
 from anonpsy.rules.tables import parse_route
 
 TermKind = Literal[
-    "symptom", "medication", "therapy", "emotion", "occupation", "ethnicity", "family", "sex", "stressor"
+    "symptom", "medication", "therapy", "emotion", "occupation", "ethnicity", "family", "sex", "stressor",
+    "mse", "mse_domain",
 ]
 TERM_KINDS: tuple[TermKind, ...] = (
-    "symptom", "medication", "therapy", "emotion", "occupation", "ethnicity", "family", "sex", "stressor"
+    "symptom", "medication", "therapy", "emotion", "occupation", "ethnicity", "family", "sex", "stressor",
+    "mse", "mse_domain",
 )
 
 # ----------------------------------------------------------------------------------------------------
@@ -165,6 +167,56 @@ class EmotionLexicon(_FileHeader):
     rules: tuple[EmotionEntry, ...]
 
 
+MseField = Literal[
+    "appearance", "behavior", "speech", "mood", "affect", "thought_process", "thought_content",
+    "suicidal_ideation", "homicidal_ideation", "perception", "cognition", "orientation", "insight", "judgment",
+]
+_MSE_VALUE = r"^[a-z0-9][a-z0-9 ,;/()+'%<>=-]*$"
+_IDEATION_VALUES = ("absent", "passive", "present", "plan", "intent")
+
+
+class MseDomain(_Strict):
+    """Words that name one part of the mental status examination ("mood", "insight", "eye contact")."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    field: MseField
+    phrases: tuple[str, ...] = Field(min_length=1)
+    abbreviations: tuple[str, ...] = ()
+    qualify: bool = False
+    note: str | None = None
+
+
+class MseEntry(LexiconEntry):
+    """A finding: its normalised value (the headword), the parts it may belong to, and its negated value."""
+
+    headword: str = Field(pattern=_MSE_VALUE, max_length=60)
+    fields: tuple[MseField, ...] = Field(min_length=1)
+    negated: str | None = Field(default=None, pattern=_MSE_VALUE, max_length=60)
+    evaluative: bool = Field(default=False, description="A rating ('fair', 'intact') a qualifying domain prefixes.")
+
+    @model_validator(mode="after")
+    def _ideation_values(self) -> MseEntry:
+        ideation = {"suicidal_ideation", "homicidal_ideation"}
+        if ideation & set(self.fields):
+            if not set(self.fields) <= ideation:
+                raise ValueError(f"{self.id}: an ideation finding belongs to ideation fields only")
+            for value in (self.headword, self.negated):
+                if value is not None and value not in _IDEATION_VALUES:
+                    raise ValueError(f"{self.id}: ideation values are {', '.join(_IDEATION_VALUES)}")
+        return self
+
+    def surfaces(self) -> tuple[str, ...]:
+        """The synonyms, and the headword too unless it is an ideation value ("plan" is not a finding)."""
+        if {"suicidal_ideation", "homicidal_ideation"} & set(self.fields):
+            return self.synonyms
+        return (self.headword, *self.synonyms)
+
+
+class MseLexicon(_FileHeader):
+    domains: tuple[MseDomain, ...]
+    rules: tuple[MseEntry, ...]
+
+
 class OccupationEntry(LexiconEntry):
     sector: str = Field(pattern=r"^[a-z][a-z_]*$")
 
@@ -241,6 +293,7 @@ _LEXICON_FILES: dict[str, str] = {
     "demographic": "lexicon/demographic.yaml",
     "context": "lexicon/context.yaml",
     "stressors": "contexts/stressors.yaml",
+    "mse": "lexicon/mse.yaml",
 }
 
 
@@ -292,6 +345,12 @@ def demographic_lexicon() -> DemographicLexicon:
 def stressor_taxonomy() -> StressorTaxonomy:
     """Typed life-event / stressor taxonomy (cached)."""
     return StressorTaxonomy.model_validate(load_doc("stressors"))
+
+
+@lru_cache(maxsize=1)
+def mse_lexicon() -> MseLexicon:
+    """Typed mental-status-examination lexicon (cached)."""
+    return MseLexicon.model_validate(load_doc("mse"))
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -529,6 +588,10 @@ def specs_for(kind: TermKind, doc: dict[str, Any]) -> list[IndexSpec]:
             IndexSpec(e.id, e.headword, e.surfaces(), e.abbreviations, e.excludes)
             for e in TherapyLexicon.model_validate(doc).rules
         ]
+    if kind == "mse":
+        return [_lex_spec(e) for e in MseLexicon.model_validate(doc).rules]
+    if kind == "mse_domain":
+        return [IndexSpec(d.id, d.field, d.phrases, d.abbreviations) for d in MseLexicon.model_validate(doc).domains]
     if kind == "stressor":
         return [
             IndexSpec(e.id, e.label, e.triggers, (), e.excludes)
@@ -558,6 +621,8 @@ KIND_FILE: dict[TermKind, str] = {
     "family": "demographic",
     "sex": "demographic",
     "stressor": "stressors",
+    "mse": "mse",
+    "mse_domain": "mse",
 }
 
 

@@ -112,7 +112,7 @@ def leak_audit(
         seen.setdefault(surface.lower(), (kind, span.start, span.end))
     for m in _LONG_NUMBER.finditer(source):
         seen.setdefault(m.group(0), ("NUMBER", m.start(), m.end()))
-    from anonpsy.anchors import find_anchors
+    from anonpsy.perturb.anchors import find_anchors
 
     anchors: dict[str, tuple[int, int]] = {}
     for anc in find_anchors(source):
@@ -164,10 +164,11 @@ def deid_text(
     options: dict[str, Any] | None = None,
 ) -> DeidResult:
     """De-identify one narrative: extraction, attribute and context perturbation, generation, audits."""
-    from anonpsy.contexts import SourceIdentifiers, perturb_contexts
     from anonpsy.extract import extract
+    from anonpsy.extract.assembly.build import withhold_identified
     from anonpsy.generate import render
     from anonpsy.perturb import check, perturb
+    from anonpsy.perturb.contexts import SourceIdentifiers, perturb_contexts
     from anonpsy.temporal import normalize
 
     if backend not in BACKENDS:
@@ -178,9 +179,9 @@ def deid_text(
 
         result: DeidResult = deid_with_llm(text, seed=seed, case_id=case_id, llm=llm, options=opts)
         return result
-    graph = normalize(extract(text, case_id=case_id))
-    perturbed, audit = perturb(graph, seed)
     identifiers = SourceIdentifiers(text)
+    graph = normalize(withhold_identified(extract(text, case_id=case_id), identifiers.find))
+    perturbed, audit = perturb(graph, seed)
     perturbed = perturb_contexts(perturbed, seed=seed, audit=audit, source_text=text,
                                  retro=not opts.get("no_retro", False), identifiers=identifiers)
     audit.violations = [v.model_dump() for v in check(graph, perturbed)]

@@ -1,7 +1,11 @@
 """Addressing the free-text fields of a graph by stable, human-readable paths.
 
 Paths name list items by node id where there is one: ``symptoms[sx_low_mood].contexts[0].situation``,
-``visit_event.visit_episode``, ``test_results.labs``, ``family_history[1].evidence_text``.
+``visit_event.visit_episode``, ``test_results.values[tv_3].value``, ``family_history[1].evidence_text``.
+
+The structured fields (statuses, mental status findings, test values and results, reasons for stopping a
+treatment) are normalised values, not narrative: they are not visited here, and perturbation never changes them
+(see :func:`anonpsy.perturb.check.check`).
 """
 
 from __future__ import annotations
@@ -14,10 +18,12 @@ from anonpsy.graph import CaseGraph
 # Keys whose string values are narrative text that may carry identifiers.
 NARRATIVE_KEYS = frozenset({
     "evidence_text", "situation", "thought", "emotion", "behavior", "reason_for_visit", "visit_episode", "pathway",
-    "labs", "imaging", "mental_status", "other", "outcome", "family_structure",
+    "outcome", "family_structure",
 })
 # Keys that hold lists of short narrative strings.
 NARRATIVE_LIST_KEYS = frozenset({"source_of_information"})
+# Top-level parts of a graph that hold only normalised values ("behavior" there is a finding, not a STEB field).
+STRUCTURED_KEYS = frozenset({"mental_status", "test_results", "omitted"})
 
 
 def _label(item: Any, index: int) -> str:
@@ -31,6 +37,8 @@ def iter_text(data: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
     if isinstance(data, dict):
         for k, v in data.items():
             path = f"{prefix}.{k}" if prefix else k
+            if not prefix and k in STRUCTURED_KEYS:
+                continue
             if isinstance(v, str) and k in NARRATIVE_KEYS:
                 yield path, v
             elif isinstance(v, list) and k in NARRATIVE_LIST_KEYS:
@@ -50,7 +58,9 @@ def map_text(data: Any, fn: Callable[[str, str], str], prefix: str = "") -> Any:
         out: dict[str, Any] = {}
         for k, v in data.items():
             path = f"{prefix}.{k}" if prefix else k
-            if isinstance(v, str) and k in NARRATIVE_KEYS:
+            if not prefix and k in STRUCTURED_KEYS:
+                out[k] = v
+            elif isinstance(v, str) and k in NARRATIVE_KEYS:
                 out[k] = fn(path, v)
             elif isinstance(v, list) and k in NARRATIVE_LIST_KEYS:
                 out[k] = [fn(f"{path}[{i}]", s) if isinstance(s, str) else s for i, s in enumerate(v)]

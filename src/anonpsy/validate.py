@@ -1,4 +1,4 @@
-"""Graph validation: structural integrity and clinical feasibility, returned as data.
+"""Graph validation: structural integrity, assertion statuses and clinical feasibility, returned as data.
 
 Violations carry a code, a message and the node ids involved; they never contain narrative text.
 """
@@ -9,7 +9,16 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
-from anonpsy.graph import CaseGraph, Diagnosis, NodeType, RelationType
+from anonpsy.graph import (
+    Assertion,
+    CaseGraph,
+    Certainty,
+    Diagnosis,
+    Evidence,
+    NodeType,
+    RelationType,
+    TreatmentStatus,
+)
 from anonpsy.rules import dsm as dsm_rules
 from anonpsy.rules import tables
 from anonpsy.temporal import Interval, covers_day0, duration_interval, horizon, interval_index
@@ -148,7 +157,8 @@ def _extent(index: dict[str, list[Interval]], ids: list[str]) -> tuple[int, int]
 
 
 def diagnosis_timed_facts(graph: CaseGraph) -> list[TimedFacts]:
-    """Onset day, illness duration and history of every diagnosis that maps to a DSM rule."""
+    """Onset day, illness duration and history of every asserted (confirmed or provisional) diagnosis that maps to
+    a DSM rule; a diagnosis to be ruled out or ruled out claims nothing the DSM rules could check."""
     manifests: dict[str, list[str]] = {}
     induces_into: dict[str, list[str]] = {}
     types = graph.node_types()
@@ -159,7 +169,8 @@ def diagnosis_timed_facts(graph: CaseGraph) -> list[TimedFacts]:
         if e.type == RelationType.INDUCES and types.get(e.source) == NodeType.past_history:
             induces_into.setdefault(e.target, []).append(e.source)
     history: dict[str, int | None] = {}
-    for dx in graph.diagnoses:
+    asserted = [dx for dx in graph.diagnoses if dx.asserted]
+    for dx in asserted:
         rule = rule_for(dx)
         if rule is None:
             continue
@@ -177,7 +188,7 @@ def diagnosis_timed_facts(graph: CaseGraph) -> list[TimedFacts]:
         if rule.id not in history or (onset is not None and (prev is None or onset < prev)):
             history[rule.id] = onset
     out = []
-    for dx in graph.diagnoses:
+    for dx in asserted:
         rule = rule_for(dx)
         if rule is None:
             continue
@@ -230,9 +241,71 @@ def dsm_violations(
     return out
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# Assertion status
+
+
+def _overlaps(a: Evidence | None, b: Evidence | None) -> bool:
+    return (a is not None and b is not None and a.start is not None and a.end is not None and b.start is not None
+            and b.end is not None and a.start < b.end and b.start < a.end)
+
+
+def assertion_violations(graph: CaseGraph) -> list[Violation]:
+    """Statuses that contradict the rest of the graph.
+
+    * ``SX_NOT_CURRENT``: a denied, hypothetical or historical symptom flagged current;
+    * ``SX_UNASSERTED_LINKED``: a denied or hypothetical symptom with a duration or an edge (it never happened);
+    * ``DX_EXCLUDED_LINKED``: a ruled-out diagnosis with a duration or an edge;
+    * ``TX_REASON_NOT_PAST``: a reason for stopping on a treatment that is not past;
+    * ``FAMILY_AS_PATIENT``: a relative's condition that is also the patient's diagnosis (or past history) when
+      the patient's item is not independently evidenced. Independently evidenced means its recorded evidence lies
+      outside the family-history section and outside every sentence that states the relative's condition. An item
+      with no recorded evidence (written by hand, migrated) is taken as its author asserted it.
+    """
+    out: list[Violation] = []
+    linked = {x for e in graph.edges for x in (e.source, e.target)}
+    for sx in graph.symptoms:
+        if sx.current_symptom and sx.assertion in (Assertion.absent, Assertion.hypothetical, Assertion.historical):
+            out.append(Violation(code="SX_NOT_CURRENT", node_ids=(sx.id,),
+                                 message=f"a {sx.assertion.value} symptom cannot be current at the visit"))
+        if not sx.asserted and (sx.duration_ids or sx.id in linked):
+            out.append(Violation(code="SX_UNASSERTED_LINKED", node_ids=(sx.id,),
+                                 message=f"a {sx.assertion.value} symptom has a duration or a relation"))
+    for dx in graph.diagnoses:
+        if dx.certainty == Certainty.ruled_out and (dx.duration_ids or dx.id in linked):
+            out.append(Violation(code="DX_EXCLUDED_LINKED", node_ids=(dx.id,),
+                                 message="a ruled-out diagnosis has a duration or a relation"))
+    for tx in graph.treatments:
+        if tx.discontinued_reason is not None and tx.status != TreatmentStatus.past:
+            out.append(Violation(code="TX_REASON_NOT_PAST", node_ids=(tx.id,),
+                                 message=f"a reason for stopping on a {tx.status.value} treatment"))
+    family: dict[str, list[Evidence | None]] = {}
+    for f in graph.family_history:
+        rule = dsm_rules.match_label(f.condition)
+        if rule is not None:
+            family.setdefault(rule.id, []).append(f.certainty_evidence)
+    items: list[tuple[str, str | None, Evidence | None]] = []
+    for dx in graph.diagnoses:
+        rule = rule_for(dx) if dx.asserted else None
+        items.append((dx.id, rule.id if rule else None, dx.certainty_evidence))
+    for ph in graph.past_history:
+        rule = dsm_rules.match_label(ph.condition)
+        items.append((ph.id, rule.id if rule else None, ph.status_evidence))
+    for node_id, rule_id, ev in items:
+        if rule_id is None or rule_id not in family or ev is None:
+            continue
+        if ev.section == "family_history" or any(_overlaps(ev, fe) for fe in family[rule_id]):
+            out.append(Violation(code="FAMILY_AS_PATIENT", node_ids=(node_id,), rule_id=rule_id,
+                                 message="a relative's condition is recorded as the patient's without evidence of "
+                                         "its own"))
+    return out
+
+
 def validate(graph: CaseGraph, *, clinical: bool = True) -> list[Violation]:
-    """All violations of a graph: structure, references, intervals, known diagnoses and DSM feasibility."""
+    """All violations of a graph: structure, references, intervals, assertion statuses, known diagnoses and DSM
+    feasibility."""
     out = structural_violations(graph)
+    out += assertion_violations(graph)
     out += unknown_diagnoses(graph)
     if clinical and not any(v.code.startswith("REF_") or v.code.startswith("INTERVAL_") for v in out):
         out += dsm_violations(graph)

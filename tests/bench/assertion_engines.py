@@ -62,10 +62,8 @@ class Instance:
 
 
 def _inhouse() -> Any:
-    try:  # the engine may move into the extraction package
-        from anonpsy.extract.assertion import classify  # type: ignore[import-not-found]
-    except ImportError:
-        from anonpsy.context_rules import classify
+    from anonpsy.extract.assertion.context import classify
+
     return classify
 
 

@@ -16,8 +16,8 @@ from functools import lru_cache
 from typing import Any
 
 from anonpsy.extract import extract
-from anonpsy.extract.segment import sentences
-from anonpsy.graph import CaseGraph, RelationType
+from anonpsy.extract.sections import sentences
+from anonpsy.graph import CaseGraph, Certainty, Diagnosis, Evidence, RelationType, Temporality
 from anonpsy.temporal import _PATTERNS, parse_expression
 from anonpsy.testing.openai_server import template_of
 
@@ -61,9 +61,20 @@ def _join(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1] if items else ""
 
 
+def _quoted(text: str, evidence: list[Evidence | None]) -> str | None:
+    """The source text an extraction read structured findings from: from the first evidence span to the last."""
+    spans = [(e.start, e.end) for e in evidence if e is not None and e.start is not None and e.end is not None]
+    if not spans:
+        return None
+    return text[min(a for a, _ in spans):max(b for _, b in spans)]
+
+
 def extract_case(inp: dict[str, Any]) -> dict[str, Any]:
-    g = rules_graph(inp["text"])
-    d, t = g.demographics, g.test_results
+    text = inp["text"]
+    g = rules_graph(text)
+    d, values = g.demographics, g.test_results.values
+    labs = [v.evidence for v in values if v.evidence is not None and v.evidence.section == "labs"]
+    other = [v.evidence for v in values if v.evidence is not None and v.evidence.section != "labs"]
     return {
         "age": d.age,
         "sex": d.sex.value,
@@ -79,12 +90,19 @@ def extract_case(inp: dict[str, Any]) -> dict[str, Any]:
             for f in g.family_history
         ],
         "tests": {
-            "labs": clip(t.labs, 1900),
-            "imaging": clip(t.imaging, 900),
-            "mental_status": clip(t.mental_status, 1900),
-            "other": clip(t.other, 900),
+            "labs": clip(_quoted(text, labs), 1900),
+            "imaging": None,
+            "mental_status": clip(_quoted(text, [g.mental_status.evidence]), 1900),
+            "other": clip(_quoted(text, other), 900),
         },
     }
+
+
+def _status_word(d: Diagnosis) -> str:
+    """A diagnosis' certainty and temporality in the extraction prompt's status words."""
+    if d.certainty != Certainty.confirmed:
+        return d.certainty.value
+    return "historical" if d.temporality == Temporality.past else "current"
 
 
 def extract_diagnoses(inp: dict[str, Any]) -> dict[str, Any]:
@@ -93,11 +111,12 @@ def extract_diagnoses(inp: dict[str, Any]) -> dict[str, Any]:
         "diagnoses": [
             {
                 "label": d.label,
-                "status": d.status,
+                "status": _status_word(d),
                 "specifiers": list(d.specifiers),
                 "evidence_text": clip(d.evidence_text or d.label),
             }
             for d in g.diagnoses
+            if d.certainty != Certainty.ruled_out
         ]
     }
 
@@ -106,6 +125,8 @@ def extract_symptoms(inp: dict[str, Any]) -> dict[str, Any]:
     g = rules_graph(inp["text"])
     out = []
     for s in g.symptoms:
+        if not s.asserted:
+            continue
         item: dict[str, Any] = {
             "headword": s.headword,
             "current": s.current_symptom,
@@ -244,10 +265,6 @@ def perturb_visit(inp: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def perturb_mse(inp: dict[str, Any]) -> dict[str, Any]:
-    return {"mental_status": inp["mental_status"]}
-
-
 def generate_lead(inp: dict[str, Any]) -> dict[str, Any]:
     who = " ".join(
         x
@@ -334,7 +351,6 @@ DEFAULTS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "perturb_demographics": perturb_demographics,
     "perturb_steb": perturb_steb,
     "perturb_visit": perturb_visit,
-    "perturb_mse": perturb_mse,
     "generate_lead": generate_lead,
     "generate_block": generate_block,
     "generate_closing": generate_closing,

@@ -159,7 +159,8 @@ def _micro_f1(counts: Mapping[str, Any]) -> float:
 
 
 def _dx_labels(graph: CaseGraph) -> list[str]:
-    return [d.rule_id or d.label for d in graph.diagnoses]
+    """The diagnoses a graph asserts (a diagnosis ruled out or to be ruled out is not one of the case's)."""
+    return [d.rule_id or d.label for d in graph.diagnoses if d.asserted]
 
 
 def _parallel(items: Sequence[T], fn: Callable[[T], Any], workers: int) -> list[Any]:
@@ -277,10 +278,11 @@ class _Run:
         from anonpsy.evaluate.lexical import rouge_l_f
         from anonpsy.extract import extract
         from anonpsy.extract.scoring import score_graphs
+        from anonpsy.graphio import graph_from_data
         from anonpsy.pipeline import leak_audit
 
         pred = extract(out.text, case_id=case.case_id)
-        gold = CaseGraph.model_validate(out.graph) if out.graph is not None else self.original_graph(case)
+        gold = graph_from_data(out.graph) if out.graph is not None else self.original_graph(case)
         return {
             "cosine": cos,
             "roundtrip_dx_f1": diagnosis_soft_f1(self.reference_dx(case), _dx_labels(pred), encoder=self.encoder).f1,

@@ -2,6 +2,8 @@
 
 Fields: diagnoses (DSM rule ids), symptoms (headwords), current symptoms, treatments (names), visit scaffold
 fields, demographics (age, sex), family history (conditions) and negations (denied symptoms that must be absent).
+Diagnoses and symptoms count when asserted: a diagnosis ruled out (or to be ruled out) and a denied or hypothetical
+symptom are not a finding of the case.
 """
 
 from __future__ import annotations
@@ -71,9 +73,11 @@ def condition_key(label: str) -> str:
 def score_against_expected(graph: CaseGraph, expected: dict[str, Any]) -> dict[str, Counts]:
     """Per-field counts of an extracted graph against a fixture's expected-facts mapping."""
     out: dict[str, Counts] = {}
-    out["diagnoses"] = _counts({d.rule_id or _norm(d.label) for d in graph.diagnoses}, expected.get("diagnoses", []))
+    out["diagnoses"] = _counts({d.rule_id or _norm(d.label) for d in graph.diagnoses if d.asserted},
+                               expected.get("diagnoses", []))
     gold_sx = expected.get("symptoms", [])
-    out["symptoms"] = _counts({_norm(s.headword) for s in graph.symptoms}, {_norm(s["headword"]) for s in gold_sx})
+    out["symptoms"] = _counts({_norm(s.headword) for s in graph.symptoms if s.asserted},
+                              {_norm(s["headword"]) for s in gold_sx})
     pred_cur = {_norm(s.headword) for s in graph.symptoms if s.current_symptom}
     gold_cur = {_norm(s["headword"]) for s in gold_sx if s.get("current")}
     out["current_symptoms"] = _counts(pred_cur, gold_cur)
@@ -112,9 +116,10 @@ def score_against_expected(graph: CaseGraph, expected: dict[str, Any]) -> dict[s
 def score_graphs(pred: CaseGraph, gold: CaseGraph) -> dict[str, Counts]:
     """Round-trip structure score: a re-extracted graph against the graph the text was generated from."""
     return {
-        "diagnoses": _counts({d.rule_id or _norm(d.label) for d in pred.diagnoses},
-                             {d.rule_id or _norm(d.label) for d in gold.diagnoses}),
-        "symptoms": _counts({_norm(s.headword) for s in pred.symptoms}, {_norm(s.headword) for s in gold.symptoms}),
+        "diagnoses": _counts({d.rule_id or _norm(d.label) for d in pred.diagnoses if d.asserted},
+                             {d.rule_id or _norm(d.label) for d in gold.diagnoses if d.asserted}),
+        "symptoms": _counts({_norm(s.headword) for s in pred.symptoms if s.asserted},
+                            {_norm(s.headword) for s in gold.symptoms if s.asserted}),
         "current_symptoms": _counts({_norm(s.headword) for s in pred.symptoms if s.current_symptom},
                                     {_norm(s.headword) for s in gold.symptoms if s.current_symptom}),
         "treatments": _counts({treatment_key(t.name) for t in pred.treatments},

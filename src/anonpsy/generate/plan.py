@@ -8,7 +8,8 @@ Blocks are ordered by start day. A block is one of:
 * ``history``: a past-history item linked to other nodes, narrated at its earliest offset.
 
 Bookkeeping guarantees that every (item, duration) pair appears in exactly one block; what is left (unlinked past
-history, family history, day-0 tests) goes to the closing section.
+history, family history, denied or hypothetical symptoms, tests and the mental status examination) goes to the
+closing section.
 """
 
 from __future__ import annotations
@@ -85,6 +86,8 @@ def plan_narrative(graph: CaseGraph) -> NarrativePlan:
     groups: dict[tuple[str, str | None, tuple[str, ...]], Block] = {}
 
     for s in graph.symptoms:
+        if not s.asserted:
+            continue  # denied or hypothetical: written in the closing, never as an episode
         key_d = tuple(s.duration_ids)
         dx = dx_of_symptom.get(s.id)
         # Untimed symptoms are grouped by whether they are current, so a block never mixes present and past.

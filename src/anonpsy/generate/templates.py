@@ -9,18 +9,25 @@ from __future__ import annotations
 import random
 import re
 
+from anonpsy.generate.findings import mental_status_text, results_text
 from anonpsy.generate.plan import Block, NarrativePlan, plan_narrative
 from anonpsy.graph import (
     STEB,
     ArrivalMode,
+    Assertion,
     CaseGraph,
+    Certainty,
     Diagnosis,
+    FamilyCertainty,
     LegalStatus,
     NodeType,
     PastHistory,
     Setting,
     Sex,
+    Symptom,
+    Temporality,
     Treatment,
+    TreatmentStatus,
 )
 from anonpsy.temporal import Interval
 
@@ -326,7 +333,7 @@ class Renderer:
         v = self.voice
         when = self.when(b.interval)
         current = [s for s in b.symptoms if s.current_symptom]
-        heads = _join(list(dict.fromkeys(s.headword for s in b.symptoms)))
+        heads = _join(list(dict.fromkeys(_symptom_name(s) for s in b.symptoms)))
         all_current = bool(current) and len(current) == len(b.symptoms)
         if b.interval is None:
             if all_current:
@@ -368,11 +375,14 @@ class Renderer:
             return self.pick([f"These symptoms were again attributed to {label}.",
                               f"This was understood as part of the same {label}."])
         self.dx_named.add(dx.id)
-        if dx.status == "provisional":
-            return f"The presentation was provisionally diagnosed as {label}{spec}."
-        if dx.status == "rule_out":
+        if dx.certainty == Certainty.ruled_out:
+            return f"{_cap(label)} was considered and ruled out."
+        if dx.certainty == Certainty.rule_out:
             return f"{_cap(label)}{spec} was considered and remains to be ruled out."
-        if dx.status == "historical":
+        if dx.certainty == Certainty.provisional:
+            past = " in the past" if dx.temporality == Temporality.past else ""
+            return f"The presentation was provisionally diagnosed as {label}{spec}{past}."
+        if dx.temporality == Temporality.past:
             return f"{_cap(self.voice.subj)} had been diagnosed with {label}{spec} before the {self.event}."
         return self.pick([f"These symptoms were consistent with {label}{spec}.",
                           f"The clinical picture met criteria for {label}{spec}.",
@@ -386,15 +396,22 @@ class Renderer:
             bits.append(t.route.value.replace("_", "-").replace("long-acting-injectable", "long-acting injectable"))
         if t.frequency:
             bits.append(t.frequency)
+        elif t.status == TreatmentStatus.prn:
+            bits.append("as needed")
         return " ".join(bits)
 
     def regimen(self, b: Block) -> str:
         v = self.voice
         when = self.when(b.interval)
-        meds = [t for t in b.treatments if t.type.value == "medication"]
-        other = [t for t in b.treatments if t.type.value != "medication"]
-        out = []
+        taken = [t for t in b.treatments if t.status not in (*_NOT_TAKEN, TreatmentStatus.past)]
+        meds = [t for t in taken if t.type.value == "medication"]
+        other = [t for t in taken if t.type.value != "medication"]
+        out = self.not_taken([t for t in b.treatments if t.status in _NOT_TAKEN])
         target = f" for {clinical_case(b.diagnosis.label)}" if b.diagnosis is not None else ""
+        stopped = [t for t in b.treatments if t.status == TreatmentStatus.past]
+        if stopped:
+            out.append(_lead_in(when, f"{v.subj} had previously taken "
+                                      f"{_join([self.treatment_phrase(t) for t in stopped])}{target}."))
         ongoing = b.interval is not None and b.interval[1] >= 1 and b.interval[0] < 0
         if meds:
             regimen = _join([self.treatment_phrase(t) for t in meds])
@@ -417,7 +434,20 @@ class Renderer:
         for t in b.treatments:
             if t.outcome:
                 out.append(f"With {t.name}, the outcome was {_strip_end(t.outcome)}.")
+            if t.discontinued_reason:
+                out.append(f"{_cap(t.name)} was stopped because of {t.discontinued_reason}.")
         return " ".join(x.replace("  ", " ").replace(", ,", ",") for x in out)
+
+    def not_taken(self, treatments: list[Treatment]) -> list[str]:
+        """Treatments planned or refused: never written as taken."""
+        out: list[str] = []
+        planned = [self.treatment_phrase(t) for t in treatments if t.status == TreatmentStatus.planned]
+        refused = [self.treatment_phrase(t) for t in treatments if t.status == TreatmentStatus.refused]
+        if planned:
+            out.append(f"{_cap(_join(planned))} {'were' if len(planned) > 1 else 'was'} recommended.")
+        if refused:
+            out.append(f"{_cap(self.voice.subj)} declined {_join(refused)}.")
+        return out
 
     def name_of(self, node_id: str) -> str:
         node = self.g.node(node_id)
@@ -455,20 +485,25 @@ class Renderer:
             sent.append(self.pick([f"Past history is notable for {_join(items)}.",
                                    f"{_cap(v.pos)} past history includes {_join(items)}."]))
         if g.family_history:
-            fam = [f"{clinical_case(f.condition)} in {v.pos} {f.member}" for f in g.family_history]
+            fam = [("possible " if f.certainty == FamilyCertainty.possible else "")
+                   + f"{clinical_case(f.condition)} in {v.pos} {f.member}" for f in g.family_history]
             sent.append(f"Family history is significant for {_join(fam)}.")
+        denied = list(dict.fromkeys(s.headword for s in g.symptoms if s.assertion == Assertion.absent))
+        # A few items per sentence, so that no reader loses the negation down a long list.
+        for i in range(0, len(denied), _DENIED_PER_SENTENCE):
+            also = " also" if i else ""
+            sent.append(f"{_cap(v.subj)}{also} denied {_join(denied[i:i + _DENIED_PER_SENTENCE])}.")
+        if_occur = list(dict.fromkeys(s.headword for s in g.symptoms if s.assertion == Assertion.hypothetical))
+        if if_occur:
+            sent.append(f"{_cap(v.subj)} {v.was()} advised to seek help should {_join(if_occur)} occur.")
         if sent:
             paras.append(" ".join(sent))
         tests: list[str] = []
-        tr = g.test_results
-        if tr.labs:
-            tests.append(f"Laboratory results: {_strip_end(tr.labs)}.")
-        if tr.imaging:
-            tests.append(f"Imaging: {_strip_end(tr.imaging)}.")
-        if tr.other:
-            tests.append(f"Other assessments: {_strip_end(tr.other)}.")
-        if tr.mental_status:
-            tests.append(f"On mental status examination, {_strip_end(tr.mental_status)}.")
+        for heading, text in results_text(g.test_results.values).items():
+            tests.append(f"{heading}: {text}.")
+        mse = mental_status_text(g.mental_status)
+        if mse:
+            tests.append(f"On mental status examination: {mse}.")
         if g.visit_event.pathway:
             tests.append(f"Disposition: {_strip_end(g.visit_event.pathway)}.")
         if tests:
@@ -502,6 +537,17 @@ class Renderer:
         paras += self.closing(plan)
         text = "\n\n".join(p for p in paras if p.strip())
         return _tidy(text)
+
+
+#: Denied symptoms named per sentence.
+_DENIED_PER_SENTENCE = 3
+#: Treatment statuses that are never written as taken.
+_NOT_TAKEN = (TreatmentStatus.planned, TreatmentStatus.refused)
+
+
+def _symptom_name(s: Symptom) -> str:
+    """A symptom as named in the narrative: "possible" when its presence is uncertain."""
+    return f"possible {s.headword}" if s.assertion == Assertion.possible else s.headword
 
 
 def _tidy(text: str) -> str:

@@ -34,12 +34,14 @@ def deid_with_llm(
     from anonpsy.llm_backend.generate_llm import generate_with_llm
     from anonpsy.llm_backend.perturb_llm import perturb_with_llm
     from anonpsy.llm_backend.steps import StepContext, require_client
+    from anonpsy.perturb.contexts import SourceIdentifiers
     from anonpsy.pipeline import DeidResult, leak_audit
 
     client = require_client(llm)
     opts = dict(options or {})
     ctx = StepContext(
-        llm=client, case_id=case_id, seed=seed, strict=bool(opts.get("strict_llm")), source_text=text
+        llm=client, case_id=case_id, seed=seed, strict=bool(opts.get("strict_llm")), source_text=text,
+        identifiers=SourceIdentifiers(text),
     )
     graph = extract_with_llm(text, ctx, options=opts)
     e_notes = list(ctx.notes)
@@ -54,7 +56,9 @@ def deid_with_llm(
         kept.add(f"{age0}-year-old")
     # The rules backend's own audit: ages that moved with the patient's perturbed age are not leaks.
     shift = age1 - age0 if age0 is not None and age1 is not None else 0
-    leaks = leak_audit(text, out, exclude=kept, patient_age=age0, age_shift=shift)
+    leaks = leak_audit(
+        text, out, exclude=kept, patient_age=age0, age_shift=shift, source_spans=ctx.identifiers.spans
+    )
     stats: dict[str, Any] = {
         "backend": "llm",
         "llm_calls": ctx.calls,

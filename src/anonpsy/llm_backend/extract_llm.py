@@ -17,25 +17,37 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from anonpsy import lexicon
-from anonpsy.context_rules import classify
 from anonpsy.errors import E104_UNKNOWN_DIAGNOSIS, AnonpsyError
-from anonpsy.extract import rules_backend as rb
-from anonpsy.extract.segment import Sentence, sentences
+from anonpsy.extract.assembly.accumulator import Accumulator
+from anonpsy.extract.assembly.build import withhold_identified
+from anonpsy.extract.assembly.relations import derive_relations
+from anonpsy.extract.assembly.visit import SAFETY_FROM_HEADWORD
+from anonpsy.extract.assertion.context import classify
+from anonpsy.extract.mentions.demographics import extract_age
+from anonpsy.extract.mentions.diagnoses import find_diagnoses
+from anonpsy.extract.mentions.mse import parse_mental_status
+from anonpsy.extract.mentions.results import ResultField, number_values, parse_results
+from anonpsy.extract.sections import Sentence, sentences
 from anonpsy.graph import (
     STEB,
     UNIT_DAYS,
     ArrivalMode,
+    Assertion,
     CaseGraph,
+    Certainty,
     Demographics,
     Diagnosis,
     Edge,
+    Evidence,
     FamilyHistory,
     HistoryStatus,
     LegalStatus,
+    MentalStatus,
+    Omission,
     PastHistory,
     RelationType,
     Route,
@@ -43,7 +55,9 @@ from anonpsy.graph import (
     Setting,
     Sex,
     Symptom,
+    Temporality,
     TestResults,
+    TestValue,
     Treatment,
     TreatmentType,
     Unit,
@@ -51,6 +65,7 @@ from anonpsy.graph import (
 )
 from anonpsy.llm_backend.evidence import SourceText, clean_quote, invented
 from anonpsy.llm_backend.steps import LLMBackendError, StepContext, run_step
+from anonpsy.perturb.contexts import SourceIdentifiers
 from anonpsy.rules import dsm as dsm_rules
 from anonpsy.rules import tables
 from anonpsy.temporal import TimeSpec, normalize, parse_expression
@@ -145,11 +160,13 @@ def ask_with_evidence(
 
 @dataclass
 class _Parts:
-    acc: rb.Accumulator
+    acc: Accumulator
     demographics: Demographics
     tests: TestResults
     visit: VisitEvent
     sentence_starts: list[int]
+    mental_status: MentalStatus = field(default_factory=MentalStatus)
+    omitted: list[Omission] = field(default_factory=list)
 
     def mention(self, node_id: str, pos: int | None) -> None:
         if pos is None:
@@ -167,14 +184,26 @@ def _age_in_text(age: int, text: str) -> bool:
     return re.search(rf"(?<![\d.]){age}(?!\d)", text) is not None
 
 
+def _evidence(source: SourceText, quote: str | None, rule_id: str) -> Evidence:
+    """Evidence for a value read from a model's reply: where its quote lies in the source, when found."""
+    start = source.locate(quote)
+    if start is None or not quote or start >= len(source.text):
+        return Evidence(rule_id=rule_id)
+    return Evidence(start=start, end=min(len(source.text), start + max(1, len(clean_quote(quote)))), rule_id=rule_id)
+
+
 def case_attributes(
     ctx: StepContext, source: SourceText, sents: list[Sentence]
-) -> tuple[Demographics, TestResults, list[FamilyHistory]]:
-    """Stage 1: demographics, test results and family history."""
+) -> tuple[Demographics, TestResults, MentalStatus, list[Omission], list[FamilyHistory]]:
+    """Stage 1: demographics, test results, the mental status examination and family history.
+
+    The test results and the examination the model quotes are read into structured values with the rules backend's
+    readers (offsets located in the source); nothing of them is copied.
+    """
     reply = ctx.ask("extract_case", {"text": source.text}, operator=OPERATOR)
     age = reply.get("age")
     if age is not None and not _age_in_text(int(age), source.text):
-        fallback = rb.extract_age(sents)
+        fallback = extract_age(sents)
         ctx.note("E_AGE_NOT_IN_SOURCE", "age not written in the source; rules-backend age used")
         age = fallback
     demo: dict[str, Any] = {"age": age, "sex": Sex(reply.get("sex") or "unknown")}
@@ -184,13 +213,27 @@ def case_attributes(
             demo[name] = clean_quote(value)
         elif value:
             ctx.note("E_FIELD_CLEARED", f"extract_case {name}: not found in the source")
-    tests: dict[str, str | None] = {}
-    for name in ("labs", "imaging", "mental_status", "other"):
-        value = (reply.get("tests") or {}).get(name)
-        if value and source.contains(value):
-            tests[name] = clean_quote(value)
-        elif value:
+    values: list[TestValue] = []
+    omitted: list[Omission] = []
+    mental_status = MentalStatus()
+    tests_reply = reply.get("tests") or {}
+    for name in ("labs", "imaging", "other", "mental_status"):
+        value = tests_reply.get(name)
+        if not value:
+            continue
+        if not source.contains(value):
             ctx.note("E_FIELD_CLEARED", f"extract_case tests.{name}: not found in the source")
+            continue
+        quote = clean_quote(value)
+        at = source.locate(value)
+        offset = at if at is not None and source.text[at:at + len(quote)] == quote else None
+        if name == "mental_status":
+            mental_status, skipped = parse_mental_status(quote, offset=offset, section=None, rule_id="llm.extract_case")
+        else:
+            field: ResultField = "labs" if name == "labs" else "imaging" if name == "imaging" else "other"
+            found, skipped = parse_results(quote, field, offset=offset, rule_id="llm.extract_case")
+            values += found
+        omitted += skipped
     family: list[FamilyHistory] = []
     for i, fh in enumerate(reply.get("family_history") or []):
         ev = fh.get("evidence_text")
@@ -204,10 +247,12 @@ def case_attributes(
             FamilyHistory(
                 member=fh["member"].strip().lower(),
                 condition=rule.name if rule else fh["condition"].strip(),
+                certainty_evidence=_evidence(source, ev, "llm.extract_case"),
                 evidence_text=clean_quote(ev),
             )
         )
-    return Demographics(**demo), TestResults(**tests), family
+    tests = TestResults(values=number_values(values))
+    return Demographics(**demo), tests, mental_status, omitted, family
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -220,8 +265,18 @@ _SPECIFIER_WORDS = re.compile(
 )
 
 
+#: The status a model reports (the prompt's vocabulary) as certainty and temporality.
+_DX_STATUS = {
+    "current": (Certainty.confirmed, Temporality.current),
+    "provisional": (Certainty.provisional, Temporality.current),
+    "rule_out": (Certainty.rule_out, Temporality.current),
+    "historical": (Certainty.confirmed, Temporality.past),
+}
+
+
 def _dx_node(
-    rule: dsm_rules.DsmRule, label: str, specifiers: list[str], status: str, evidence: str | None
+    rule: dsm_rules.DsmRule, label: str, specifiers: list[str], status: str, evidence: str | None,
+    status_evidence: Evidence,
 ) -> Diagnosis:
     specs = [s.strip().lower() for s in specifiers if s.strip()]
     for s in dsm_rules.extract_specifiers(label):
@@ -232,7 +287,10 @@ def _dx_node(
         label=rule.name,
         rule_id=rule.id,
         specifiers=specs,
-        status=status,
+        certainty=_DX_STATUS[status][0],
+        certainty_evidence=status_evidence,
+        temporality=_DX_STATUS[status][1],
+        temporality_evidence=status_evidence,
         evidence_text=evidence,
     )
 
@@ -251,10 +309,10 @@ def diagnoses(ctx: StepContext, source: SourceText, parts: _Parts, given: list[A
                     "options.diagnoses",
                 )
             specs = list(item.get("specifiers", [])) if isinstance(item, dict) else []
-            dx = _dx_node(rule, label, specs, "current", None)
+            dx = _dx_node(rule, label, specs, "current", None, Evidence(rule_id="manual"))
             parts.acc.diagnoses.setdefault(dx.id, dx)
             pos = None
-            for start, _end, rid in rb.find_diagnoses(source.text):
+            for start, _end, rid in find_diagnoses(source.text):
                 if rid == rule.id:
                     pos = start
                     break
@@ -267,15 +325,17 @@ def diagnoses(ctx: StepContext, source: SourceText, parts: _Parts, given: list[A
             ctx.note("E_DX_UNMAPPED", f"extract_diagnoses diagnoses[{i}]: label matches no rules/dsm entry")
             continue
         ev = clean_quote(it["evidence_text"])
+        status_evidence = _evidence(source, ev, "llm.extract_diagnoses")
         if it["status"] == "historical":
             pid = f"ph_{_slug(rule.id)}"
             if pid not in parts.acc.past:
                 parts.acc.past[pid] = PastHistory(
-                    id=pid, condition=rule.name, status=HistoryStatus.pre_existing, evidence_text=ev
+                    id=pid, condition=rule.name, status=HistoryStatus.pre_existing, status_evidence=status_evidence,
+                    evidence_text=ev
                 )
                 parts.mention(pid, source.locate(ev))
             continue
-        dx = _dx_node(rule, it["label"], list(it.get("specifiers") or []), it["status"], ev)
+        dx = _dx_node(rule, it["label"], list(it.get("specifiers") or []), it["status"], ev, status_evidence)
         if dx.id in parts.acc.diagnoses:
             continue
         parts.acc.diagnoses[dx.id] = dx
@@ -359,6 +419,8 @@ def symptoms(ctx: StepContext, source: SourceText, parts: _Parts, *, no_steb: bo
                 id=sid,
                 headword=head,
                 current_symptom=bool(it["current"]),
+                assertion=Assertion.present if it["current"] else Assertion.historical,
+                assertion_evidence=_evidence(source, ev, "llm.extract_symptoms"),
                 pattern=pattern.strip() if pattern and pattern.strip() else None,
                 evidence_text=ev,
                 contexts=frames,
@@ -367,6 +429,9 @@ def symptoms(ctx: StepContext, source: SourceText, parts: _Parts, *, no_steb: bo
             continue
         if it["current"]:
             sx.current_symptom = True
+            if sx.assertion != Assertion.present:
+                sx.assertion = Assertion.present
+                sx.assertion_evidence = _evidence(source, ev, "llm.extract_symptoms")
         merged = list(sx.contexts)
         for f in frames:
             if f not in merged and len(merged) < (1 if no_steb else MAX_CONTEXTS):
@@ -411,6 +476,7 @@ def treatments(ctx: StepContext, source: SourceText, parts: _Parts) -> None:
                 dose=it.get("dose"),
                 route=route,
                 frequency=it.get("frequency"),
+                status_evidence=_evidence(source, ev, "llm.extract_treatments"),
                 outcome=it.get("outcome"),
                 evidence_text=ev,
             )
@@ -440,6 +506,7 @@ def treatments(ctx: StepContext, source: SourceText, parts: _Parts) -> None:
                 dose=it.get("dose"),
                 route=route or (Route.not_applicable if ttype != TreatmentType.medication else None),
                 frequency=it.get("frequency"),
+                status_evidence=_evidence(source, ev, "llm.extract_treatments"),
                 outcome=it.get("outcome"),
                 evidence_text=ev,
             )
@@ -465,7 +532,7 @@ def visit(ctx: StepContext, source: SourceText, parts: _Parts) -> None:
             ctx.note("E_FIELD_CLEARED", f"extract_visit {name}: not found in the source")
     sources = [s.strip() for s in reply.get("source_of_information") or [] if source.contains(s)]
     current = {s.headword for s in parts.acc.symptoms.values() if s.current_symptom}
-    derived = {rb.SAFETY_FROM_HEADWORD[h] for h in current if h in rb.SAFETY_FROM_HEADWORD}
+    derived = {SAFETY_FROM_HEADWORD[h] for h in current if h in SAFETY_FROM_HEADWORD}
     flags = sorted({SafetyFlag(f) for f in reply.get("safety_flags") or []} | derived, key=lambda f: f.value)
     parts.visit = VisitEvent(
         setting=Setting(reply["setting"]),
@@ -497,7 +564,8 @@ def past_history(ctx: StepContext, source: SourceText, parts: _Parts) -> None:
             continue
         ev = clean_quote(it["evidence_text"])
         parts.acc.past[pid] = PastHistory(
-            id=pid, condition=condition, status=HistoryStatus(it["status"]), evidence_text=ev
+            id=pid, condition=condition, status=HistoryStatus(it["status"]),
+            status_evidence=_evidence(source, ev, "llm.extract_history"), evidence_text=ev
         )
         parts.mention(pid, source.locate(ev))
 
@@ -620,7 +688,7 @@ def causal(ctx: StepContext, source: SourceText, graph: CaseGraph) -> CaseGraph:
     return graph.model_copy(update={"edges": [*graph.edges, *added]})
 
 
-def _allowed_edges(ctx: StepContext, acc: rb.Accumulator) -> list[Edge]:
+def _allowed_edges(ctx: StepContext, acc: Accumulator) -> list[Edge]:
     """The deterministic relations, minus pairs that ``rules/graph/edge_pairs.yaml`` forbids (each noted)."""
     kinds = {
         **{i: "diagnosis" for i in acc.diagnoses},
@@ -650,10 +718,13 @@ def _fresh(node: N) -> N:
     return node.model_copy(update={"duration_ids": []}, deep=True)
 
 
-def rules_case_attributes(ctx: StepContext) -> tuple[Demographics, TestResults, list[FamilyHistory]]:
+def rules_case_attributes(
+    ctx: StepContext,
+) -> tuple[Demographics, TestResults, MentalStatus, list[Omission], list[FamilyHistory]]:
     """Stage 1 by the rules backend."""
     rg = ctx.rules_graph()
-    return rg.demographics, rg.test_results, [f.model_copy() for f in rg.family_history]
+    return (rg.demographics, rg.test_results, rg.mental_status, list(rg.omitted),
+            [f.model_copy() for f in rg.family_history])
 
 
 def rules_diagnoses(ctx: StepContext, source: SourceText, parts: _Parts) -> None:
@@ -703,7 +774,7 @@ def rules_visit(ctx: StepContext, parts: _Parts) -> None:
     """Stage 5 by the rules backend, with the safety flags that follow from the current symptoms."""
     ve = ctx.rules_graph().visit_event
     current = {s.headword for s in parts.acc.symptoms.values() if s.current_symptom}
-    derived = {SafetyFlag(rb.SAFETY_FROM_HEADWORD[h]) for h in current if h in rb.SAFETY_FROM_HEADWORD}
+    derived = {SafetyFlag(SAFETY_FROM_HEADWORD[h]) for h in current if h in SAFETY_FROM_HEADWORD}
     flags = sorted(set(ve.safety_flags) | derived, key=lambda f: f.value)
     parts.visit = ve.model_copy(update={"safety_flags": flags}, deep=True)
 
@@ -768,6 +839,7 @@ def _assemble(ctx: StepContext, parts: _Parts) -> CaseGraph:
     return CaseGraph(
         case_id=ctx.case_id,
         demographics=parts.demographics,
+        mental_status=parts.mental_status,
         test_results=parts.tests,
         family_history=acc.family,
         diagnoses=list(acc.diagnoses.values()),
@@ -777,6 +849,7 @@ def _assemble(ctx: StepContext, parts: _Parts) -> CaseGraph:
         visit_event=parts.visit,
         durations=acc.durations,
         edges=list({e.key(): e for e in acc.edges}.values()),
+        omitted=parts.omitted,
     )
 
 
@@ -792,15 +865,17 @@ def extract_with_llm(text: str, ctx: StepContext, *, options: dict[str, Any] | N
     def stage(template_id: str, llm: Callable[[], Any], rules: Callable[[], Any]) -> Any:
         return run_step(ctx, stage="extraction", step=template_id, template_id=template_id, llm=llm, rules=rules)
 
-    demo, tests, family = stage(
+    demo, tests, mental_status, omitted, family = stage(
         "extract_case", lambda: case_attributes(ctx, source, sents), lambda: rules_case_attributes(ctx)
     )
     parts = _Parts(
-        acc=rb.Accumulator(),
+        acc=Accumulator(),
         demographics=demo,
         tests=tests,
         visit=VisitEvent(),
         sentence_starts=[s.start for s in sents],
+        mental_status=mental_status,
+        omitted=omitted,
     )
     parts.acc.family = family
     given = opts.get("diagnoses")
@@ -821,15 +896,18 @@ def extract_with_llm(text: str, ctx: StepContext, *, options: dict[str, Any] | N
     stage("extract_visit", lambda: visit(ctx, source, parts), lambda: rules_visit(ctx, parts))
     stage("extract_history", lambda: past_history(ctx, source, parts), lambda: rules_past_history(ctx, source, parts))
     stage("extract_timeline", lambda: timeline(ctx, source, parts), lambda: rules_timeline(ctx, parts))
-    rb.derive_relations(text, [], parts.acc)
+    derive_relations(text, [], parts.acc)
     parts.acc.edges = _allowed_edges(ctx, parts.acc)
     graph = _assemble(ctx, parts)
     graph = stage("extract_causal", lambda: causal(ctx, source, graph), lambda: rules_causal(ctx, graph))
-    graph = normalize(graph)
+    if ctx.identifiers is None:
+        ctx.identifiers = SourceIdentifiers(text)
+    # As in the rules backend: a test value whose name or result holds a source identifier is withheld.
+    graph = normalize(withhold_identified(graph, ctx.identifiers.find))
     problems = structural_violations(graph)
     if problems:
         codes = ", ".join(sorted({v.code for v in problems}))
         err = LLMBackendError(f"extracted graph is structurally invalid ({codes}); the case is not processed")
         ctx.fall_back(err, stage="extraction", step="extract_graph")
-        graph = normalize(ctx.rules_graph())
+        graph = normalize(withhold_identified(ctx.rules_graph(), ctx.identifiers.find))
     return graph

@@ -19,9 +19,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from anonpsy.audit import Audit
+from anonpsy.generate.findings import mental_status_text, value_text
 from anonpsy.generate.plan import Block, NarrativePlan, plan_narrative
 from anonpsy.generate.templates import ARRIVAL_PHRASE, LEGAL_PHRASE, SAFETY_PHRASE, SETTING_PHRASE, Renderer
-from anonpsy.graph import CaseGraph, PastHistory, Symptom, Treatment
+from anonpsy.graph import (
+    CaseGraph,
+    Certainty,
+    Diagnosis,
+    PastHistory,
+    Symptom,
+    Temporality,
+    TestKind,
+    TestValue,
+    Treatment,
+)
 from anonpsy.llm.errors import LLMError
 from anonpsy.llm_backend.roundtrip import Gap, roundtrip_gaps
 from anonpsy.llm_backend.steps import StepContext
@@ -173,7 +184,7 @@ def block_section(
         dx = b.diagnosis
         payload["diagnosis"] = {
             "label": dx.label,
-            "status": dx.status,
+            "status": _prompt_status(dx),
             "specifiers": list(dx.specifiers),
             "stated_before": dx.id in stated,
         }
@@ -185,6 +196,25 @@ def block_section(
     return Section(f"block:{index}", "generate_block", payload, must, nodes, block=b, stated=stated)
 
 
+def _prompt_status(dx: Diagnosis) -> str:
+    """A diagnosis' certainty and temporality in the prompt's status words."""
+    if dx.certainty != Certainty.confirmed:
+        return dx.certainty.value
+    return "historical" if dx.temporality == Temporality.past else "current"
+
+
+def _prompt_tests(values: list[TestValue]) -> dict[str, str]:
+    """The structured results as the prompt's labs / imaging / other texts."""
+    groups = {"labs": (TestKind.lab, TestKind.vital), "imaging": (TestKind.imaging,),
+              "other": (TestKind.rating_scale, TestKind.cognition, TestKind.other)}
+    out = {}
+    for key, kinds in groups.items():
+        items = [value_text(v) for v in values if v.kind in kinds]
+        if items:
+            out[key] = "; ".join(items)
+    return out
+
+
 def closing_section(graph: CaseGraph, unnamed: list[str], history: list[Any]) -> Section | None:
     """The closing call's input, or None when there is nothing to close with."""
     tr = graph.test_results
@@ -192,8 +222,8 @@ def closing_section(graph: CaseGraph, unnamed: list[str], history: list[Any]) ->
         "past_history": [{"condition": p.condition, "status": p.status.value} for p in history],
         "family_history": [{"member": f.member, "condition": f.condition} for f in graph.family_history],
         "diagnoses": [d.label for d in graph.diagnoses if d.id in unnamed],
-        "tests": {k: v for k, v in (("labs", tr.labs), ("imaging", tr.imaging), ("other", tr.other)) if v},
-        "mental_status": tr.mental_status,
+        "tests": _prompt_tests(tr.values),
+        "mental_status": mental_status_text(graph.mental_status),
         "disposition": graph.visit_event.pathway,
     }
     if not any(payload.values()):

@@ -12,18 +12,19 @@ Order of work on a normalised graph:
    times, then the rules backend's generalisation applies;
 4. the visit episode and reason for visit rewritten inside the immutable scaffold (checked afterwards with
    ``tables.immutable_visit_fields()``);
-5. the mental status examination aligned by a minimal edit that adds or removes no finding (same set of symptom
-   headwords before and after, same numbers);
-6. identifiers left in any narrative field are replaced by neutral descriptions (as in the rules backend).
+5. identifiers left in any narrative field are replaced by neutral descriptions (as in the rules backend).
+
+The mental status examination is structured findings (normalised values with no age or sex wording), so it needs
+no rewriting; the ``perturb_mse`` template of the free-text examination is no longer called.
 
 Every change is in the audit with the template or rule that allowed it; every fallback is a note.
 
 When a model call of a step still fails after the client's retries and re-ask, the rules backend does that field:
-its draws stand for the demographic suggestions, its context perturbation (:func:`anonpsy.contexts.perturb_contexts`)
-gives the symptom's STEB fields, identifiers are scrubbed from the visit text and the MSE keeps the deterministic
-text; each such fallback is recorded in ``audit.fallbacks``. With ``strict`` (``--strict-llm``) nothing falls back to
-the rules backend: an invalid reply keeps the behaviour above (generalisation, scrubbing) and any other failure ends
-the case.
+its draws stand for the demographic suggestions, its context perturbation
+(:func:`anonpsy.perturb.contexts.perturb_contexts`) gives the symptom's STEB fields, and identifiers are scrubbed
+from the visit text; each such fallback is recorded in ``audit.fallbacks``. With ``strict`` (``--strict-llm``)
+nothing falls back to the rules backend: an invalid reply keeps the behaviour above (generalisation, scrubbing)
+and any other failure ends the case.
 """
 
 from __future__ import annotations
@@ -39,13 +40,20 @@ from rapidfuzz import fuzz
 
 from anonpsy import lexicon
 from anonpsy.audit import Audit, Change, Kept
-from anonpsy.context_rules import stressor_category
-from anonpsy.contexts import RULE_SCRUB, RULE_STRESSOR, SIMILARITY_MAX, perturb_contexts, scrub_identifiers
 from anonpsy.errors import AnonpsyError
 from anonpsy.graph import STEB, CaseGraph, Symptom
 from anonpsy.llm.errors import LLMError, LLMReplyError
 from anonpsy.llm_backend.steps import LLMBackendError, StepContext
-from anonpsy.perturb import check, perturb, support_level
+from anonpsy.perturb import check, perturb
+from anonpsy.perturb.contexts import (
+    RULE_SCRUB,
+    RULE_STRESSOR,
+    SIMILARITY_MAX,
+    perturb_contexts,
+    scrub_identifiers,
+    stressor_category,
+)
+from anonpsy.perturb.demographics import support_level
 from anonpsy.rules import tables
 from anonpsy.temporal import duration_interval, horizon
 from anonpsy.textfields import map_graph_text
@@ -339,7 +347,8 @@ class _RulesContexts:
         if self._result is None:
             scratch = Audit(case_id=self.graph.case_id, seed=self.ctx.seed)
             done = perturb_contexts(
-                self.graph, seed=self.ctx.seed, audit=scratch, source_text=self.ctx.source_text, retro=self.retro
+                self.graph, seed=self.ctx.seed, audit=scratch, source_text=self.ctx.source_text, retro=self.retro,
+                identifiers=self.ctx.identifiers,
             )
             self._result = ({s.id: s for s in done.symptoms}, scratch)
         symptoms, scratch = self._result
@@ -512,56 +521,6 @@ def rewrite_visit(graph: CaseGraph, ctx: StepContext, audit: Audit) -> CaseGraph
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Mental status examination
-
-
-def mse_problem(old: str, new: str) -> str | None:
-    """Why an aligned MSE is rejected: a finding added or removed, a number changed, or not a minimal edit."""
-    if headwords(old) != headwords(new):
-        return "adds or removes a finding; keep exactly the same findings"
-    if re.findall(r"\d+(?:\.\d+)?", old) != re.findall(r"\d+(?:\.\d+)?", new):
-        return "changes a number; keep every number"
-    if len(new) > 2 * len(old) + 40 or len(new) < len(old) // 2:
-        return "not a minimal edit; change only what the new age and sex require"
-    return None
-
-
-def align_mse(graph: CaseGraph, ctx: StepContext, audit: Audit) -> CaseGraph:
-    """Minimal edit of the mental status examination (one retry, then the deterministic text is kept)."""
-    old = graph.test_results.mental_status
-    if not old:
-        return graph
-    d = graph.demographics
-    payload = {"mental_status": old, "age": d.age, "sex": d.sex.value}
-    feedback = ""
-    for _attempt in range(2):
-        try:
-            reply = ctx.ask("perturb_mse", payload, operator=OPERATOR, feedback=feedback)
-        except LLMError as exc:
-            _step_failed(ctx, exc, "perturb_mse", "P_MSE_KEPT", f"perturb_mse: {exc.code}; deterministic text kept")
-            return graph
-        new = str(reply["mental_status"]).strip()
-        why = mse_problem(old, new)
-        if why is None:
-            if new != old:
-                audit.changes.append(
-                    Change(
-                        path="test_results.mental_status",
-                        rule_id=_template_rule("perturb_mse"),
-                        old=old,
-                        new=new,
-                        detail="minimal edit; same findings and numbers",
-                    )
-                )
-            return graph.model_copy(
-                update={"test_results": graph.test_results.model_copy(update={"mental_status": new})}
-            )
-        feedback = f"Your previous answer could not be used: {why}. Answer again."
-    ctx.note("P_MSE_KEPT", "perturb_mse: no acceptable minimal edit; deterministic text kept")
-    return graph
-
-
-# ---------------------------------------------------------------------------------------------------------------
 
 
 def scrub_remaining(graph: CaseGraph, audit: Audit) -> CaseGraph:
@@ -600,7 +559,6 @@ def perturb_with_llm(
         g, ctx, audit, retro=not opts.get("no_retro"), episode_mode=bool(opts.get("no_steb"))
     )
     g = rewrite_visit(g, ctx, audit)
-    g = align_mse(g, ctx, audit)
     g = scrub_remaining(g, audit)
     audit.violations = [v.model_dump() for v in check(graph, g)]
     return g, audit

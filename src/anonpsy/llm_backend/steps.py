@@ -96,6 +96,7 @@ class StepContext:
     calls: int = 0
     strict: bool = False
     source_text: str | None = None
+    identifiers: Any = None  # anonpsy.perturb.contexts.SourceIdentifiers of the source, found once per case
     fallbacks: list[Fallback] = field(default_factory=list)
     _rules_graph: CaseGraph | None = field(default=None, repr=False)
 

@@ -1,15 +1,15 @@
 """Rule kinds of the extraction lexicons, the ConText rules and the stressor taxonomy.
 
 Kinds: ``lexicon_symptoms``, ``lexicon_medications``, ``lexicon_therapies``, ``lexicon_emotions``,
-``lexicon_demographic``, ``context_rules``, ``stressors``. Every case is run against the rule file being
-checked (not the installed rules), so an edit is tested before it ships.
+``lexicon_demographic``, ``lexicon_mse``, ``context_rules``, ``stressors``. Every case is run against the rule file
+being checked (not the installed rules), so an edit is tested before it ships.
 
 Case inputs (``expect: pass`` means the observation matches; ``fail`` lists the mismatch codes):
 
 * lexicon kinds: ``{text, expect_ids: [...], kind?}`` — ids found, in text order. ``kind`` picks the section
-  of ``lexicon_demographic`` (occupation, ethnicity, family, sex). Medication cases may add ``mentions: [{id,
-  dose, route, frequency}]`` checked with :func:`anonpsy.lexicon.parse_medication`. Codes: ``MISSING_TERM``,
-  ``UNEXPECTED_TERM``, ``MENTION_MISMATCH``.
+  of ``lexicon_demographic`` (occupation, ethnicity, family, sex) or of ``lexicon_mse`` (mse, mse_domain).
+  Medication cases may add ``mentions: [{id, dose, route, frequency}]`` checked with
+  :func:`anonpsy.lexicon.parse_medication`. Codes: ``MISSING_TERM``, ``UNEXPECTED_TERM``, ``MENTION_MISMATCH``.
 * ``context_rules``: ``{text, target, expect: negated|possible|hypothetical|historical|family|other|affirmed
   (or a list), occurrence?, member?}``. Code: ``CONTEXT_MISMATCH``, ``MEMBER_MISMATCH``.
 * ``stressors``: ``{text, expect_category}`` (null for none) — code ``CATEGORY_MISMATCH``; or ``{category,
@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from anonpsy.context_rules import CONTEXT_LABELS, ContextEngine, ContextRules
+from anonpsy.extract.assertion.context import CONTEXT_LABELS, ContextEngine, ContextRules
 from anonpsy.lexicon import (
     AgeBand,
     StressorTaxonomy,
@@ -220,7 +220,7 @@ def _context_coverage(doc: Doc, cases: list[Case]) -> list[str]:
 
 
 def _stressor_case(doc: Doc, case: Case) -> list[str]:
-    from anonpsy.context_rules import stressor_category
+    from anonpsy.perturb.contexts import stressor_category
 
     inp = case.get("input")
     if not isinstance(inp, dict):
@@ -292,6 +292,24 @@ register(
         entries=_demographic_entries,
         coverage=_lexicon_coverage(("occupation", "ethnicity", "family", "sex")),
         description="Occupation, ethnicity, family-structure and sex cues.",
+    )
+)
+def _mse_entries(doc: Doc) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for key in ("domains", "rules"):
+        value = doc.get(key, [])
+        if isinstance(value, list):
+            out += value
+    return out
+
+
+register(
+    RuleKind(
+        name="lexicon_mse",
+        run_case=_lexicon_runner("mse", ("mse", "mse_domain")),
+        entries=_mse_entries,
+        coverage=_lexicon_coverage(("mse", "mse_domain")),
+        description="Mental status examination findings and the words that name each part.",
     )
 )
 register(

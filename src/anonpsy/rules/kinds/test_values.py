@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from anonpsy.errors import AnonpsyError
+from anonpsy.perturb.test_values import REASONS, find_values
 from anonpsy.rules.check import expectation_problems
 from anonpsy.rules.registry import Case, Doc, RuleKind, register
 from anonpsy.rules.test_values import (
@@ -34,7 +35,6 @@ from anonpsy.rules.test_values import (
     defs_map_from_doc,
     validation_messages,
 )
-from anonpsy.testvalues import REASONS, find_values
 
 _INPUT_KEYS = frozenset({"text", "expect_tests", "value", "unit", "expect_pool"})
 

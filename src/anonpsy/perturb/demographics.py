@@ -1,9 +1,8 @@
-"""The deterministic perturbation operator P (attributes): age, sex, ethnicity, occupation, test values.
+"""Demographic perturbation in P: age, sex, ethnicity and occupation, with the text rewrites they imply.
 
-``perturb(graph, seed)`` returns the perturbed graph and an :class:`~anonpsy.audit.Audit`. Only identifying
-attributes change; node ids, edges, durations, the visit scaffold and all clinical content stay by construction, and
-:func:`check` verifies that afterwards. Every change names the rule that allowed it; every field that could not be
-changed names the reason.
+:func:`perturb_demographics` changes only these identifying attributes; node ids, edges, durations, the visit
+scaffold and all clinical content stay by construction, and :func:`anonpsy.perturb.check.check` verifies that
+afterwards. Every change names the rule that allowed it; every field that could not be changed names the reason.
 
 Randomness: each step draws from its own ``random.Random`` seeded by ``(seed, case_id, step)`` so that adding a step
 never shifts another step's draws.
@@ -16,16 +15,13 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-from anonpsy.audit import Audit, Change, Kept, Unmapped
+from anonpsy.audit import Audit, Change, Kept
 from anonpsy.graph import CaseGraph, Sex
 from anonpsy.rules import dsm as dsm_rules
 from anonpsy.rules import tables
-from anonpsy.temporal import temporal_backbone
-from anonpsy.testvalues import resample_values
 from anonpsy.textfields import graph_texts, map_graph_text
 from anonpsy.validate import TimedFacts, Violation, diagnosis_timed_facts, dsm_violations, rule_for
 
-TEST_RESULT_FIELDS = ("labs", "imaging", "other")
 #: Text rewrites collected by the attribute steps and applied in one pass: (rule id, function).
 Pending = list[tuple[str, Callable[[str], str]]]
 
@@ -236,32 +232,6 @@ def _perturb_occupation(graph: CaseGraph, seed: int, audit: Audit, pending: Pend
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Test values
-
-
-def _perturb_tests(graph: CaseGraph, seed: int, audit: Audit) -> CaseGraph:
-    rng = step_rng(seed, graph.case_id, "tests")
-    updates: dict[str, str | None] = {}
-    for name in TEST_RESULT_FIELDS:
-        text = getattr(graph.test_results, name)
-        if not text:
-            continue
-        new_text, changes, unmapped = resample_values(text, rng)
-        path = f"test_results.{name}"
-        for c in changes:
-            if c.old == c.new:  # a single-value pool leaves nothing to change
-                continue
-            audit.changes.append(Change(path=path, rule_id=f"test_values.{c.test_id}", old=c.old, new=c.new,
-                                        detail=f"resampled within pool '{c.interpretation}'"))
-        for u in unmapped:
-            audit.unmapped_values.append(Unmapped(path=path, start=u.start, end=u.end, reason=u.reason))
-        updates[name] = new_text
-    if not updates:
-        return graph
-    return graph.model_copy(update={"test_results": graph.test_results.model_copy(update=updates)})
-
-
-# ---------------------------------------------------------------------------------------------------------------
 
 
 def _rewrite_text(graph: CaseGraph, audit: Audit, pending: Pending) -> CaseGraph:
@@ -280,89 +250,12 @@ def _rewrite_text(graph: CaseGraph, audit: Audit, pending: Pending) -> CaseGraph
     return map_graph_text(graph, apply)
 
 
-def perturb(graph: CaseGraph, seed: int) -> tuple[CaseGraph, Audit]:
-    """Perturb identifying attributes of a (temporally normalised) graph; returns (graph, audit)."""
-    audit = Audit(case_id=graph.case_id, seed=seed)
+def perturb_demographics(graph: CaseGraph, seed: int, audit: Audit) -> CaseGraph:
+    """Age, sex, ethnicity and occupation of a (temporally normalised) graph, then every text rewrite they imply."""
     timed = diagnosis_timed_facts(graph)
     pending: Pending = []
     g = _perturb_age(graph, seed, audit, timed, pending)
     g = _perturb_sex(g, seed, audit, timed, pending)
     g = _perturb_ethnicity(g, seed, audit, pending)
     g = _perturb_occupation(g, seed, audit, pending)
-    g = _rewrite_text(g, audit, pending)
-    g = _perturb_tests(g, seed, audit)
-    audit.violations = [v.model_dump() for v in check(graph, g)]
-    return g, audit
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# check(G, G~)
-
-
-def _time_signature(graph: CaseGraph) -> tuple[object, ...]:
-    return (tuple((n.id, tuple(n.duration_ids)) for n in graph.temporal_nodes()), graph.visit_event.id,
-            tuple(graph.durations))
-
-
-def _same_clinical(a: CaseGraph, b: CaseGraph) -> bool:
-    """Diagnoses, edges and past history equal: the inputs of the DSM timed facts besides time."""
-    return a.diagnoses == b.diagnoses and [e.key() for e in a.edges] == [e.key() for e in b.edges] and [
-        (p.id, p.condition) for p in a.past_history] == [(p.id, p.condition) for p in b.past_history]
-
-
-def _steb_presence(graph: CaseGraph) -> dict[str, list[tuple[str, ...]]]:
-    return {s.id: [c.present_fields() for c in s.contexts] for s in graph.symptoms}
-
-
-def check(original: CaseGraph, perturbed: CaseGraph) -> list[Violation]:
-    """Invariants of perturbation; returns violations (empty when the perturbed graph is faithful)."""
-    out: list[Violation] = []
-    if [i for i in original.iter_nodes()] != [i for i in perturbed.iter_nodes()]:
-        out.append(Violation(code="CHECK_NODE_IDS", message="node ids or types differ"))
-    if sorted(e.key() for e in original.edges) != sorted(e.key() for e in perturbed.edges):
-        out.append(Violation(code="CHECK_EDGES", message="edges differ"))
-    if original.durations != perturbed.durations:
-        out.append(Violation(code="CHECK_DURATIONS", message="the duration pool differs"))
-    # Temporal(a, b) is a function of the node ids, their duration ids and the pool: when those are identical the
-    # backbone is identical, so the pairwise comparison only runs when something differs.
-    same_time_inputs = not out and _time_signature(original) == _time_signature(perturbed)
-    if not same_time_inputs and temporal_backbone(original) != temporal_backbone(perturbed):
-        out.append(Violation(code="CHECK_TEMPORAL", message="Temporal(a, b) differs for some node pair"))
-    for a, b in zip(original.temporal_nodes(), perturbed.temporal_nodes(), strict=False):
-        if a.id == b.id and a.duration_ids != b.duration_ids:
-            out.append(Violation(code="CHECK_NODE_DURATIONS", node_ids=(a.id,), message="node duration ids differ"))
-    clinical: list[tuple[str, Callable[[CaseGraph], list[tuple[object, ...]]]]] = [
-        ("diagnoses", lambda g: [(d.id, d.label, d.rule_id, tuple(d.specifiers), d.status) for d in g.diagnoses]),
-        ("symptoms", lambda g: [(s.id, s.headword, s.current_symptom, s.pattern) for s in g.symptoms]),
-        ("treatments", lambda g: [(t.id, t.type, t.name, t.dose, t.route, t.frequency) for t in g.treatments]),
-        ("past_history", lambda g: [(p.id, p.condition, p.status) for p in g.past_history]),
-        ("family_history", lambda g: [(f.member, f.condition) for f in g.family_history]),
-    ]
-    for name, key in clinical:
-        if key(original) != key(perturbed):
-            out.append(Violation(code="CHECK_CLINICAL_CONTENT", message=f"clinical content of {name} changed"))
-    orig_steb, new_steb = _steb_presence(original), _steb_presence(perturbed)
-    for sid, frames in orig_steb.items():
-        if new_steb.get(sid) is None or len(new_steb[sid]) != len(frames) or any(
-            not set(n) <= set(o) for o, n in zip(frames, new_steb[sid], strict=False)
-        ):
-            out.append(Violation(code="CHECK_STEB_FIELDS", node_ids=(sid,),
-                                 message="STEB fields exist where none existed before, or frames were added/removed"))
-    for fld in tables.immutable_visit_fields():
-        if getattr(original.visit_event, fld) != getattr(perturbed.visit_event, fld):
-            out.append(Violation(code="CHECK_SCAFFOLD", node_ids=(original.visit_event.id,),
-                                 message=f"immutable visit field {fld!r} changed"))
-    fixed, rule_id = required_sex(original)
-    if fixed is not None and perturbed.demographics.sex.value != fixed:
-        out.append(Violation(code="CHECK_SEX_FIXED", message="sex differs from the sex fixed by a rule",
-                             rule_id=rule_id))
-    timed = diagnosis_timed_facts(original) if same_time_inputs else None
-    before = dsm_violations(original, timed=timed)
-    after = dsm_violations(perturbed, timed=timed if same_time_inputs and _same_clinical(original, perturbed)
-                           else None)
-    old = {(v.code, v.node_ids) for v in before}
-    for v in after:
-        if (v.code, v.node_ids) not in old:
-            out.append(Violation(code="CHECK_DSM", message=f"perturbed demographics break a rule: {v.message}",
-                                 node_ids=v.node_ids, rule_id=v.rule_id))
-    return out
+    return _rewrite_text(g, audit, pending)

@@ -240,30 +240,3 @@ def classify(sentence: str, start: int, end: int) -> ContextResult:
     True
     """
     return default_engine().classify(sentence, start, end)
-
-
-# ----------------------------------------------------------------------------------------------------
-# Stressors
-
-
-def stressor_category(
-    text: str, engine: ContextEngine | None = None, index: TermIndex | None = None
-) -> str | None:
-    """The life-event category a situation text describes, or None.
-
-    The first stressor trigger that is not negated, hypothetical or uncertain wins (``denies any recent job
-    loss`` does not count).
-
-    >>> stressor_category("after he was laid off from the plant")
-    'job_loss'
-    """
-    from anonpsy.lexicon import term_index
-
-    idx = index if index is not None else term_index("stressor")
-    eng = engine if engine is not None else default_engine()
-    for m in idx.find(text):
-        ctx = eng.classify(text, m.start, m.end)
-        if ctx.negated or ctx.hypothetical or ctx.uncertain:
-            continue
-        return m.id
-    return None

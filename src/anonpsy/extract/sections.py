@@ -217,3 +217,52 @@ def _add(out: list[Sentence], text: str, sec: Section, start: int, end: int) -> 
     if e - s < 2 or not stripped:
         return
     out.append(Sentence(start=s, end=e, text=text[s:e], section=sec.name, index=len(out)))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Clauses
+
+
+_HARD_BREAK = re.compile(r";|\.\s|\s(?:but|however|although|though|whereas|yet)\s|:\s", re.I)
+
+
+def clause_bounds(sentence: str, pos: int) -> tuple[int, int]:
+    """[start, end) of the clause around ``pos``: split at semicolons, full stops and contrast words."""
+    start, end = 0, len(sentence)
+    for m in _HARD_BREAK.finditer(sentence):
+        if m.end() <= pos:
+            start = m.end()
+        elif m.start() >= pos:
+            end = m.start()
+            break
+    return start, end
+
+
+def segments(sentence: str) -> list[tuple[int, int]]:
+    """Comma/semicolon-delimited segments (outside quotes) with offsets."""
+    out: list[tuple[int, int]] = []
+    start = 0
+    quote = False
+    for i, ch in enumerate(sentence):
+        if ch in "\"“”":
+            quote = not quote if ch == '"' else ch == "“"
+        elif ch in ",;:" and not quote:
+            out.append((start, i))
+            start = i + 1
+    out.append((start, len(sentence)))
+    return [(a, b) for a, b in out if sentence[a:b].strip()]
+
+
+def segment_index(segs: list[tuple[int, int]], pos: int) -> int:
+    for i, (a, b) in enumerate(segs):
+        if a <= pos < b:
+            return i
+    return max(0, len(segs) - 1)
+
+
+def title_line(text: str) -> str:
+    """The note's first non-empty line (its title)."""
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""

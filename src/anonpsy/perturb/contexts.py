@@ -18,8 +18,9 @@ from rapidfuzz import fuzz
 
 from anonpsy import lexicon
 from anonpsy.audit import Audit, Change
-from anonpsy.context_rules import stressor_category
+from anonpsy.extract.assertion.context import ContextEngine, default_engine
 from anonpsy.graph import STEB, CaseGraph, Symptom
+from anonpsy.lexicon import TermIndex
 from anonpsy.temporal import duration_interval, horizon
 from anonpsy.textfields import map_graph_text
 
@@ -99,7 +100,7 @@ def scrub_identifiers(
     With ``source``, identifiers found once in the source narrative are located in ``text``; without it the PHI
     analyzer runs on ``text`` itself. Proper-noun anchors and years are always detected in ``text``.
     """
-    from anonpsy.anchors import find_anchors
+    from anonpsy.perturb.anchors import find_anchors
     from anonpsy.phi.analyzer import analyze
 
     if source is not None:
@@ -149,6 +150,27 @@ def scrub_identifiers(
     new = re.sub(r"\s+([,.;:])", r"\1", new)
     new = re.sub(r"\(\s*\)|,\s*,", "", new).strip()
     return new, types
+
+
+def stressor_category(
+    text: str, engine: ContextEngine | None = None, index: TermIndex | None = None
+) -> str | None:
+    """The life-event category a situation text describes, or None.
+
+    The first stressor trigger that is not negated, hypothetical or uncertain wins (``denies any recent job
+    loss`` does not count).
+
+    >>> stressor_category("after he was laid off from the plant")
+    'job_loss'
+    """
+    idx = index if index is not None else lexicon.term_index("stressor")
+    eng = engine if engine is not None else default_engine()
+    for m in idx.find(text):
+        ctx = eng.classify(text, m.start, m.end)
+        if ctx.negated or ctx.hypothetical or ctx.uncertain:
+            continue
+        return m.id
+    return None
 
 
 def _retro_order(graph: CaseGraph, retro: bool) -> list[Symptom]:

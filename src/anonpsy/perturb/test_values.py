@@ -41,6 +41,8 @@ from typing import Any, cast
 
 from rapidfuzz import fuzz, process
 
+from anonpsy.audit import Audit, Change, Unmapped
+from anonpsy.graph import CaseGraph, TestValue
 from anonpsy.rules.test_values import TestDef, UnitDef, alias_key, load_test_values
 
 UNKNOWN_TEST = "UNKNOWN_TEST"
@@ -461,6 +463,12 @@ def _looks_like_date(a: _Num, b: _Num) -> bool:
     return a.decimals == 0 and b.decimals == 0 and 1 <= a.value <= 31 and 1 <= b.value <= 31
 
 
+def unit_at(text: str, pos: int) -> str | None:
+    """The measure word written at ``pos`` (a unit of some test, or another known measure such as kg), or None."""
+    m = _index(None).unit_re.match(text, pos)
+    return m.group(1) if m else None
+
+
 def find_values(text: str, defs: Defs | None = None) -> list[ValueMention]:
     """Every numeric test value in ``text``, in order, mapped to its test or with a reason code.
 
@@ -713,3 +721,89 @@ def _draw_pair(
             new_spelling[i], new_spelling[j] = na, nb
             return
     new_spelling[i], new_spelling[j] = a.text, b.text
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The perturbation step
+
+#: Reason recorded for a numeric value that no ``rules/test_values`` entry maps (it is kept as written).
+NO_TEST_RULE = "NO_TEST_RULE"
+
+
+def structured_mention(test: TestDef, value: str, unit: str | None) -> ValueMention:
+    """A structured value (``value`` as written, ``unit`` as recorded) read as a :class:`ValueMention` of ``test``:
+    its canonical value and pool, or a reason why it has none."""
+    num = _num(value, 0, len(value))
+    udef = test.unit_for(unit) if unit else None
+    reason = None
+    if udef is None:
+        udef, reason = _infer_unit(test, num.value) if not unit else (None, UNKNOWN_UNIT)
+    base: dict[str, Any] = {"start": 0, "end": len(value), "text": value, "value": num.value,
+                            "decimals": num.decimals}
+    if udef is None:
+        return ValueMention(test_id=None, reason=reason or UNKNOWN_UNIT, **base)
+    canonical = udef.to_canonical(num.value)
+    pool = test.pool_for(canonical) if test.in_range(canonical) else None
+    if pool is None:
+        return ValueMention(test_id=None, reason=OUT_OF_RANGE, **base)
+    return ValueMention(test_id=test.id, unit=udef.unit, unit_written=unit is not None, canonical=canonical,
+                        interpretation=pool.interpretation, **base)
+
+
+def pool_of(value: TestValue, defs: Defs | None = None) -> str | None:
+    """The pool (interpretation) a structured value falls in under its test rule, or None."""
+    d: Defs = load_test_values() if defs is None else defs
+    test = d.get(value.test_id or "")
+    if test is None or value.value is None:
+        return None
+    return structured_mention(test, value.value, value.unit).interpretation
+
+
+def perturb_test_values(graph: CaseGraph, rng: random.Random, audit: Audit) -> CaseGraph:
+    """Resample every numeric test value that a ``rules/test_values`` entry maps (``rule_id``) within its pool,
+    written with the same decimals; the two halves of a blood pressure keep their order. Every change goes to
+    ``audit`` with the value's rule id; a numeric value no entry maps is kept as written and listed as unmapped."""
+    d = load_test_values()
+    values = graph.test_results.values
+    mentions: list[ValueMention | None] = []
+    for v in values:
+        test = d.get(v.test_id or "")
+        if v.value is None:
+            mentions.append(None)
+            continue
+        path = f"test_results.values[{v.id}].value"
+        if test is None:
+            audit.unmapped_values.append(Unmapped(path=path, start=0, end=len(v.value), reason=NO_TEST_RULE))
+            mentions.append(None)
+            continue
+        read = structured_mention(test, v.value, v.unit)
+        if not read.mapped:
+            audit.unmapped_values.append(Unmapped(path=path, start=0, end=len(v.value), reason=read.reason or ""))
+            mentions.append(None)
+            continue
+        mentions.append(read)
+    new_spelling: dict[int, str] = {}
+    idx = _index(None)
+    for i, mv in enumerate(mentions):
+        if mv is None or i in new_spelling:
+            continue
+        new_spelling[i] = _draw(mv, d[mv.test_id or ""], rng)
+        j = i + 1
+        nxt = mentions[j] if j < len(mentions) else None
+        if nxt is not None and idx.sibling.get(mv.test_id or "") == nxt.test_id and \
+                d[mv.test_id or ""].slash_position == 1:
+            pair = {0: new_spelling[i]}
+            _draw_pair([mv, nxt], 0, 1, d, rng, pair)
+            new_spelling[i], new_spelling[j] = pair[0], pair[1]
+    if not new_spelling:
+        return graph
+    updated: list[TestValue] = []
+    for i, v in enumerate(values):
+        new = new_spelling.get(i)
+        if new is None or new == v.value:  # a single-value pool leaves nothing to change
+            updated.append(v)
+            continue
+        audit.changes.append(Change(path=f"test_results.values[{v.id}].value", rule_id=v.rule_id or "",
+                                    old=v.value, new=new, detail=f"resampled within pool '{v.interpretation}'"))
+        updated.append(v.model_copy(update={"value": new}))
+    return graph.model_copy(update={"test_results": graph.test_results.model_copy(update={"values": updated})})

@@ -1,0 +1,1 @@
+"""Assembly: the case graph built from the mentions and their assertion status."""

@@ -1,0 +1,80 @@
+"""The nodes, durations and edges collected while reading a narrative."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from anonpsy.extract.mentions.family import normalize_condition
+from anonpsy.graph import (
+    Diagnosis,
+    Duration,
+    Edge,
+    Evidence,
+    FamilyCertainty,
+    FamilyHistory,
+    PastHistory,
+    Symptom,
+    Treatment,
+)
+from anonpsy.temporal import TimeSpec
+
+
+@dataclass
+class Accumulator:
+    """Nodes, durations and edges collected while reading a narrative (shared with the LLM backend's extraction)."""
+
+    symptoms: dict[str, Symptom] = field(default_factory=dict)
+    durations: list[Duration] = field(default_factory=list)
+    diagnoses: dict[str, Diagnosis] = field(default_factory=dict)
+    treatments: dict[str, Treatment] = field(default_factory=dict)
+    past: dict[str, PastHistory] = field(default_factory=dict)
+    family: list[FamilyHistory] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
+    mentions: dict[str, int] = field(default_factory=dict)  # node id -> first sentence index
+    med_class: dict[str, str] = field(default_factory=dict)  # treatment id -> medication class id
+    present: set[str] = field(default_factory=set)  # symptom ids with a mention present at the visit
+    flaggable: set[str] = field(default_factory=set)  # headwords present at the visit in words, not a lab value
+    index_is_admission: bool = False  # a discharge summary: day 0 is the admission
+    # Symptoms only denied or hypothetical, and diagnoses only to be ruled out or ruled out: they join the graph
+    # at the end unless an asserted mention of the same item exists, and take part in no relation.
+    unasserted_sx: dict[str, Symptom] = field(default_factory=dict)
+    unasserted_dx: dict[str, Diagnosis] = field(default_factory=dict)
+
+    def duration_for(self, spec: TimeSpec) -> str:
+        for d in self.durations:
+            if (d.offset, d.span, d.unit, d.ongoing) == (spec.offset, spec.span, spec.unit, spec.ongoing):
+                return d.id
+        did = f"d{len(self.durations) + 1}"
+        self.durations.append(Duration(id=did, offset=spec.offset, span=spec.span, unit=spec.unit,
+                                       ongoing=spec.ongoing))
+        return did
+
+    def add_family(self, member: str | None, condition: str, evidence: str,
+                   certainty: FamilyCertainty = FamilyCertainty.confirmed,
+                   certainty_evidence: Evidence | None = None) -> None:
+        """Record a relative's condition; a condition inside another of the same sentence and relative merges
+        with it, and confirmed wins over possible."""
+        cond = normalize_condition(condition)
+        mem = member or "relative"
+        new = FamilyHistory(member=mem, condition=cond, certainty=certainty, certainty_evidence=certainty_evidence,
+                            evidence_text=evidence)
+        for i, f in enumerate(self.family):
+            have = normalize_condition(f.condition)
+            if f.evidence_text != evidence or (f.member != mem and mem != "relative"):
+                continue
+            keep = f if f.certainty == FamilyCertainty.confirmed or certainty != FamilyCertainty.confirmed else new
+            if re.search(rf"\b{re.escape(cond)}\b", have):
+                # "anxiety" inside "generalized anxiety" from the same sentence
+                self.family[i] = f.model_copy(update={"certainty": keep.certainty,
+                                                      "certainty_evidence": keep.certainty_evidence})
+                return
+            if re.search(rf"\b{re.escape(have)}\b", cond):
+                self.family[i] = new.model_copy(update={"member": f.member, "certainty": keep.certainty,
+                                                        "certainty_evidence": keep.certainty_evidence})
+                return
+        self.family.append(new)
+
+
+def slug(s: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", s.lower()).strip("_")[:40] or "x"

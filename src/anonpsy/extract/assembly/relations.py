@@ -1,0 +1,115 @@
+"""Relations of the collected nodes: MANIFESTS_AS from the DSM symptom sets, TREATMENT_OF from medication-class
+indications and narrative proximity, INDUCES from etiologic cues."""
+
+from __future__ import annotations
+
+import re
+
+from anonpsy import lexicon
+from anonpsy.extract.assembly.accumulator import Accumulator, slug
+from anonpsy.extract.mentions.diagnoses import find_diagnoses
+from anonpsy.extract.sections import Sentence
+from anonpsy.graph import (
+    Edge,
+    HistoryStatus,
+    PastHistory,
+    RelationType,
+    TreatmentType,
+)
+from anonpsy.rules import dsm as dsm_rules
+from anonpsy.rules import tables
+
+_CAUSAL = re.compile(r"\b(?:due to|secondary to|induced by|caused by|triggered by|precipitated by|in the context of|"
+                     r"after (?:starting|using|smoking|taking|drinking)|following (?:use of|heavy)|withdrawal from)\b",
+                     re.I)
+_SUBSTANCE_DX = re.compile(r"(?:substance|medication|alcohol|cannabis|stimulant|methamphetamine|cocaine|opioid)"
+                           r"[- ]induced|withdrawal|intoxication", re.I)
+
+
+def derive_relations(text: str, sents: list[Sentence], acc: Accumulator) -> None:
+    """Deterministic relations of the collected nodes: MANIFESTS_AS from the DSM symptom sets, TREATMENT_OF from
+    medication-class indications and narrative proximity, INDUCES from etiologic cues with verbatim evidence."""
+    rules = dsm_rules.load_dsm()
+    # MANIFESTS_AS from the per-diagnosis symptom sets.
+    for dx in acc.diagnoses.values():
+        rule = rules.get(dx.rule_id or "")
+        if rule is None:
+            continue
+        wanted = {h.lower() for h in rule.symptoms}
+        for sx in acc.symptoms.values():
+            if sx.headword.lower() in wanted:
+                acc.edges.append(Edge(type=RelationType.MANIFESTS_AS, source=dx.id, target=sx.id))
+    # TREATMENT_OF from medication class indications, nearest diagnosis by narrative position on ties.
+    for t in acc.treatments.values():
+        if t.type != TreatmentType.medication:
+            targets = sorted(acc.diagnoses.values(), key=lambda d: abs(acc.mentions.get(d.id, 0)
+                                                                       - acc.mentions.get(t.id, 0)))
+            if targets:
+                acc.edges.append(Edge(type=RelationType.TREATMENT_OF, source=t.id, target=targets[0].id))
+            continue
+        cls = acc.med_class.get(t.id)
+        if cls is None:
+            continue
+        chapters, rule_ids = tables.class_indications(cls)
+        cands = [d for d in acc.diagnoses.values()
+                 if (d.rule_id in rule_ids) or (rules.get(d.rule_id or "") is not None
+                                                 and rules[d.rule_id or ""].chapter in chapters)]
+        cands.sort(key=lambda d: abs(acc.mentions.get(d.id, 0) - acc.mentions.get(t.id, 0)))
+        for d in cands[:1]:
+            acc.edges.append(Edge(type=RelationType.TREATMENT_OF, source=t.id, target=d.id))
+    # INDUCES: etiologic morphology of substance-induced diagnoses and causal cue phrases with verbatim evidence.
+    for s in sents:
+        cue = _CAUSAL.search(s.text)
+        if not cue:
+            continue
+        before, after = s.text[:cue.start()], s.text[cue.end():]
+        effects = _nodes_in(before, acc) or _nodes_in(s.text, acc, kinds=("dx",))
+        causes = _nodes_in(after, acc, kinds=("ph", "tx", "sx", "dx"))
+        for cause in causes[:1]:
+            for effect in effects[:2]:
+                if cause == effect or (cause.startswith("sx_") and effect.startswith("dx_")):
+                    continue  # a symptom does not induce a diagnosis (rules/graph/edge_pairs.yaml)
+                acc.edges.append(Edge(type=RelationType.INDUCES, source=cause, target=effect,
+                                      evidence_text=s.text.strip()))
+    for dx in acc.diagnoses.values():
+        if not _SUBSTANCE_DX.search(dx.label) or any(e.type == RelationType.INDUCES and e.target == dx.id
+                                                    for e in acc.edges):
+            continue
+        subst = [sx for sx in acc.symptoms.values() if sx.headword.endswith(" use")]
+        for sx in subst[:1]:
+            # The substance use is the cause: recorded as active history ("methamphetamine use") → diagnosis.
+            pid = f"ph_{slug(sx.headword)}"
+            if pid not in acc.past:
+                acc.past[pid] = PastHistory(id=pid, condition=sx.headword, status=HistoryStatus.active,
+                                            evidence_text=sx.evidence_text)
+            acc.edges.append(Edge(type=RelationType.INDUCES, source=pid, target=dx.id,
+                                  evidence_text=dx.evidence_text))
+
+
+def _nodes_in(fragment: str, acc: Accumulator, kinds: tuple[str, ...] = ("dx", "sx")) -> list[str]:
+    out: list[str] = []
+    low = fragment.lower()
+    if "dx" in kinds:
+        for _start, _e, rule_id in find_diagnoses(fragment):
+            did = f"dx_{slug(rule_id)}"
+            if did in acc.diagnoses and did not in out:
+                out.append(did)
+    if "sx" in kinds:
+        for m in lexicon.find_terms(fragment, "symptom"):
+            sid = f"sx_{slug(m.headword)}"
+            if sid in acc.symptoms and sid not in out:
+                out.append(sid)
+    if "tx" in kinds:
+        for m in lexicon.find_terms(fragment, "medication"):
+            tid = f"tx_{slug(m.headword)}"
+            if tid in acc.treatments and tid not in out:
+                out.append(tid)
+    if "ph" in kinds:
+        for pid, ph in acc.past.items():
+            if ph.condition.lower() in low and pid not in out:
+                out.append(pid)
+    return out
+
+
+def dedupe_edges(edges: list[Edge]) -> list[Edge]:
+    return list({e.key(): e for e in edges}.values())

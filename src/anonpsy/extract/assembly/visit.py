@@ -1,0 +1,166 @@
+"""The visit event: setting, arrival, legal status, safety flags, sources of information and reason for visit."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TypeVar
+
+from anonpsy.extract.assertion.scope import classify_in_sentence
+from anonpsy.extract.sections import Sentence, title_line
+from anonpsy.graph import (
+    ArrivalMode,
+    LegalStatus,
+    SafetyFlag,
+    Setting,
+    VisitEvent,
+)
+
+_SETTING_CUES: list[tuple[re.Pattern[str], Setting]] = [
+    (re.compile(r"\b(?:emergency (?:department|room)|ED\b|ER\b|psychiatric emergency|CPEP|crisis center)", re.I),
+     Setting.emergency_department),
+    (re.compile(r"\b(?:consult(?:ation)?[- ]liaison|C-L psychiatry|psychiatry (?:was )?consulted|"
+                r"psychiatry consult(?: note)?|reason for consult|consulted (?:by|for)|medical (?:floor|ward)|"
+                r"medicine service|surgical (?:floor|ward)|(?:orthopedic|surgery|medicine) ward|ICU)\b", re.I),
+     Setting.consultation_liaison),
+    (re.compile(r"\b(?:admitted to (?:the )?(?:inpatient|psychiatric|locked|acute)|inpatient (?:psychiatric )?unit|"
+                r"inpatient (?:admission|psychiatry)|psychiatric (?:unit|ward|hospitali[sz]ation)|on the unit|"
+                r"discharge summary|hospital course|admission note)\b", re.I), Setting.inpatient),
+    (re.compile(r"\b(?:forensic|detention center|jail|correctional|prior to sentencing|competency evaluation)\b",
+                re.I), Setting.forensic),
+    (re.compile(r"\b(?:telehealth|telepsychiatry|video visit)\b", re.I), Setting.telehealth),
+    (re.compile(r"\bresidential (?:treatment|program)\b", re.I), Setting.residential),
+    (re.compile(r"\b(?:outpatient|clinic|follow[- ]up|office visit|returns? for|medication management|"
+                r"med management|initial evaluation|psychiatric evaluation|consultation|diagnostic evaluation|"
+                r"SOAP note|seen (?:today|in (?:the )?office)|intake|new patient evaluation)\b", re.I),
+     Setting.outpatient),
+]
+_KIN = (r"(?:mother|father|parents?|wife|husband|partner|family|sister|brother|daughter|son|girlfriend|boyfriend|"
+        r"roommate|friend|aunt|uncle|grandmother|grandfather|caregiver|guardian)")
+_ARRIVAL_CUES: list[tuple[re.Pattern[str], ArrivalMode]] = [
+    (re.compile(r"\b(?:brought (?:in |to [\w' ]{2,40}?)?by (?:the )?(?:[A-Z][a-z]+ )?(?:police|officers|sheriff|"
+                r"law enforcement)|police (?:brought|escorted)|by law enforcement|escorted by (?:police|officers)|"
+                r"(?:brought|transported) by (?:police )?officers|police (?:were called|responded)|"
+                r"initiated by police)\b", re.I), ArrivalMode.police),
+    (re.compile(r"\b(?:by ambulance|via ambulance|EMS|paramedics)\b", re.I), ArrivalMode.ambulance),
+    (re.compile(r"\btransferred from\b", re.I), ArrivalMode.transfer),
+    (re.compile(r"\b(?:referred (?:by|from)|referring (?:clinician|provider|physician)|referral\s*:|"
+                r"reason for referral|at the request of|admitted from (?:her|his|their|the) (?:\w+'s )?"
+                r"(?:office|clinic)|sent (?:in )?by (?:her|his|their) (?:pediatrician|physician|doctor|PCP|GP|"
+                r"therapist|psychiatrist))", re.I), ArrivalMode.referral),
+    (re.compile(rf"\b(?:brought (?:in |to [\w' ]{{2,40}}?)?by (?:his |her |their )?{_KIN}|accompanied by "
+                rf"(?:his |her |their )?{_KIN})", re.I), ArrivalMode.family),
+    (re.compile(r"\b(?:scheduled|follow[- ]up|returns for|here for)\b", re.I), ArrivalMode.scheduled),
+    (re.compile(r"\b(?:self[- ]referred|presented on (?:his|her|their) own|walked in|self-presented|"
+                r"came (?:in )?(?:by [\w ]{2,20}? )?on (?:his|her|their) own|walk-in|presented alone)\b", re.I),
+     ArrivalMode.self),
+]
+#: Cues a heading block may carry: the ways of arriving that outrank a scheduled visit or the family's company.
+_HEADING_ARRIVAL = _ARRIVAL_CUES[:4]
+_LEGAL_CUES: list[tuple[re.Pattern[str], LegalStatus]] = [
+    (re.compile(r"\b(?:court[- ]ordered|court order|committed by the court|prior to sentencing|Superior Court|"
+                r"District Court|(?:ordered|referred) by the (?:court|judge)|Honorable Judge)\b", re.I),
+     LegalStatus.court_ordered),
+    (re.compile(r"\binvoluntar(?:y|ily)\b|\badmitted (?:on|under) (?:an? )?(?:emergency detention|hold|"
+                r"emergency hold|civil commitment)\b", re.I), LegalStatus.involuntary),
+    (re.compile(r"\b(?:5150|section 12|legal hold|emergency hold|72[- ]hour hold|pink slip|emergency detention|"
+                r"mental health (?:act|hold)|placed on a hold|on a hold)\b", re.I), LegalStatus.legal_hold),
+    (re.compile(r"\bvoluntar(?:y|ily)\b", re.I), LegalStatus.voluntary),
+]
+#: Outpatient-like settings, where care is voluntary unless the text says otherwise.
+_VOLUNTARY_BY_DEFAULT = {Setting.outpatient, Setting.telehealth, Setting.community}
+#: Ways of arriving that are voluntary by definition (coming on one's own, a booked visit, a clinician referral).
+_VOLUNTARY_ARRIVALS = {ArrivalMode.self, ArrivalMode.scheduled, ArrivalMode.referral}
+SAFETY_FROM_HEADWORD: dict[str, SafetyFlag] = {
+    "suicidal ideation": SafetyFlag.suicidal_ideation, "suicide plan": SafetyFlag.suicidal_ideation,
+    "suicide attempt": SafetyFlag.suicide_attempt, "passive death wish": SafetyFlag.suicidal_ideation,
+    "self-harm": SafetyFlag.self_harm, "homicidal ideation": SafetyFlag.homicidal_ideation,
+    "violent behavior": SafetyFlag.violence, "threats of violence": SafetyFlag.violence,
+    "aggression": SafetyFlag.violence, "intoxication": SafetyFlag.intoxication,
+}
+#: Flags read from phrases (affirmed, in the history or assessment) rather than from symptoms.
+_SAFETY_CUES: list[tuple[re.Pattern[str], SafetyFlag]] = [
+    (re.compile(r"\b(?:medically unstable|medical(?:ly)? instability|hemodynamic(?:ally)? unstable|"
+                r"(?:requiring|for|needs?) (?:inpatient )?medical stabili[sz]ation|orthostatic instability|"
+                r"autonomic instability|risk of (?:seizures and )?death is high)\b", re.I),
+     SafetyFlag.medical_instability),
+    (re.compile(r"\b(?:gravely disabled|unable to care for (?:him|her|them)sel(?:f|ves)|self-neglect|"
+                r"vulnerable adult|financial (?:exploitation|protection)|at risk of exploitation|"
+                r"exploited financially)\b", re.I), SafetyFlag.vulnerability),
+    (re.compile(r"\b(?:danger to others|threat to others)\b", re.I), SafetyFlag.violence),
+]
+_SOURCES = re.compile(r"\b(?:history (?:was )?(?:obtained|provided|taken) from|per|according to|collateral (?:from|"
+                      r"information from))\s+(?:the\s+)?((?:patient|chart|records?|(?:his|her|their)\s+\w+|"
+                      r"family|parents?|mother|father|wife|husband|police|EMS|staff|teachers?|school)"
+                      r"(?:\s*(?:,|and)\s*(?:the\s+)?(?:patient|chart|records?|(?:his|her|their)\s+\w+|family|"
+                      r"parents?|mother|father|wife|husband|police|EMS|staff|teachers?|school))*)", re.I)
+
+
+_V = TypeVar("_V")
+_D = TypeVar("_D")
+
+
+def _first_cue(text: str, cues: Sequence[tuple[re.Pattern[str], _V]], default: _D) -> _V | _D:
+    best: tuple[int, _V] | None = None
+    for pat, value in cues:
+        m = pat.search(text)
+        if m and (best is None or m.start() < best[0]):
+            best = (m.start(), value)
+    return best[1] if best else default
+
+
+def _priority_cue(text: str, cues: Sequence[tuple[re.Pattern[str], _V]]) -> _V | None:
+    for pat, value in cues:
+        if pat.search(text):
+            return value
+    return None
+
+
+def extract_visit(text: str, sents: list[Sentence], current_headwords: set[str]) -> VisitEvent:
+    """Visit scaffold from cues.
+
+    Setting: the earliest cue in the title line, else the heading (first 500 characters) by priority, then the
+    earliest cue in the chief complaint / history, then anywhere. Arrival: a police, ambulance, transfer or
+    referral cue in the heading, else the earliest cue in the chief complaint / history, then anywhere. Legal
+    status: an explicit cue anywhere; otherwise voluntary for outpatient-like settings and for patients who came
+    on their own, for a booked visit or on a clinician's referral; else unknown. Safety flags: current, affirmed
+    symptoms (a denied symptom is never current) and affirmed phrases ("medically unstable", "gravely
+    disabled").
+    """
+    heading = text[:500]
+    head = " ".join(s.text for s in sents if s.section in ("chief_complaint", "hpi"))[:3000] or text[:3000]
+    setting: Setting = (_first_cue(title_line(text), _SETTING_CUES, None) or _priority_cue(heading, _SETTING_CUES)
+                        or _first_cue(head, _SETTING_CUES, None) or _first_cue(text, _SETTING_CUES, Setting.unknown))
+    arrival: ArrivalMode = (_priority_cue(heading, _HEADING_ARRIVAL) or _first_cue(head, _ARRIVAL_CUES, None)
+                            or _first_cue(text, _ARRIVAL_CUES, ArrivalMode.unknown))
+    legal = _priority_cue(text, _LEGAL_CUES)
+    if legal is None:
+        voluntary = setting in _VOLUNTARY_BY_DEFAULT or (
+            arrival in _VOLUNTARY_ARRIVALS and setting != Setting.forensic)
+        legal = LegalStatus.voluntary if voluntary else LegalStatus.unknown
+    flags = {SAFETY_FROM_HEADWORD[h] for h in current_headwords if h in SAFETY_FROM_HEADWORD}
+    for s in sents:
+        if s.section in ("family_history", "labs", "medications"):
+            continue
+        for pat, flag in _SAFETY_CUES:
+            for cue in pat.finditer(s.text):
+                ctx = classify_in_sentence(s.text, cue.start(), cue.end())
+                if not (ctx.negated or ctx.hypothetical or ctx.uncertain or ctx.experiencer != "patient"):
+                    flags.add(flag)
+    sources: list[str] = []
+    m = _SOURCES.search(text)
+    if m:
+        sources = [x.strip() for x in re.split(r",|\band\b", m.group(1)) if x.strip()]
+    reason = None
+    for s in sents:
+        if s.section == "chief_complaint":
+            reason = s.text.strip().strip('"').rstrip(".")
+            break
+    return VisitEvent(
+        setting=setting,
+        arrival_mode=arrival,
+        legal_status=legal,
+        reason_for_visit=reason,
+        safety_flags=sorted(flags, key=lambda f: f.value),
+        source_of_information=sources,
+    )

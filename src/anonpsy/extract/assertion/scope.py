@@ -1,0 +1,81 @@
+"""How far a mention's context reaches: ConText over the sentence with asides blanked, a relative's ownership of a
+concept in family history, historical triggers that are only part of a temporal expression, and which
+hypothetical triggers still leave a treatment in the case."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from anonpsy.extract.assertion.context import ContextResult, classify, default_engine
+from anonpsy.extract.mentions.family import MEMBER, member_before
+from anonpsy.extract.mentions.time import TimeMention
+from anonpsy.extract.sections import Sentence, clause_bounds
+
+_ASIDE = re.compile(r"\([^()]*\)|\"[^\"]*\"|“[^”]*”")
+
+
+def classify_in_sentence(sentence: str, start: int, end: int) -> ContextResult:
+    """ConText classification of ``sentence[start:end]`` with parenthetical remarks and quotations that do not
+    contain the concept blanked out, so that a trigger inside an aside ("poor self-esteem ('I've never been good
+    at anything'), difficulty making decisions") does not reach across it."""
+    def blank(m: re.Match[str]) -> str:
+        return m.group(0) if m.start() <= start and end <= m.end() else " " * len(m.group(0))
+
+    return classify(_ASIDE.sub(blank, sentence), start, end)
+
+
+def family_member(s: Sentence, start: int, ctx: ContextResult) -> str | None:
+    """The relative a concept belongs to: the kin word written before it ("maternal uncle"), else ConText's."""
+    near = member_before(s.text[:start], start)
+    if near and (ctx.family_member is None or ctx.family_member in near):
+        return near
+    return ctx.family_member or near
+
+
+_PATIENT_SUBJECT = re.compile(r"\b(?:the patient|patient|pt)\b", re.I)
+
+
+def is_family(s: Sentence, start: int, ctx: ContextResult) -> bool:
+    """A concept belongs to a relative: ConText says so, or it sits in the family-history section after a
+    relative named in the same clause with no mention of the patient in between."""
+    if ctx.experiencer == "family":
+        return True
+    if s.section != "family_history" or ctx.experiencer != "patient":
+        return False
+    lo, _hi = clause_bounds(s.text, start)
+    last = None
+    for m in MEMBER.finditer(s.text, lo, start):
+        last = m
+    return last is not None and not _PATIENT_SUBJECT.search(s.text, last.end(), start)
+
+
+def only_time_words(sentence: str, ctx: ContextResult, times: Sequence[TimeMention]) -> bool:
+    """Is every historical trigger of the sentence part of a parsed temporal expression ("three years ago")?
+    Then the expression, not the trigger word, decides whether the mention is past."""
+    if not set(ctx.trigger_ids) <= {"hist.bidirectional", "hist.backward"}:
+        return False
+    hist = [t for t in default_engine().triggers(sentence) if t.rule.category == "historical"]
+    return bool(hist) and all(any(tm.start <= t.start and t.end <= tm.end for tm in times) for t in hist)
+
+
+def course_of_index_stay(s: Sentence, ctx: ContextResult, index_is_admission: bool) -> bool:
+    """In a discharge summary day 0 is the admission: what "resolved" during the hospital course was present
+    then."""
+    return (index_is_admission and s.section in ("plan", "assessment") and set(ctx.trigger_ids) <= {
+        "hist.backward"} and bool(re.search(r"\bresolv", s.text, re.I)))
+
+
+#: Hypothetical triggers that still leave a treatment in the case: a planned step ("referral for", "will start").
+PLANNED = {"hyp.future"}
+
+
+def treatment_applies(ctx: ContextResult) -> bool:
+    """A treatment the patient has, had or is going to have: not negated, not someone else's, not a mere option
+    ("consider", "may benefit from", "if no response") and not a conditional or a warning."""
+    if ctx.negated or ctx.uncertain or ctx.experiencer != "patient":
+        return False
+    if ctx.hypothetical:
+        hyp = {t for t in ctx.trigger_ids if t.startswith("hyp.")}
+        return bool(hyp) and hyp <= PLANNED
+    return True

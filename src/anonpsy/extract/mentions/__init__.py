@@ -1,0 +1,1 @@
+"""Mentions: what the text names and where — diagnoses, symptoms, drugs, therapies, demographics, dates, relatives."""

@@ -1,0 +1,110 @@
+"""Family-history mentions: relatives and the conditions written after them."""
+
+from __future__ import annotations
+
+import re
+
+from anonpsy import lexicon
+
+MEMBER = re.compile(
+    r"\b((?:(?:maternal|paternal|older|younger|elder|twin|half-|step)\s*)?(?:great-)?(?:grandmother|grandfather|"
+    r"grandparents?|mother|father|mom|dad|parents?|sisters?|brothers?|siblings?|aunts?|uncles?|cousins?|sons?|"
+    r"daughters?|children|niece|nephew|grandson|granddaughter|twin))\b", re.I)
+_FH_VERB = re.compile(r"\b(?:has|had|have|with|diagnosed with|was diagnosed with|suffer(?:s|ed)? from|"
+                      r"died (?:of|from|by)|developed|struggle[sd]? with|treated for|was treated for|history of|"
+                      r"is on \w+ for|takes \w+ for|took \w+ for)\s+", re.I)
+_FH_LEAD_VERB = re.compile(r"^(?:has|had|have|with|diagnosed with|was diagnosed with|suffer(?:s|ed)? from|"
+                           r"died (?:of|from|by)|developed|struggle[sd]? with|also had|also has)\s+", re.I)
+_FH_STOP = re.compile(r"[,;.()]|\s(?:who|which|after|when|while|since|until|in (?:his|her|their|a|the)|at age|"
+                      r"at \d+|as a|treated|never|institutionali[sz]ed|but)\b", re.I)
+_FH_BREAK = re.compile(r"^(?:treated|was|were|is|are|who|which|never|institutionali[sz]ed|takes|took|on|drank|drinks|"
+                       r"also|in|at|after|when|while|but|not|no|incarcerated|imprisoned|died|lives|lived|works|"
+                       r"worked|describes|denies|reports)\b", re.I)
+_FH_NEGATIVE = re.compile(r"\b(?:no|none|not|unknown|denies|negative|noncontributory|non-contributory|never "
+                          r"diagnosed)\b", re.I)
+_FH_NOT_CONDITION = re.compile(r"^(?:a|an|the|his|her|their|two|three|one|been|also|some|several|children|"
+                               r"custody|contact)\b|\d", re.I)
+
+
+def member_before(text: str, pos: int) -> str | None:
+    found = None
+    for m in MEMBER.finditer(text, 0, pos):
+        found = m.group(1)
+    return re.sub(r"\s+", " ", found.lower()) if found else None
+
+
+def normalize_condition(label: str) -> str:
+    """A family-history condition as a short lowercase label; eponyms lose the possessive ("Parkinson's disease"
+    → "parkinson disease").
+
+    >>> normalize_condition('"Bad nerves"')
+    'bad nerves'
+    """
+    t = re.sub(r"[\"“”]", "", label).strip(" .,;:").lower()
+    t = re.sub(r"(\w)['’]s\s+(disease|syndrome|disorder|dementia|chorea|palsy)\b", r"\1 \2", t)
+    return re.sub(r"\s+", " ", t)
+
+
+def family_conditions(sentence: str) -> list[tuple[str, str]]:
+    """(member, condition) pairs of a family-history sentence, including conditions outside the lexicons
+    ("Father had coronary artery disease and diabetes"). Negated statements ("no family history of suicide",
+    "father unknown") give nothing.
+
+    >>> family_conditions("Father had coronary artery disease and diabetes; no psychiatric illness known.")
+    [('father', 'coronary artery disease'), ('father', 'diabetes')]
+    >>> family_conditions("Mother had bipolar disorder and died of cancer at 70, treated with lithium.")
+    [('mother', 'bipolar disorder'), ('mother', 'cancer')]
+    """
+    return [(member, cond) for member, cond, _start, _end in family_condition_spans(sentence)]
+
+
+def family_condition_spans(sentence: str) -> list[tuple[str, str, int, int]]:
+    """:func:`family_conditions` with the character span of each condition as written in the sentence.
+
+    >>> family_condition_spans("Father had diabetes.")
+    [('father', 'diabetes', 11, 19)]
+    """
+    out: list[tuple[str, str, int, int]] = []
+    pos = 0
+    for clause in re.split(r";|\.\s", sentence):
+        base = sentence.find(clause, pos)
+        pos = base + len(clause)
+        for mm in MEMBER.finditer(clause):
+            member = re.sub(r"\s+", " ", mm.group(1).lower())
+            rest = clause[mm.end():]
+            nxt = MEMBER.search(rest)
+            scope = rest[: nxt.start()] if nxt else rest
+            v = _FH_VERB.search(scope)
+            if v is None or len(scope[: v.start()].split()) > 2:
+                continue
+            if _FH_NEGATIVE.search(clause[: mm.start()] + scope[: v.start()]):
+                continue
+            cursor = base + mm.end() + v.end()
+            for k, raw in enumerate(re.split(r"\s+and\s+|\s*,\s*", scope[v.end():])):
+                at = sentence.find(raw, cursor)
+                cursor = at + len(raw) if at >= 0 else cursor
+                part = re.sub(r"[\"“”]", "", raw).strip()
+                lead = _FH_LEAD_VERB.match(part)
+                if lead:
+                    part = part[lead.end():]
+                elif k > 0 and _FH_BREAK.match(part):
+                    break
+                stop = _FH_STOP.search(part)
+                cond = normalize_condition(part[: stop.start()] if stop else part)
+                if not cond or len(cond) < 3 or len(cond.split()) > 6 or _FH_NOT_CONDITION.match(cond) or \
+                        _FH_NEGATIVE.match(cond):
+                    break
+                start = max(at, 0) + max(raw.find(part), 0)
+                out.append((member, cond, start, max(start + 1, min(len(sentence), start + len(cond)))))
+    return out
+
+
+_VERB_SURFACE = re.compile(r"^(?:has|had|have|is|was|with|feels|felt|gets|got)\s+|^\w+(?:ed|ing)$|^(?:drank|drinks|"
+                           r"drink|uses|smokes|cries|cried|hears|sees)$", re.I)
+
+
+def condition_words(m: lexicon.TermMatch) -> str:
+    """How a relative's symptom is named in family history: as written ("panic attacks"), unless the text uses a
+    verb ("drank", "has panic") -- then the headword."""
+    surface = re.sub(r"^(?:has|had|have|is|was|with)\s+", "", m.surface, flags=re.I)
+    return m.headword if _VERB_SURFACE.search(surface) else surface

@@ -1,0 +1,250 @@
+"""Test results as structured values: laboratory values, vital signs, rating-scale and cognitive scores, imaging.
+
+:func:`parse_results` reads a test-results text (a labs section, an imaging line, a sentence reporting a score) and
+returns one :class:`~anonpsy.graph.TestValue` per result:
+
+* a number :func:`~anonpsy.perturb.test_values.find_values` maps to a test of ``rules/test_values`` becomes a
+  value with that test's name, the unit, the pool it falls in (``interpretation``), a reference flag and the rule
+  id ``test_values.<id>``, so that perturbation resamples it inside the same pool;
+* a number no test maps keeps the words before it as its name and has no rule id (it is never changed);
+* a qualitative result ("urine drug screen positive for cannabinoids", "HCV RNA undetectable", "CT head: no
+  acute abnormality") becomes a value with a short lower-case ``result``.
+
+What reads as none of these is not carried: it is returned as an :class:`~anonpsy.graph.Omission` (word count and
+offsets), never as text. Neither is a name or result written from the text that holds a rare proper-noun anchor
+(:func:`anonpsy.perturb.anchors.find_anchors`: a clinic, a school, a person): such a value is omitted (reason
+``ANCHOR``), since structured values are never scrubbed.
+
+Example::
+
+    >>> values, omitted = parse_results("Lithium 0.9 mmol/L; TSH 2.1; UDS positive for cannabinoids.", "labs")
+    >>> [(v.name, v.value, v.unit, v.interpretation, v.flag.value) for v in values][:1]
+    [('Serum lithium concentration', '0.9', 'mmol/L', 'therapeutic', 'normal')]
+    >>> (values[2].name, values[2].result, values[2].flag.value)
+    ('UDS', 'positive for cannabinoids', 'positive')
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from anonpsy.graph import Evidence, Omission, ReferenceFlag, TestKind, TestValue
+from anonpsy.perturb.anchors import find_anchors
+from anonpsy.perturb.test_values import ValueMention, find_values, unit_at
+from anonpsy.rules.test_values import load_test_values
+
+ResultField = Literal["labs", "imaging", "other"]
+
+#: Pool interpretations → reference flag, first matching keyword wins (checked against every pool by a test).
+_FLAG_WORDS: tuple[tuple[str, ReferenceFlag], ...] = (
+    ("no active", ReferenceFlag.normal), ("unlikely", ReferenceFlag.normal), ("low-risk", ReferenceFlag.normal),
+    ("below provisional", ReferenceFlag.normal), ("below therapeutic", ReferenceFlag.low),
+    ("below legal", ReferenceFlag.abnormal), ("elevated", ReferenceFlag.high), ("raised", ReferenceFlag.high),
+    ("positive", ReferenceFlag.positive), ("negative", ReferenceFlag.negative),
+    ("subtherapeutic", ReferenceFlag.low), ("above therapeutic", ReferenceFlag.high),
+    ("therapeutic", ReferenceFlag.normal), ("abnormal", ReferenceFlag.abnormal),
+    ("normal", ReferenceFlag.normal), ("no depression", ReferenceFlag.normal), ("minimal", ReferenceFlag.normal),
+    ("none", ReferenceFlag.normal), ("average", ReferenceFlag.normal), ("superior", ReferenceFlag.normal),
+    ("borderline", ReferenceFlag.abnormal), ("not ill", ReferenceFlag.normal),
+    ("deficien", ReferenceFlag.low), ("insufficien", ReferenceFlag.low), ("hypo", ReferenceFlag.low),
+    ("low", ReferenceFlag.low), ("bradycardia", ReferenceFlag.low), ("hypotension", ReferenceFlag.low),
+    ("underweight", ReferenceFlag.low),
+    ("elevated", ReferenceFlag.high), ("high", ReferenceFlag.high), ("above", ReferenceFlag.high),
+    ("hyper", ReferenceFlag.high), ("diabet", ReferenceFlag.high), ("prediabet", ReferenceFlag.high),
+    ("impaired fasting", ReferenceFlag.high), ("tachycardia", ReferenceFlag.high), ("fever", ReferenceFlag.high),
+    ("overweight", ReferenceFlag.high), ("obes", ReferenceFlag.high), ("prolonged", ReferenceFlag.high),
+    ("crisis", ReferenceFlag.high), ("toxic", ReferenceFlag.high), ("alert level", ReferenceFlag.high),
+    ("mild", ReferenceFlag.abnormal), ("moderate", ReferenceFlag.abnormal), ("severe", ReferenceFlag.abnormal),
+    ("impair", ReferenceFlag.abnormal), ("ill", ReferenceFlag.abnormal), ("likely", ReferenceFlag.abnormal),
+    ("extremely", ReferenceFlag.abnormal), ("withdrawal", ReferenceFlag.abnormal),
+    ("probable", ReferenceFlag.abnormal), ("clinical", ReferenceFlag.abnormal),
+    ("euthymic", ReferenceFlag.normal), ("normocytic", ReferenceFlag.normal), ("sufficient", ReferenceFlag.normal),
+    ("macrocytic", ReferenceFlag.high), ("microcytic", ReferenceFlag.low), ("raised", ReferenceFlag.high),
+    ("leukocytosis", ReferenceFlag.high), ("thrombocytosis", ReferenceFlag.high), ("leukopenia", ReferenceFlag.low),
+    ("dementia", ReferenceFlag.abnormal), ("extreme", ReferenceFlag.abnormal), ("hazardous", ReferenceFlag.abnormal),
+    ("harmful", ReferenceFlag.abnormal), ("dependence", ReferenceFlag.abnormal), ("possible", ReferenceFlag.abnormal),
+)
+
+
+def flag_for(interpretation: str | None) -> ReferenceFlag:
+    """The reference flag a pool interpretation implies ("therapeutic" → normal, "mildly elevated" → high).
+
+    >>> flag_for("level 1 hypoglycaemia").value, flag_for("moderate depression").value
+    ('low', 'abnormal')
+    """
+    if not interpretation:
+        return ReferenceFlag.unknown
+    low = interpretation.lower()
+    for word, flag in _FLAG_WORDS:
+        if word in low:
+            return flag
+    return ReferenceFlag.unknown
+
+
+_SEGMENT = re.compile(r"[^;\n]+")
+_ITEM_BREAK = re.compile(r",(?!\d{3})|\.(?:\s|$)")
+_NAME_WORDS = re.compile(r"[A-Za-z][A-Za-z0-9'/+-]*")
+_QUALITATIVE = re.compile(
+    r"^(?P<name>[A-Za-z][\w /+-]{0,40}?)\s*(?::|\bwas\b|\bwere\b|\bis\b|\bare\b)?\s*"
+    r"(?P<result>(?:positive|negative)(?:\s+for\s+[\w ,/-]{2,60})?|undetectable|not detected|unremarkable|"
+    r"within normal limits|wnl|normal|abnormal|elevated|low|high|pending)\s*$", re.I)
+_IMAGING = re.compile(r"^(?P<name>(?:CT|MRI|EEG|ECG|EKG|CXR|X-ray|ultrasound|chest x-ray|chest film|PET|SPECT|"
+                      r"echocardiogram|[A-Za-z ]{0,20}(?:ultrasound|CT|MRI|imaging|scan))[\w /-]{0,30}?)\s*:\s*"
+                      r"(?P<result>.+)$", re.I)
+_WRITTEN_FLAG = re.compile(r"^\s*(?:\(\s*)?(?P<f>H|L|high|low|elevated|normal|WNL|abnormal)\b(?:\s*\))?", re.I)
+_MAX_RESULT_WORDS = 12
+
+
+def _short(text: str) -> str | None:
+    """A qualitative result as a short normalised value (lower case, allowed characters only), or None."""
+    t = re.sub(r"[^a-z0-9 ,;/()+'%<>=-]", " ", text.lower())
+    t = re.sub(r"\s+", " ", t).strip(" ,;-")
+    if not t or len(t.split()) > _MAX_RESULT_WORDS or len(t) > 80 or not t[0].isalnum():
+        return None
+    return t
+
+
+def _result_flag(result: str) -> ReferenceFlag:
+    low = result.lower()
+    if low.startswith("positive"):
+        return ReferenceFlag.positive
+    if low.startswith(("negative", "undetectable", "not detected")):
+        return ReferenceFlag.negative
+    if low.startswith(("normal", "unremarkable", "within normal", "wnl", "no acute", "no ")):
+        return ReferenceFlag.normal
+    if low.startswith(("abnormal",)):
+        return ReferenceFlag.abnormal
+    if low.startswith(("elevated", "high")):
+        return ReferenceFlag.high
+    if low.startswith("low"):
+        return ReferenceFlag.low
+    return ReferenceFlag.unknown
+
+
+def _written_flag(word: str) -> ReferenceFlag:
+    """A flag written after a value: "H"/"high"/"elevated", "L"/"low", "normal"/"WNL", "abnormal"."""
+    low = word.lower()
+    if low in ("h", "high", "elevated"):
+        return ReferenceFlag.high
+    if low in ("l", "low"):
+        return ReferenceFlag.low
+    return ReferenceFlag.normal if low in ("normal", "wnl") else ReferenceFlag.abnormal
+
+
+def _kind(field: ResultField, category: str | None) -> TestKind:
+    if category is not None:
+        return TestKind(category)
+    return {"labs": TestKind.lab, "imaging": TestKind.imaging, "other": TestKind.other}[field]
+
+
+_FILLER = frozenset({"about", "approximately", "around", "nearly", "over", "under", "of", "was", "were", "is",
+                     "are", "the", "a", "an", "at", "on", "with", "and", "or", "to", "score", "scored", "total",
+                     "his", "her", "their", "by", "for", "in", "level", "value", "result"})
+
+
+def _name_before(item: str, pos: int) -> str | None:
+    """The words naming an unmapped value: up to four words right before it in its item, without filler words
+    at either end ("about 6" has no name)."""
+    words = _NAME_WORDS.findall(item[:pos])[-4:]
+    while words and words[-1].lower() in _FILLER and len(words) > 1 and words[-1].lower() not in ("level",):
+        words.pop()
+    while words and words[0].lower() in _FILLER:
+        words.pop(0)
+    if not words or all(w.lower() in _FILLER for w in words):
+        return None
+    return " ".join(words)[:100]
+
+
+def _mapped_value(m: ValueMention, field: ResultField, evidence: Evidence) -> TestValue:
+    test = load_test_values()[m.test_id or ""]
+    return TestValue(
+        id="tv", kind=_kind(field, test.category), name=test.name, value=m.text.replace(",", ""), unit=m.unit,
+        flag=flag_for(m.interpretation), interpretation=m.interpretation, rule_id=f"test_values.{test.id}",
+        evidence=evidence,
+    )
+
+
+def parse_results(
+    text: str, field: ResultField, *, offset: int | None = None, section: str | None = None,
+    rule_id: str = "default",
+) -> tuple[list[TestValue], list[Omission]]:
+    """Structured values of a test-results text, and what could not be structured.
+
+    Each value's evidence names ``section`` and ``rule_id`` and, when ``offset`` (where ``text`` starts in the
+    source narrative) is known, spans the item it was read from; a migrated field has no source offsets. Value
+    ids are placeholders (``tv``): the caller numbers them with :func:`number_values`.
+    """
+    values: list[TestValue] = []
+    omitted: list[Omission] = []
+    mentions = find_values(text)
+    anchors: set[str] | None = None
+
+    def anchored(*written: str | None) -> bool:
+        nonlocal anchors
+        if anchors is None:
+            anchors = {text[a.start:a.end].strip() for a in find_anchors(text)}
+        return any(re.search(rf"(?<!\w){re.escape(a)}(?!\w)", w, re.I) for a in anchors if a for w in written if w)
+
+    def evidence(a: int, b: int) -> Evidence:
+        if offset is None:
+            return Evidence(section=section, rule_id=rule_id)
+        return Evidence(start=offset + a, end=offset + b, section=section, rule_id=rule_id)
+
+    def omit(a: int, b: int, reason: str = "UNPARSED") -> None:
+        words = len(re.findall(r"\w+", text[a:b]))
+        if words:
+            span = {"start": offset + a, "end": offset + b} if offset is not None else {}
+            omitted.append(Omission(field=field, words=words, reason=reason, **span))
+
+    for seg in _SEGMENT.finditer(text):
+        items: list[tuple[int, int]] = []
+        pos = seg.start()
+        for brk in _ITEM_BREAK.finditer(text, seg.start(), seg.end()):
+            items.append((pos, brk.start()))
+            pos = brk.end()
+        items.append((pos, seg.end()))
+        for a, b in items:
+            item = text[a:b]
+            if not item.strip():
+                continue
+            inside = [m for m in mentions if a <= m.start < b]
+            if inside:
+                for m in inside:
+                    if m.mapped:
+                        values.append(_mapped_value(m, field, evidence(a, b)))
+                        continue
+                    name = _name_before(item, m.start - a)
+                    if name is None or anchored(name):
+                        omit(m.start, m.end, "UNNAMED_VALUE" if name is None else "ANCHOR")
+                        continue
+                    unit = unit_at(text, m.end)
+                    rest = text[m.end:b]
+                    if unit is not None:
+                        rest = rest[rest.find(unit) + len(unit):]
+                    written = _WRITTEN_FLAG.match(rest)
+                    flag = _written_flag(written.group("f")) if written else ReferenceFlag.unknown
+                    values.append(TestValue(id="tv", kind=_kind(field, None), name=name,
+                                            value=m.text.replace(",", ""), unit=unit, flag=flag,
+                                            evidence=evidence(a, b)))
+                continue
+            stripped = item.strip(" .:-")
+            q = _IMAGING.match(stripped) if field == "imaging" or ":" in stripped else None
+            q = q or _QUALITATIVE.match(stripped)
+            result = _short(q.group("result")) if q else None
+            if q is None or result is None:
+                omit(a, b)
+                continue
+            if anchored(q.group("name"), q.group("result")):
+                omit(a, b, "ANCHOR")
+                continue
+            name = " ".join(q.group("name").split())[:60]
+            kind = TestKind.imaging if (field == "imaging" or _IMAGING.match(stripped)) else _kind(field, None)
+            values.append(TestValue(id="tv", kind=kind, name=name, result=result, flag=_result_flag(result),
+                                    evidence=evidence(a, b)))
+    return values, omitted
+
+
+def number_values(values: list[TestValue], start: int = 1) -> list[TestValue]:
+    """The values with ids ``tv_<n>`` in order."""
+    return [v.model_copy(update={"id": f"tv_{i}"}) for i, v in enumerate(values, start)]

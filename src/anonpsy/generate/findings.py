@@ -1,0 +1,69 @@
+"""Structured findings as plain clinical text: the mental status examination and the test results.
+
+Both generation backends use these renderings; they are built from the graph's normalised values only, so no
+sentence of the source can reappear through them.
+
+Example::
+
+    >>> from anonpsy.graph import Ideation, MentalStatus
+    >>> mental_status_text(MentalStatus(mood="depressed", mood_quoted=True, affect="restricted",
+    ...                                 suicidal_ideation=Ideation.absent, orientation="oriented x3"))
+    'mood described by the patient as depressed; affect restricted; suicidal ideation denied; oriented x3'
+"""
+
+from __future__ import annotations
+
+from anonpsy.graph import MSE_FIELDS, Ideation, MentalStatus, TestKind, TestValue
+
+_IDEATION = {
+    Ideation.absent: "denied", Ideation.passive: "passive", Ideation.present: "present",
+    Ideation.plan: "present, with a plan", Ideation.intent: "present, with intent",
+}
+#: Headings of the test-result groups, in the order they are written.
+TEST_GROUPS: tuple[tuple[str, tuple[TestKind, ...]], ...] = (
+    ("Laboratory results", (TestKind.lab,)),
+    ("Vital signs", (TestKind.vital,)),
+    ("Rating scales and cognitive testing", (TestKind.rating_scale, TestKind.cognition)),
+    ("Imaging", (TestKind.imaging,)),
+    ("Other assessments", (TestKind.other,)),
+)
+
+
+def mental_status_text(ms: MentalStatus) -> str | None:
+    """The examination as "domain finding" phrases joined by semicolons, or None when nothing was found."""
+    parts: list[str] = []
+    for field in MSE_FIELDS:
+        value = getattr(ms, field)
+        if value is None:
+            continue
+        label = field.replace("_", " ")
+        if isinstance(value, Ideation):
+            parts.append(f"{label} {_IDEATION[value]}")
+        elif field == "mood" and ms.mood_quoted:
+            parts.append(f"mood described by the patient as {value}")
+        elif field == "orientation":
+            parts.append(value)
+        else:
+            parts.append(f"{label} {value}")
+    if not parts and ms.mood_quoted:
+        parts.append("mood described in the patient's own words")
+    return "; ".join(parts) or None
+
+
+def value_text(v: TestValue) -> str:
+    """One result: "Serum lithium concentration 0.9 mmol/L (therapeutic)", "Urine drug screen negative"."""
+    if v.value is not None:
+        unit = f" {v.unit}" if v.unit and v.unit != "points" else ""
+        meaning = f" ({v.interpretation})" if v.interpretation else ""
+        return f"{v.name} {v.value}{unit}{meaning}"
+    return f"{v.name} {v.result}" if v.result else v.name
+
+
+def results_text(values: list[TestValue]) -> dict[str, str]:
+    """The results grouped under their headings (only the groups that have results)."""
+    out: dict[str, str] = {}
+    for heading, kinds in TEST_GROUPS:
+        items = [value_text(v) for v in values if v.kind in kinds]
+        if items:
+            out[heading] = "; ".join(items)
+    return out

@@ -1,0 +1,131 @@
+"""Structured findings: the mental status examination and test results read into normalised values, rendered back
+as plain text, and never copied from the source (checked on public MTSamples notes, CC0, when present)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from anonpsy.extract import extract
+from anonpsy.extract.mentions.mse import parse_mental_status
+from anonpsy.extract.mentions.results import flag_for, parse_results
+from anonpsy.generate.findings import mental_status_text, results_text
+from anonpsy.graph import Ideation, ReferenceFlag
+from anonpsy.pipeline import deid_text
+from anonpsy.rules.test_values import load_test_values
+
+DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "mtsamples-psych-dev" / "notes.jsonl"
+
+
+def _dev_notes() -> list[dict[str, str]]:
+    return [json.loads(line) for line in DEV.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+# -- mental status examination ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Mood: \"I'm sad and depressed.\" Affect: constricted, tearful.",
+         {"mood": "depressed", "mood_quoted": True, "affect": "restricted, tearful"}),
+        ("Thoughts remained tangential, and the patient endorsed paranoid delusions.",
+         {"thought_process": "tangential", "thought_content": "paranoid delusions"}),
+        ("The patient denied suicidal or homicidal ideation, was oriented to person and place.",
+         {"suicidal_ideation": Ideation.absent, "homicidal_ideation": Ideation.absent,
+          "orientation": "oriented to person and place"}),
+        ("Suicidal/Homicidal Ideation:  The patient denies on admission.",
+         {"suicidal_ideation": Ideation.absent, "homicidal_ideation": Ideation.absent}),
+        ("Positive for passive suicidal ideations. No auditory or visual hallucinations.",
+         {"suicidal_ideation": Ideation.passive, "perception": "no hallucinations"}),
+        ("Insight and judgment are both fair. The patient is A&O x3.",
+         {"insight": "fair", "judgment": "fair", "orientation": "oriented x3"}),
+        ("His attention is fair and his concentration impaired.",
+         {"cognition": "attention fair, concentration impaired"}),
+        ("His thought content was negative for delusions, phobias, obsessions, suicidal ideation.",
+         {"thought_content": "no delusions, no phobias, no obsessions", "suicidal_ideation": Ideation.absent}),
+    ],
+)
+def test_mental_status_findings(text: str, expected: dict[str, object]) -> None:
+    ms, _ = parse_mental_status(text)
+    got = {k: getattr(ms, k) for k in expected}
+    assert got == expected
+
+
+def test_unread_sentences_are_counted_not_copied() -> None:
+    ms, omitted = parse_mental_status("Mood euthymic. The patient spoke about his dog Rex at length.", offset=100)
+    assert ms.mood == "euthymic"
+    assert [(o.words, o.start, o.reason) for o in omitted] == [(9, 115, "UNPARSED")]
+    assert "Rex" not in ms.model_dump_json()
+
+
+def test_mental_status_renders_every_field() -> None:
+    ms, _ = parse_mental_status("Mood \"okay.\" Affect flat. Denies SI. Insight poor.")
+    assert mental_status_text(ms) == "mood described by the patient as euthymic; affect flat; suicidal ideation " \
+                                     "denied; insight poor"
+
+
+# -- test results ----------------------------------------------------------------------------------------------
+
+
+def test_every_pool_has_a_reference_flag() -> None:
+    missing = sorted({p.interpretation for t in load_test_values().values() for p in t.pools
+                      if flag_for(p.interpretation) == ReferenceFlag.unknown})
+    assert missing == [], "map these pool interpretations in extract/mentions/results.py"
+
+
+def test_results_mapped_unmapped_and_qualitative() -> None:
+    values, omitted = parse_results(
+        "Lithium 0.9 mmol/L; INR 1.2 (H); UDS positive for cannabinoids; Dr. Ellery reviewed the film.", "labs",
+        offset=10, section="labs", rule_id="section.labs")
+    got = [(v.name, v.value, v.unit, v.result, v.flag.value, v.rule_id) for v in values]
+    assert got == [("Serum lithium concentration", "0.9", "mmol/L", None, "normal", "test_values.lithium_level"),
+                   ("INR", "1.2", None, None, "high", None),
+                   ("UDS", None, None, "positive for cannabinoids", "positive", None)]
+    assert values[0].evidence is not None and values[0].evidence.start == 10
+    assert {o.reason for o in omitted} == {"UNPARSED"} and "Ellery" not in str(values)
+
+
+def test_result_naming_an_anchor_is_withheld() -> None:
+    values, omitted = parse_results("Scored 12 at the Harborview Memory Lab, clock drawing abnormal.", "other")
+    assert all("Harborview" not in v.name for v in values)
+    assert "ANCHOR" in {o.reason for o in omitted} or not any(v.value == "12" for v in values)
+
+
+def test_results_render_grouped() -> None:
+    values, _ = parse_results("TSH 2.4 mIU/L, BP 128/84, PHQ-9 18, CT head: no acute abnormality", "labs")
+    groups = results_text(values)
+    assert list(groups) == ["Laboratory results", "Vital signs", "Rating scales and cognitive testing", "Imaging"]
+    assert groups["Vital signs"].startswith("Systolic blood pressure 128 mmHg")
+
+
+# -- real notes ------------------------------------------------------------------------------------------------
+
+pytestmark_dev = pytest.mark.skipif(not DEV.is_file(), reason="../shared/data/mtsamples-psych-dev is not present")
+
+
+def _mse_sentences(text: str) -> list[str]:
+    from anonpsy.extract.sections import sentences
+
+    return [s.text for s in sentences(text) if s.section == "mse"]
+
+
+@pytestmark_dev
+def test_dev_notes_mental_status_is_structured_and_never_copied() -> None:
+    notes = _dev_notes()
+    with_mse = 0
+    for note in notes:
+        text = note["text"]
+        g = extract(text, case_id="dev")
+        if [s for s in _mse_sentences(text)]:
+            with_mse += bool(g.mental_status.present_fields())
+        out = deid_text(text, seed=1, case_id="dev").text.lower()
+        for sentence in _mse_sentences(text):
+            words = re.findall(r"[a-z0-9']+", sentence.lower())
+            for i in range(len(words) - 11):
+                run = " ".join(words[i:i + 12])
+                assert run not in " ".join(re.findall(r"[a-z0-9']+", out)), (note["note_id"], run)
+    assert with_mse >= 10, "most dev notes with an examination yield structured findings"

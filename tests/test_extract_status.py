@@ -1,0 +1,201 @@
+"""Assertion status in extraction E: every fact's status and the evidence that decided it, the assertion interface,
+and the graph rules that keep statuses consistent."""
+
+from __future__ import annotations
+
+import pytest
+
+from anonpsy.extract import extract
+from anonpsy.extract.assertion.status import (
+    ASSERTION_PRECEDENCE,
+    Mention,
+    diagnosis_status,
+    symptom_status,
+    treatment_status,
+)
+from anonpsy.extract.sections import sentences
+from anonpsy.graph import (
+    Assertion,
+    CaseGraph,
+    Certainty,
+    Diagnosis,
+    Edge,
+    Evidence,
+    FamilyHistory,
+    RelationType,
+    Symptom,
+    Temporality,
+    Treatment,
+    TreatmentStatus,
+)
+from anonpsy.temporal import normalize
+from anonpsy.validate import assertion_violations, validate
+
+#: What an extracted status may name as the rule that decided it.
+RULE_PREFIXES = ("context.", "section.", "time.", "cue.", "default")
+
+CASE = (
+    "Date: 03/14/2025\n"
+    "HISTORY OF PRESENT ILLNESS: A 29-year-old woman reports low mood for the past 2 months. She denies suicidal "
+    "ideation. She had panic attacks in 2019. Possible auditory hallucinations.\n"
+    "PAST PSYCHIATRIC HISTORY: Previously on fluoxetine, stopped because of nausea.\n"
+    "MEDICATIONS: Sertraline 50 mg daily. Lorazepam 0.5 mg PRN anxiety.\n"
+    "FAMILY HISTORY: Her father may have had bipolar disorder. Mother had depression.\n"
+    "ASSESSMENT: Major depressive disorder. Rule out bipolar II disorder. Does not meet criteria for "
+    "generalized anxiety disorder.\n"
+    "PLAN: Will start cognitive behavioral therapy."
+)
+
+
+def _mention(text: str, target: str) -> Mention:
+    s = next(s for s in sentences(text) if target in s.text)
+    start = s.text.index(target)
+    return Mention(s, start, start + len(target))
+
+
+@pytest.fixture(scope="module")
+def graph() -> CaseGraph:
+    return normalize(extract(CASE, case_id="status"))
+
+
+def test_every_status_has_evidence_of_its_sentence(graph: CaseGraph) -> None:
+    decided: list[Evidence | None] = [
+        *(e for d in graph.diagnoses for e in (d.certainty_evidence, d.temporality_evidence)),
+        *(s.assertion_evidence for s in graph.symptoms),
+        *(t.status_evidence for t in graph.treatments),
+        *(f.certainty_evidence for f in graph.family_history),
+        *(p.status_evidence for p in graph.past_history),
+    ]
+    assert decided and all(e is not None for e in decided)
+    for ev in decided:
+        assert ev is not None and ev.start is not None and ev.end is not None
+        assert ev.rule_id.startswith(RULE_PREFIXES), ev.rule_id
+        sentence = CASE[ev.start:ev.end]
+        assert sentence.strip() == sentence and "\n" not in sentence, "the span is one sentence of the source"
+        assert ev.section in {"hpi", "past_psych", "medications", "family_history", "assessment", "plan"}, ev
+
+
+def test_diagnosis_certainty_and_temporality(graph: CaseGraph) -> None:
+    got = {d.rule_id: (d.certainty.value, d.temporality.value) for d in graph.diagnoses}
+    assert got["major_depressive_disorder"] == ("confirmed", "current")
+    assert got["bipolar_ii_disorder"] == ("rule_out", "current")
+    assert got["generalized_anxiety_disorder"] == ("ruled_out", "current")
+    excluded = next(d for d in graph.diagnoses if d.rule_id == "generalized_anxiety_disorder")
+    assert excluded.certainty_evidence is not None
+    assert excluded.certainty_evidence.rule_id == "context.neg.criteria"
+
+
+def test_symptom_assertions(graph: CaseGraph) -> None:
+    got = {s.headword: s.assertion.value for s in graph.symptoms}
+    assert got["depressed mood"] == "present"
+    assert got["suicidal ideation"] == "absent"
+    assert got["panic attack"] == "historical"
+    assert got["auditory hallucination"] == "possible"
+    by_head = {s.headword: s for s in graph.symptoms}
+    assert by_head["suicidal ideation"].assertion_evidence.rule_id == "context.neg.denies"  # type: ignore[union-attr]
+    assert by_head["panic attack"].assertion_evidence.rule_id == "time.past"  # type: ignore[union-attr]
+    assert not by_head["suicidal ideation"].current_symptom
+
+
+def test_treatment_statuses(graph: CaseGraph) -> None:
+    got = {t.name: (t.status.value, t.status_evidence.rule_id if t.status_evidence else None)
+           for t in graph.treatments}
+    assert got["fluoxetine"] == ("past", "context.hist.bidirectional")
+    assert got["sertraline"] == ("current", "section.medications")
+    assert got["lorazepam"] == ("prn", "cue.prn")
+    assert got["cognitive behavioral therapy"] == ("planned", "context.hyp.future")
+
+
+def test_relative_conditions_stay_in_family_history(graph: CaseGraph) -> None:
+    fam = {(f.member, f.condition): f.certainty.value for f in graph.family_history}
+    assert fam[("father", "bipolar disorder")] == "possible"
+    assert fam[("mother", "depression")] == "confirmed"
+    assert not any(d.rule_id == "bipolar_i_disorder" for d in graph.diagnoses)
+    assert not [v for v in assertion_violations(graph) if v.code == "FAMILY_AS_PATIENT"]
+
+
+def test_extracted_graph_breaks_no_status_rule(graph: CaseGraph) -> None:
+    status_codes = {"SX_NOT_CURRENT", "SX_UNASSERTED_LINKED", "DX_EXCLUDED_LINKED", "TX_REASON_NOT_PAST",
+                    "FAMILY_AS_PATIENT"}
+    assert [v.code for v in validate(graph) if v.code in status_codes] == []
+
+
+# -- the interface the assertion engine fills ------------------------------------------------------------------
+
+
+def test_symptom_status_interface() -> None:
+    st = symptom_status(_mention("She denies hallucinations.", "hallucinations"))
+    assert st.owner.experiencer == "patient"
+    assert st.assertion is not None and st.assertion.value == Assertion.absent
+    assert st.assertion.evidence.rule_id == "context.neg.denies"
+    rel = symptom_status(_mention("Her mother has panic attacks.", "panic attacks"))
+    assert rel.assertion is None and rel.family is not None and rel.owner.member == "mother"
+
+
+def test_diagnosis_status_interface() -> None:
+    st = diagnosis_status(_mention("Does not meet criteria for PTSD.", "PTSD"))
+    assert st.certainty is not None and st.certainty.value == Certainty.ruled_out
+    # A denial outside the assessment is a symptom's business, not a diagnostic exclusion.
+    assert diagnosis_status(_mention("She denies depression.", "depression")).certainty is None
+    past = diagnosis_status(_mention("PAST PSYCHIATRIC HISTORY: Major depressive disorder.", "Major depressive"))
+    assert past.temporality.value == Temporality.past and past.history
+    assert past.temporality.evidence.rule_id == "section.past_psych"
+
+
+def test_treatment_status_interface() -> None:
+    planned = treatment_status(_mention("Will start sertraline.", "sertraline"))
+    assert planned is not None and planned.value == TreatmentStatus.planned
+    assert treatment_status(_mention("She is not on sertraline.", "sertraline")) is None
+    assert ASSERTION_PRECEDENCE[0] == Assertion.present
+
+
+# -- graph rules -----------------------------------------------------------------------------------------------
+
+
+def _ev(start: int, end: int, section: str = "hpi") -> Evidence:
+    return Evidence(start=start, end=end, section=section, rule_id="default")
+
+
+@pytest.mark.parametrize(
+    ("patient_evidence", "flagged"),
+    [
+        (_ev(100, 140, "family_history"), True),  # the patient's item was read from the family history
+        (_ev(10, 60), True),  # the same sentence as the relative's condition
+        (_ev(300, 340, "assessment"), False),  # independently evidenced in the assessment
+        (None, False),  # written by hand: taken as its author asserted it
+    ],
+)
+def test_family_condition_is_not_the_patients_without_its_own_evidence(
+    patient_evidence: Evidence | None, flagged: bool
+) -> None:
+    g = CaseGraph(
+        case_id="fam",
+        family_history=[FamilyHistory(member="father", condition="bipolar I disorder",
+                                      certainty_evidence=_ev(10, 60, "family_history"))],
+        diagnoses=[Diagnosis(id="dx_bp", label="Bipolar I disorder", rule_id="bipolar_i_disorder",
+                             certainty_evidence=patient_evidence)],
+    )
+    codes = [v.code for v in assertion_violations(g)]
+    assert ("FAMILY_AS_PATIENT" in codes) is flagged
+
+
+def test_status_rules_catch_contradictions() -> None:
+    g = CaseGraph(
+        case_id="bad",
+        diagnoses=[Diagnosis(id="dx_a", label="Schizophrenia", rule_id="schizophrenia", certainty=Certainty.ruled_out)],
+        symptoms=[Symptom(id="sx_a", headword="auditory hallucination", assertion=Assertion.absent,
+                          current_symptom=True)],
+        treatments=[Treatment(id="tx_a", name="sertraline", discontinued_reason="side effects")],
+        edges=[Edge(type=RelationType.MANIFESTS_AS, source="dx_a", target="sx_a")],
+    )
+    codes = sorted(v.code for v in assertion_violations(g))
+    assert codes == ["DX_EXCLUDED_LINKED", "SX_NOT_CURRENT", "SX_UNASSERTED_LINKED", "TX_REASON_NOT_PAST"]
+
+
+def test_ruled_out_diagnoses_claim_nothing_for_dsm_rules() -> None:
+    # PMDD asserted in a 9-year-old boy breaks its rule; ruled out, it claims nothing the rule could check.
+    dx = Diagnosis(id="dx_p", label="PMDD", rule_id="premenstrual_dysphoric_disorder")
+    g = CaseGraph(case_id="dsm", demographics={"age": 9, "sex": "male"}, diagnoses=[dx])
+    assert [v.code for v in validate(g)] == ["DSM_SEX_MISMATCH"]
+    excluded = g.model_copy(update={"diagnoses": [dx.model_copy(update={"certainty": Certainty.ruled_out})]})
+    assert validate(excluded) == []
