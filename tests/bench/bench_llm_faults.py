@@ -1,4 +1,5 @@
-"""`anonpsy deid --backend llm` on the 22 fixture cases against a server that fails a share of its requests.
+"""`anonpsy deid --backend llm` on the 22 fixture cases (or ``--notes`` JSONL) against a server that fails a share of
+its requests.
 
 The scripted OpenAI-compatible server (``anonpsy.testing.openai_server``, replies from ``tests/llm_replies``) runs
 in this process; each case is one real ``anonpsy deid`` subprocess, as a user would run it. Faults are seeded
@@ -66,20 +67,37 @@ def _audit_check(case: Path, out: Path, emit: Path) -> list[str]:
     return problems
 
 
-def run(rate: float, seed: int, retry_after: str, extra: list[str], verbose: bool) -> dict[str, Any]:
+def _cases(source: Path | None, tmp: Path) -> list[Path]:
+    """The fixture cases, or the notes of a JSONL file ({"id", "text"} per line) written out as .txt files."""
+    if source is None:
+        return list(CASES)
+    out = []
+    (tmp / "notes").mkdir()
+    for line in source.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            rec = json.loads(line)
+            path = tmp / "notes" / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', str(rec['id']))}.txt"
+            path.write_text(rec["text"], encoding="utf-8")
+            out.append(path)
+    return out
+
+
+def run(rate: float, seed: int, retry_after: str, extra: list[str], verbose: bool,
+        source: Path | None = None) -> dict[str, Any]:
     mix = FaultMix(rate, seed=seed, retry_after=retry_after) if rate > 0 else None
     rows: list[dict[str, Any]] = []
     env = {**os.environ, "ANONPSY_LLM_EMBEDDINGS": "0"}
     env.pop("ANONPSY_DEBUG", None)
-    for case in CASES:  # the scripted model's own rules extraction, once per text, outside the timed runs
-        rules_graph(case.read_text(encoding="utf-8"))
     with tempfile.TemporaryDirectory() as tmp, ScriptedOpenAIServer(responder=Responder(), fault_mix=mix) as srv:
         work = Path(tmp)
+        cases = _cases(source, work)
+        for case in cases:  # the scripted model's own rules extraction, once per text, outside the timed runs
+            rules_graph(case.read_text(encoding="utf-8"))
         # Short backoff keeps the run short; Retry-After is honoured (up to retry_after_cap). The read timeout is
         # generous: a timeout here would come from this machine's load, not from the injected faults.
         cfg = write_config(work / "llm.yaml", srv, timeouts={"read": 60.0}, retry_after_cap=5.0, backoff_base=0.05,
                            backoff_cap=0.5)
-        for case in CASES:
+        for case in cases:
             out = work / "out" / f"{case.stem}.txt"
             emit = work / "emit"
             before = len(srv.chat_requests)
@@ -141,11 +159,13 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0, help="seed of the fault draws")
     ap.add_argument("--retry-after", default="1", help="Retry-After header of the 429 faults (seconds)")
     ap.add_argument("--json", type=Path, help="also write the per-case rows here")
+    ap.add_argument("--notes", type=Path, help='a JSONL file of notes ({"id", "text"}) instead of the fixture cases, '
+                    "e.g. ../shared/data/mtsamples-psych-dev/notes.jsonl")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each case as it finishes")
     ap.add_argument("extra", nargs="*", help="extra `anonpsy deid` options after --, e.g. -- --strict-llm")
     args = ap.parse_args()
     t0 = time.perf_counter()
-    res = run(args.rate, args.seed, args.retry_after, args.extra, args.verbose)
+    res = run(args.rate, args.seed, args.retry_after, args.extra, args.verbose, args.notes)
     wall = time.perf_counter() - t0
     print(f"rate={res['rate']:.2f} seed={res['seed']} cases={res['cases']} wall={wall:.1f} s")
     print(f"ok={res['ok']} failed_clean={res['failed_clean']} unclean={res['unclean']} "
