@@ -73,10 +73,11 @@ def _cases(source: Path | None, tmp: Path) -> list[Path]:
         return list(CASES)
     out = []
     (tmp / "notes").mkdir()
-    for line in source.read_text(encoding="utf-8").splitlines():
+    for n, line in enumerate(source.read_text(encoding="utf-8").splitlines(), 1):
         if line.strip():
             rec = json.loads(line)
-            path = tmp / "notes" / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', str(rec['id']))}.txt"
+            rid = rec.get("id", rec.get("note_id", rec.get("case_id", f"line{n}")))  # as deid-batch reads them
+            path = tmp / "notes" / f"n{re.sub(r'[^A-Za-z0-9_.-]', '_', str(rid))}.txt"
             path.write_text(rec["text"], encoding="utf-8")
             out.append(path)
     return out
@@ -159,8 +160,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0, help="seed of the fault draws")
     ap.add_argument("--retry-after", default="1", help="Retry-After header of the 429 faults (seconds)")
     ap.add_argument("--json", type=Path, help="also write the per-case rows here")
-    ap.add_argument("--notes", type=Path, help='a JSONL file of notes ({"id", "text"}) instead of the fixture cases, '
-                    "e.g. ../shared/data/mtsamples-psych-dev/notes.jsonl")
+    ap.add_argument("--notes", type=Path, help='a JSONL file of notes ({"id" or "note_id", "text"}) instead of the '
+                    "fixture cases, e.g. ../shared/data/mtsamples-psych-dev/notes.jsonl")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each case as it finishes")
     ap.add_argument("extra", nargs="*", help="extra `anonpsy deid` options after --, e.g. -- --strict-llm")
     args = ap.parse_args()
