@@ -37,6 +37,15 @@ bench-llm:
     python tests/bench/bench_llm_throughput.py --processes 2
     python tests/bench/bench_llm_faults.py --rate 0.3
 
+# Audio de-identification on synthetic espeak-ng dictations (needs espeak-ng and the audio extra).
+bench-audio:
+    python tests/bench/bench_audio.py --dictations 60
+    python tests/bench/bench_audio.py --rtf --repeat 3
+
 # Synthetic questionnaire tables: evaluate on two 564 x 12 tables with 5,000 bootstrap replicates (target <= 30 s).
 bench-tabular:
     python tests/bench/bench_tabular.py
+
+# RecordTwin end to end on MTSamples (needs ../shared/data and the twin extra).
+bench-twin:
+    python tests/bench/bench_twin.py --keep-duplicates

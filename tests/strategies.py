@@ -303,6 +303,68 @@ def feasible_graphs(draw: Any) -> CaseGraph:
     return g
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# RecordTwin tables
+
+#: Concepts of the project's hierarchy with siblings under shared generalisations (SSRIs, benzodiazepines,
+#: anxiety disorders, mood symptoms, vital signs), so that generalisation and local recoding are exercised.
+TWIN_CONCEPTS = [
+    "rx:sertraline", "rx:fluoxetine", "rx:citalopram", "rx:escitalopram", "rx:fluvoxamine", "rx:lorazepam",
+    "rx:clonazepam", "rx:metformin", "rx:lisinopril", "dx:major_depressive_disorder", "dx:panic_disorder",
+    "dx:generalized_anxiety_disorder", "dx:social_anxiety_disorder", "dx:schizophrenia", "sx:depressed_mood",
+    "sx:anhedonia", "sx:insomnia", "sx:excessive_worry", "sx:chest_pain", "test:heart_rate", "test:temperature",
+    "test:tsh", "tx:cbt", "tx:dbt",
+]
+
+
+@st.composite
+def twin_tables(draw: Any, max_docs: int = 40) -> dict[str, frozenset[str]]:
+    """Documents' entity sets for the k-anonymizer: 0..max_docs documents, each 0..8 concepts from
+    :data:`TWIN_CONCEPTS`, with repeated sets likely.
+
+    e.g. {'d0': frozenset({'rx:sertraline', 'sx:insomnia'}), 'd1': frozenset(), 'd2': frozenset({'rx:sertraline',
+    'sx:insomnia'})}
+    """
+    n = draw(st.integers(0, max_docs))
+    base = draw(st.lists(st.frozensets(st.sampled_from(TWIN_CONCEPTS), max_size=8), min_size=1, max_size=6))
+    out: dict[str, frozenset[str]] = {}
+    for i in range(n):
+        if draw(st.booleans()):
+            out[f"d{i}"] = draw(st.sampled_from(base))
+        else:
+            out[f"d{i}"] = draw(st.frozensets(st.sampled_from(TWIN_CONCEPTS), max_size=8))
+    return out
+
+
+# --------------------------------------------------------------------------------------------------- audio
+
+SPOKEN_DIGITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+TRANSCRIPT_WORDS = ("she", "reports", "low", "mood", "for", "three", "weeks", "my", "name", "is", "doctor",
+                    "march", "fourteenth", "the", "of", "twenty", "one", "hundred", "oh", "to", "nineteen",
+                    "eighty", "double", "and", "street", "oak", "call", "me", "at", "Maria", "Lopez.", "uh")
+
+
+@st.composite
+def spoken_digit_strings(draw: Any, min_size: int = 4, max_size: int = 12) -> tuple[str, list[str]]:
+    """A digit string and the words that say it digit by digit: ("2530", ["two", "five", "three", "zero"])."""
+    digits = draw(st.text(alphabet="0123456789", min_size=min_size, max_size=max_size))
+    return digits, [SPOKEN_DIGITS[int(d)] for d in digits]
+
+
+def transcripts(max_size: int = 30) -> st.SearchStrategy[list[str]]:
+    """Recogniser-like word lists mixing clinical words, number words, month and cue words."""
+    return st.lists(st.sampled_from(TRANSCRIPT_WORDS), max_size=max_size)
+
+
+@st.composite
+def mute_plans(draw: Any) -> tuple[int, int, int, list[tuple[float, float]]]:
+    """(rate, frames, channels, intervals in seconds) for muting properties; intervals may overrun the end."""
+    rate = draw(st.sampled_from([8000, 16000, 22050, 44100, 48000]))
+    frames = draw(st.integers(min_value=1, max_value=rate * 2))
+    channels = draw(st.integers(min_value=1, max_value=3))
+    dur = frames / rate
+    spans = draw(st.lists(st.tuples(st.floats(0, dur * 1.2), st.floats(0, 0.5)), max_size=6))
+    return rate, frames, channels, [(a, a + w) for a, w in spans]
 WORDS = ["the", "patient", "reports", "low", "mood", "and", "poor", "sleep", "sertraline", "50", "mg", "daily",
          "she", "was", "seen", "in", "clinic", "for", "anxiety", "denies", "suicidal", "ideation", "at", "bedtime"]
 

@@ -96,6 +96,7 @@ def test_rule_counts_are_pinned() -> None:
 
 PINNED_COUNTS: dict[str, int] = {
     "age_offsets": 9,
+    "audio_cues": 11,
     "canonical": 30,
     "context_rules": 50,
     "dsm": 115,

@@ -15,7 +15,7 @@ reports fallbacks in the audit and `anonpsy llm check` reports retries.
 import logging
 
 from anonpsy.llm.cache import ResponseCache, cache_key
-from anonpsy.llm.client import AsyncLLMClient, LLMClient, template_marker
+from anonpsy.llm.client import AsyncLLMClient, LLMClient, TranscriptionClient, template_marker
 from anonpsy.llm.config import LLMConfig, Profile, Temperatures, Timeouts, load_config, load_profile
 from anonpsy.llm.errors import (
     LLMConfigError,
@@ -47,6 +47,7 @@ __all__ = [
     "ResponseCache",
     "Temperatures",
     "Timeouts",
+    "TranscriptionClient",
     "cache_key",
     "list_templates",
     "load_config",

@@ -1,5 +1,8 @@
 """The one module that talks HTTP to a language-model server (OpenAI-compatible chat completions).
 
+:class:`TranscriptionClient` (at the end) speaks the same protocol's ``/audio/transcriptions`` endpoint for
+speech-recognition servers, under the same endpoint, timeout and retry rules.
+
 :class:`LLMClient` (threads) and :class:`AsyncLLMClient` (asyncio) share one request/validation state
 machine (:meth:`_Core._call`, a generator that yields "send this request" / "sleep this long" steps); the
 two classes only differ in how they perform those steps.
@@ -37,6 +40,7 @@ import asyncio
 import email.utils
 import json
 import logging
+import os
 import random
 import re
 import threading
@@ -52,8 +56,9 @@ import httpx
 import jsonschema
 from pydantic import BaseModel, ValidationError
 
+from anonpsy.errors import A103_TRANSCRIPTION, AnonpsyError
 from anonpsy.llm.cache import MISS, ResponseCache, cache_key, canonical_json, sha256_text
-from anonpsy.llm.config import LLMConfig, StructuredOutput, ensure_allowed_endpoint
+from anonpsy.llm.config import LLMConfig, StructuredOutput, Timeouts, ensure_allowed_endpoint
 from anonpsy.llm.errors import LLMConnectionError, LLMError, LLMHTTPError, LLMReplyError, LLMTemplateError
 from anonpsy.llm.metrics import CallRecord, Metrics
 from anonpsy.llm.prompts import PromptTemplate
@@ -1008,3 +1013,129 @@ class AsyncLLMClient(_Core):
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.aclose()
+
+
+# -------------------------------------------------------------------------------- transcription client
+
+
+class TranscriptionClient:
+    """Blocking client of an OpenAI-compatible ``POST <base_url>/audio/transcriptions`` endpoint.
+
+    For speech-recognition servers that speak the OpenAI audio API (whisper.cpp's server, faster-whisper
+    servers): the recording goes up as ``multipart/form-data`` with ``response_format=verbose_json`` and
+    ``timestamp_granularities[]=word``; the reply must be a JSON object (its words are checked by the
+    caller, :mod:`anonpsy.audio.asr`). The same rules as :class:`LLMClient` apply: the endpoint must be on
+    this machine unless ``allow_remote``; split timeouts; proxies from the environment ignored; at most
+    ``retries`` extra attempts on 408, 409, 429, 5xx and connection failures, with full-jitter backoff that
+    honours ``Retry-After``. Logs carry the status, the attempt and the latency only.
+
+    Errors are one-line :class:`~anonpsy.errors.AnonpsyError` with code ``A103`` naming what failed (never
+    any of the reply's text).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        model: str = "whisper-1",
+        allow_remote: bool = False,
+        timeouts: Timeouts | None = None,
+        retries: int = 2,
+        backoff_base: float = 0.5,
+        backoff_cap: float = 8.0,
+        retry_after_cap: float = 30.0,
+        api_key_env: str | None = None,
+        seed: int | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        ensure_allowed_endpoint(base_url, allow_remote=allow_remote)
+        if retries < 0 or retries > 10:
+            raise ValueError("retries must be from 0 to 10")
+        self.url = base_url.rstrip("/") + "/audio/transcriptions"
+        self.model = model
+        self.retries = retries
+        self.backoff_base = backoff_base
+        self.backoff_cap = backoff_cap
+        self.retry_after_cap = retry_after_cap
+        self._rng = random.Random(seed)
+        t = timeouts or Timeouts(read=600.0, write=120.0)
+        headers = {"Accept": "application/json"}
+        key = os.environ.get(api_key_env) if api_key_env else None
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        self._http = httpx.Client(
+            timeout=httpx.Timeout(connect=t.connect, read=t.read, write=t.write, pool=t.pool),
+            headers=headers,
+            transport=transport,
+            trust_env=False,
+            follow_redirects=False,
+        )
+        self.requests = 0
+
+    def _fail(self, message: str) -> AnonpsyError:
+        return AnonpsyError(A103_TRANSCRIPTION, f"transcription server {message}")
+
+    def transcribe(
+        self, audio: bytes, *, filename: str = "audio.wav", language: str | None = "en"
+    ) -> dict[str, Any]:
+        """Send one recording; return the decoded ``verbose_json`` object."""
+        data: dict[str, Any] = {
+            "model": self.model,
+            "response_format": "verbose_json",
+            "timestamp_granularities[]": ["word", "segment"],
+            "temperature": "0",
+        }
+        if language:
+            data["language"] = language
+        attempts = 0
+        while True:
+            attempts += 1
+            self.requests += 1
+            started = time.perf_counter()
+            try:
+                r = self._http.post(self.url, data=data, files={"file": (filename, audio, "audio/wav")})
+            except httpx.TransportError as exc:
+                kind = _transport_kind(exc)
+                log.info("asr request attempt=%d error=%s", attempts, kind)
+                if attempts > self.retries:
+                    raise self._fail(f"failed ({kind}) after {attempts} attempt(s); check that it is running "
+                                     "and that --asr-url points at it") from None
+                time.sleep(backoff_delay(attempts, base=self.backoff_base, cap=self.backoff_cap, rng=self._rng))
+                continue
+            log.info("asr request attempt=%d status=%d latency_ms=%.0f", attempts, r.status_code,
+                     (time.perf_counter() - started) * 1000)
+            status = r.status_code
+            if status in RETRYABLE_STATUS or status >= 500:
+                if attempts > self.retries:
+                    raise self._fail(f"answered HTTP {status} after {attempts} attempt(s); check its log")
+                after = parse_retry_after({k.lower(): v for k, v in r.headers.items()})
+                delay = (
+                    min(after, self.retry_after_cap)
+                    if after is not None
+                    else backoff_delay(attempts, base=self.backoff_base, cap=self.backoff_cap, rng=self._rng)
+                )
+                time.sleep(delay)
+                continue
+            if status != 200:
+                raise self._fail(f"answered HTTP {status}; check --asr-model and that the server offers "
+                                 "/audio/transcriptions")
+            try:
+                payload = json.loads(r.content)
+            except (ValueError, UnicodeDecodeError):
+                raise self._fail("reply is not JSON; the server must support response_format=verbose_json") \
+                    from None
+            if not isinstance(payload, dict):
+                raise self._fail("reply is not a JSON object")
+            return payload
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._http.close()
+
+    def __enter__(self) -> TranscriptionClient:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()

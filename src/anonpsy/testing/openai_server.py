@@ -1,6 +1,7 @@
 """A scripted OpenAI-compatible chat-completions server for tests (real HTTP on 127.0.0.1, random port).
 
-Endpoints: ``POST /v1/chat/completions``, ``GET /v1/models`` and Ollama's native ``POST /api/chat``.
+Endpoints: ``POST /v1/chat/completions``, ``GET /v1/models``, Ollama's native ``POST /api/chat`` and the
+audio API's ``POST /v1/audio/transcriptions`` (multipart upload; replies with recorded ``verbose_json``).
 
 Replies come from a *script* keyed by template id (read from the ``[template:<id>@v<N>]`` marker that
 :class:`anonpsy.llm.LLMClient` puts in the system message; key ``"*"`` matches any template) or from a
@@ -13,6 +14,11 @@ that violates the schema, empty content, or a 400 rejecting the requested ``resp
 :class:`FaultMix` adds seeded random faults at a given rate; whether a request fails depends only on the seed,
 the request's messages and how many times the same messages were sent before, so a run is reproducible
 whatever the order in which concurrent requests arrive.
+
+Transcription replies come from ``transcriptions``: a ``dict`` (sent as JSON), a ``str`` (sent as the raw
+body), a list of those served in turn (the last one repeats), or a callable ``(upload) -> reply`` given the
+:class:`Upload`. ``transcription_faults`` inject ``http_500``/``http_error``/``rate_limit``/``timeout``/
+``malformed_json``/``empty``/``content`` per transcription-request index, like chat faults.
 
 Every request is logged (:attr:`ScriptedOpenAIServer.requests`) with its template id, ``response_format``
 type and body, and the greatest number of simultaneous chat requests is kept in :attr:`max_in_flight`::
@@ -132,6 +138,50 @@ class LoggedRequest:
     fault: str | None
 
 
+@dataclass(frozen=True)
+class Upload:
+    """One transcription request: its form fields and the uploaded file."""
+
+    fields: dict[str, list[str]]
+    filename: str | None
+    content_type: str | None
+    data: bytes
+
+
+TranscriptionReply = dict[str, Any] | str
+TranscriptionScript = TranscriptionReply | list[TranscriptionReply] | Callable[[Upload], TranscriptionReply]
+
+
+def parse_multipart(body: bytes, content_type: str) -> Upload | None:
+    """Fields and the ``file`` part of a ``multipart/form-data`` body (None when it is not one)."""
+    m = re.search(r'boundary="?([^";]+)"?', content_type or "")
+    if not content_type.startswith("multipart/form-data") or m is None:
+        return None
+    boundary = b"--" + m.group(1).encode("latin-1")
+    fields: dict[str, list[str]] = {}
+    filename = ctype = None
+    data = b""
+    for part in body.split(boundary)[1:]:
+        if part.startswith(b"--"):
+            break
+        head, _, value = part.lstrip(b"\r\n").partition(b"\r\n\r\n")
+        if value.endswith(b"\r\n"):
+            value = value[:-2]
+        headers = head.decode("latin-1")
+        name = re.search(r'name="([^"]*)"', headers)
+        fname = re.search(r'filename="([^"]*)"', headers)
+        if name is None:
+            continue
+        if fname is not None:
+            filename = fname.group(1)
+            ct = re.search(r"Content-Type:\s*([^\r\n]+)", headers, re.I)
+            ctype = ct.group(1).strip() if ct else None
+            data = value
+        else:
+            fields.setdefault(name.group(1), []).append(value.decode("utf-8", errors="replace"))
+    return Upload(fields, filename, ctype, data)
+
+
 def response_format_type(body: Mapping[str, Any]) -> str | None:
     """``json_schema``, ``json_object+schema``, ``json_object``, ``text``, ``ollama_format`` or None."""
     rf = body.get("response_format")
@@ -180,7 +230,14 @@ class ScriptedOpenAIServer:
         model: str = "scripted-model",
         api_key: str | None = None,
         host: str = "127.0.0.1",
+        transcriptions: TranscriptionScript | None = None,
+        transcription_faults: Sequence[Fault] = (),
     ) -> None:
+        self.transcriptions = transcriptions
+        self.transcription_faults = list(transcription_faults)
+        self._t_remaining: list[int | None] = [f.times for f in self.transcription_faults]
+        self._t_index = 0
+        self.uploads: list[Upload] = []
         self.script: dict[str, ScriptValue] = dict(script or {})
         self.responder = responder
         self.faults = list(faults)
@@ -261,7 +318,12 @@ class ScriptedOpenAIServer:
     @property
     def chat_requests(self) -> list[LoggedRequest]:
         """Chat-completion requests only (OpenAI and native)."""
-        return [r for r in self.requests if r.method == "POST"]
+        return [r for r in self.requests if r.method == "POST" and "/audio/" not in r.path]
+
+    @property
+    def transcription_requests(self) -> list[LoggedRequest]:
+        """Transcription requests only."""
+        return [r for r in self.requests if r.method == "POST" and "/audio/" in r.path]
 
     def requests_for(self, template_id: str) -> list[LoggedRequest]:
         """Chat requests carrying ``template_id``'s marker."""
@@ -388,6 +450,57 @@ class ScriptedOpenAIServer:
             }
         return _Outcome(200, payload, delay=delay, fault=fault.kind if fault else None)
 
+    def _transcription(self, upload: Upload | None) -> tuple[int, bytes, dict[str, str], float, str | None]:
+        """(status, body, headers, delay, fault) of one transcription request."""
+        with self._lock:
+            index = self._t_index
+            self._t_index += 1
+            if upload is not None:
+                self.uploads.append(upload)
+            fault = None
+            for i, f in enumerate(self.transcription_faults):
+                left = self._t_remaining[i]
+                if (left is not None and left <= 0) or (f.at is not None and f.at != index):
+                    continue
+                if left is not None:
+                    self._t_remaining[i] = left - 1
+                fault = f
+                break
+        delay = self.latency
+
+        def err(status: int, message: str, kind: str) -> tuple[int, bytes, dict[str, str], float, str | None]:
+            return status, json.dumps(_error(message, kind)).encode(), {}, delay, fault.kind if fault else None
+
+        if upload is None or upload.filename is None:
+            return err(400, "expected multipart/form-data with a file part", "invalid_request_error")
+        if fault is not None:
+            if fault.kind in ("http_500", "http_error"):
+                return err(fault.status or 500, "scripted server error", "server_error")
+            if fault.kind == "rate_limit":
+                status, body, _, _, kind = err(429, "rate limited", "rate_limit")
+                headers = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
+                return status, body, headers, delay, kind
+            if fault.kind == "malformed_json":
+                return 200, b'{"text": "unterminated', {}, delay, fault.kind
+            if fault.kind == "empty":
+                return 200, b"", {}, delay, fault.kind
+            if fault.kind == "content":
+                return 200, fault.content.encode(), {}, delay, fault.kind
+            if fault.kind == "timeout":
+                delay += fault.delay
+        script = self.transcriptions
+        reply: TranscriptionReply | None
+        if callable(script):
+            reply = script(upload)
+        elif isinstance(script, list):
+            reply = script[min(index, len(script) - 1)] if script else None
+        else:
+            reply = script
+        if reply is None:
+            return err(404, "no scripted transcription", "not_found")
+        body = reply.encode() if isinstance(reply, str) else json.dumps(reply).encode()
+        return 200, body, {}, delay, fault.kind if fault else None
+
     def _enter(self) -> None:
         with self._lock:
             self._in_flight += 1
@@ -469,10 +582,38 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
             server._record("GET", self.path, None, self.headers.get("Authorization"), status, None)
             self._send(status, payload)
 
+        def _send_raw(self, status: int, data: bytes, headers: Mapping[str, str]) -> None:
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError, OSError):
+                self.close_connection = True
+
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
             path = self.path.rstrip("/")
+            if path == "/v1/audio/transcriptions":
+                if not self._auth_ok():
+                    self._send(401, _error("invalid api key", "invalid_request_error"))
+                    return
+                upload = parse_multipart(raw, self.headers.get("Content-Type") or "")
+                server._enter()
+                try:
+                    status, data, headers, delay, fault = server._transcription(upload)
+                    if delay > 0:
+                        server._stop.wait(delay)
+                finally:
+                    server._leave()
+                server._record("POST", self.path, None, self.headers.get("Authorization"), status, fault)
+                self._send_raw(status, data, headers)
+                return
             native = path == "/api/chat"
             try:
                 body = json.loads(raw or b"null")

@@ -1,0 +1,202 @@
+"""Speech recognition with word timestamps.
+
+Two recognisers share one result type, a list of :class:`Word` (text, start and end in seconds of the
+analysis signal):
+
+* :class:`PocketSphinxRecognizer`, the embedded default: CMU PocketSphinx with the US English acoustic model,
+  dictionary and language model that ship in its PyPI wheel. Voiced regions are grouped into utterances of at
+  most ``max_utterance_s`` and decoded one by one; filler tokens (``<sil>``, ``[NOISE]``, ``[SPEECH]``,
+  ``++…++``) are not words, so the speech under them counts as unaccounted for.
+* :class:`ServerRecognizer`: an OpenAI-compatible ``/v1/audio/transcriptions`` server (whisper.cpp,
+  faster-whisper servers) asked for ``verbose_json`` with word timestamps, through
+  :class:`anonpsy.llm.client.TranscriptionClient`. Words come from the top-level ``words`` list or from
+  ``segments[].words``; every word must have a start and an end inside the recording, or the reply is rejected
+  (``A103``): a reply that cannot be placed in time cannot be used to mute anything.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from anonpsy.audio.signal import ANALYSIS_RATE, require, to_pcm16, wav_bytes
+from anonpsy.audio.vad import Region
+from anonpsy.errors import A103_TRANSCRIPTION, AnonpsyError
+
+_VARIANT = re.compile(r"\(\d+\)$")
+
+
+@dataclass(frozen=True)
+class Word:
+    """One recognised word: its text and its time span in seconds."""
+
+    text: str
+    start: float
+    end: float
+    probability: float | None = None
+
+
+class Recognizer(Protocol):
+    """Anything that turns the 16 kHz analysis signal into timed words."""
+
+    name: str
+
+    def transcribe(self, signal: npt.NDArray[np.float32], regions: Sequence[Region]) -> list[Word]:
+        """Words of ``signal``; ``regions`` are its voiced regions (a recogniser may ignore them)."""
+        ...
+
+
+def utterances(regions: Sequence[Region], *, max_s: float = 20.0, join_s: float = 0.6) -> list[Region]:
+    """Voiced regions grouped into utterances: neighbours closer than ``join_s`` join while under ``max_s``."""
+    out: list[list[float]] = []
+    for a, b in regions:
+        if out and a - out[-1][1] < join_s and b - out[-1][0] <= max_s:
+            out[-1][1] = b
+        else:
+            out.append([a, b])
+    return [(a, b) for a, b in out]
+
+
+def is_filler(token: str) -> bool:
+    """PocketSphinx tokens that are not words: sentence marks, silence and noise models."""
+    return token.startswith(("<", "[", "++")) or not token.strip()
+
+
+class PocketSphinxRecognizer:
+    """The embedded recogniser (PocketSphinx, model from the wheel)."""
+
+    name = "pocketsphinx"
+
+    def __init__(self, *, max_utterance_s: float = 20.0, pad_s: float = 0.15, **config: Any) -> None:
+        ps = require("pocketsphinx")
+        self.version = _package_version("pocketsphinx")
+        self.max_utterance_s = max_utterance_s
+        self.pad_s = pad_s
+        options: dict[str, Any] = {"samprate": ANALYSIS_RATE, "loglevel": "FATAL"}
+        options.update(config)
+        self._decoder = ps.Decoder(**options)
+
+    def transcribe(self, signal: npt.NDArray[np.float32], regions: Sequence[Region]) -> list[Word]:
+        """Decode each utterance; word times are frame-accurate (10 ms)."""
+        words: list[Word] = []
+        total = len(signal) / ANALYSIS_RATE
+        for a, b in utterances(regions, max_s=self.max_utterance_s):
+            start = max(0.0, a - self.pad_s)
+            end = min(total, b + self.pad_s)
+            chunk = signal[int(start * ANALYSIS_RATE) : math.ceil(end * ANALYSIS_RATE)]
+            if len(chunk) < ANALYSIS_RATE // 10:
+                continue
+            d = self._decoder
+            d.start_utt()
+            d.process_raw(to_pcm16(chunk), full_utt=True)
+            d.end_utt()
+            for seg in d.seg():
+                token = _VARIANT.sub("", str(seg.word))
+                if is_filler(token):
+                    continue
+                w0 = start + seg.start_frame / 100.0
+                w1 = start + (seg.end_frame + 1) / 100.0
+                words.append(Word(token, round(w0, 3), round(min(w1, total), 3)))
+        return words
+
+
+class _ServerWord(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    word: str
+    start: float = Field(ge=0)
+    end: float = Field(ge=0)
+    probability: float | None = None
+
+
+class _ServerSegment(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    words: list[_ServerWord] | None = None
+
+
+class _ServerReply(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    text: str | None = None
+    words: list[_ServerWord] | None = None
+    segments: list[_ServerSegment] | None = None
+
+
+def words_from_verbose_json(payload: dict[str, Any], duration: float, *, tolerance: float = 0.5) -> list[Word]:
+    """Timed words of a ``verbose_json`` transcription; raises ``A103`` when they are missing or misplaced."""
+    try:
+        reply = _ServerReply.model_validate(payload)
+    except ValidationError as exc:
+        where = sorted({"/".join(str(p) for p in e["loc"] if not isinstance(p, int)) or "/" for e in exc.errors()})
+        raise AnonpsyError(
+            A103_TRANSCRIPTION,
+            f"transcription reply does not follow verbose_json (problem at {', '.join(where[:4])})",
+        ) from None
+    raw = reply.words
+    if raw is None and reply.segments is not None:
+        raw = [w for seg in reply.segments for w in (seg.words or [])]
+    if raw is None:
+        if reply.text is not None and not reply.text.strip():
+            return []
+        raise AnonpsyError(
+            A103_TRANSCRIPTION,
+            "transcription reply has no word timestamps; start the server with word timestamps enabled "
+            "(whisper.cpp: word-level timestamps; faster-whisper: timestamp_granularities word)",
+        )
+    words: list[Word] = []
+    for w in raw:
+        if not (math.isfinite(w.start) and math.isfinite(w.end)) or w.end < w.start:
+            raise AnonpsyError(A103_TRANSCRIPTION, "transcription reply has a word whose end precedes its start")
+        if w.end > duration + tolerance:
+            raise AnonpsyError(
+                A103_TRANSCRIPTION,
+                f"transcription reply places a word at {w.end:.2f} s, after the end of the "
+                f"{duration:.2f} s recording",
+            )
+        text = w.word.strip()
+        if text:
+            words.append(Word(text, min(w.start, duration), min(w.end, duration), w.probability))
+    words.sort(key=lambda x: (x.start, x.end))
+    return words
+
+
+class ServerRecognizer:
+    """An OpenAI-compatible transcription server (through :class:`anonpsy.llm.client.TranscriptionClient`)."""
+
+    name = "server"
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    def transcribe(self, signal: npt.NDArray[np.float32], regions: Sequence[Region]) -> list[Word]:
+        """Send the analysis signal as one 16 kHz WAV file and read the word timestamps back."""
+        payload = self.client.transcribe(wav_bytes(signal), filename="audio.wav")
+        return words_from_verbose_json(payload, len(signal) / ANALYSIS_RATE)
+
+
+def _package_version(name: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "unknown"
+
+
+__all__ = [
+    "PocketSphinxRecognizer",
+    "Recognizer",
+    "ServerRecognizer",
+    "Word",
+    "is_filler",
+    "utterances",
+    "words_from_verbose_json",
+]

@@ -1,0 +1,327 @@
+"""Context cues of spoken identifiers (``rules/audio/cues.yaml``, kind ``audio_cues``).
+
+A recogniser that does not know a name writes nothing, or writes ordinary words in its place ("Okonkwo" becomes
+"ah i go"). What is said *around* an identifier is more reliable: "my name is …", "doctor …", "call me at …",
+"I live in …". A cue rule names phrases that come just **before** a region (or just **after** it, "… street")
+and the identifier type the region then holds. It is used twice:
+
+* :meth:`CueSet.classify_gap`: a voiced region no word accounts for, with the words around it;
+* :meth:`CueSet.spans`: recognised words right after a ``before`` phrase (or right before an ``after``
+  phrase), up to ``reach_words`` words or ``reach_seconds``, ending earlier at a pause of
+  ``stop_at_pause_ms``, at the end of a written sentence, or at one of ``stop_words`` (which is not
+  included); words the recogniser put in an identifier's place are muted with it.
+
+A rule with ``gaps_only`` judges gaps only: "in [gap]" is most likely a place the recogniser did not know, while
+"in" before recognised words says nothing. A rule with ``numbers_only`` reaches over number words only ("medical
+record number four eight …"). A rule with ``digits_at_least`` instead matches spoken numbers: a number said in at
+least ``min_words`` words with at least that many digits ("two five three five …", "nineteen eighty two") is an
+identifier.
+
+Fillers ("uh", "um") between a cue and its region are skipped. Matching is on lower-case words without
+punctuation. This module is pure (no audio libraries), so ``anonpsy rules check`` runs its cases anywhere.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from anonpsy.errors import R100_RULE_SCHEMA, AnonpsyError
+from anonpsy.paths import rules_dir
+from anonpsy.phi.types import EntityType
+from anonpsy.yamlio import load_yaml
+
+KIND = "audio_cues"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CueRuleModel(_Model):
+    """One cue rule as written in the YAML file."""
+
+    id: str = Field(pattern=r"^audio\.[a-z0-9_.-]+$")
+    type: EntityType
+    source: str | None = None
+    description: str = ""
+    before: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+    reach_words: int = Field(default=3, ge=1, le=30)
+    reach_seconds: float = Field(default=2.0, gt=0, le=15)
+    stop_at_pause_ms: int = Field(default=400, ge=50, le=5000)
+    stop_words: tuple[str, ...] = ()
+    digits_at_least: int | None = Field(default=None, ge=3, le=30)
+    min_words: int = Field(default=2, ge=1, le=30)
+    numbers_only: bool = False
+    gaps_only: bool = False
+
+
+class CueFile(_Model):
+    """The whole file."""
+
+    kind: str = Field(pattern=f"^{KIND}$")
+    version: int = Field(ge=1)
+    source: str | None = None
+    description: str = ""
+    fillers: tuple[str, ...] = ()
+    rules: tuple[CueRuleModel, ...]
+
+
+class TimedWord(Protocol):
+    """What cue spans need of a word."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def start(self) -> float: ...
+    @property
+    def end(self) -> float: ...
+
+
+_PUNCT = ".,;:!?\"'()[]{}"
+_NUMBER = re.compile(r"[0-9][0-9-]*")
+_SENTENCE_END = (".", "?", "!")
+
+
+def is_number_word(c: str) -> bool:
+    """A word that can be part of a spoken number (digits, number words, "oh", "double")."""
+    from anonpsy.audio.spoken import REPEATS, SCALES, TEENS, TENS, UNITS
+
+    return c.isdigit() or c in UNITS or c in TEENS or c in TENS or c in SCALES or c in REPEATS
+
+
+def _core(word: str) -> str:
+    return word.strip(_PUNCT).lower()
+
+
+def _phrase(p: str) -> tuple[str, ...]:
+    return tuple(_core(w) for w in p.split() if _core(w))
+
+
+@dataclass(frozen=True)
+class CueRule:
+    """A compiled rule."""
+
+    id: str
+    type: str
+    before: tuple[tuple[str, ...], ...]
+    after: tuple[tuple[str, ...], ...]
+    reach_words: int
+    reach_seconds: float
+    stop_at_pause: float
+    stop_words: frozenset[str]
+    digits_at_least: int | None
+    min_words: int
+    numbers_only: bool = False
+    gaps_only: bool = False
+
+
+@dataclass(frozen=True)
+class CueMatch:
+    """Words ``[first, last]`` that a rule marks as an identifier (or, for a gap, the rule alone)."""
+
+    rule: CueRule
+    first: int
+    last: int
+
+
+@dataclass(frozen=True)
+class CueSet:
+    """All cue rules of a file, ready to match."""
+
+    rules: tuple[CueRule, ...]
+    fillers: frozenset[str]
+
+    @classmethod
+    def from_doc(cls, doc: Mapping[str, Any]) -> CueSet:
+        """Validate and compile a rule document (raises pydantic's ``ValidationError``)."""
+        f = CueFile.model_validate(doc)
+        rules = tuple(
+            CueRule(
+                r.id,
+                r.type.value,
+                tuple(sorted({_phrase(p) for p in r.before if _phrase(p)}, key=len, reverse=True)),
+                tuple(sorted({_phrase(p) for p in r.after if _phrase(p)}, key=len, reverse=True)),
+                r.reach_words,
+                r.reach_seconds,
+                r.stop_at_pause_ms / 1000.0,
+                frozenset(_core(w) for w in r.stop_words),
+                r.digits_at_least,
+                r.min_words,
+                r.numbers_only,
+                r.gaps_only,
+            )
+            for r in f.rules
+        )
+        return cls(rules, frozenset(_core(w) for w in f.fillers))
+
+    # -- matching ------------------------------------------------------------------------------------------
+
+    def _skip_fillers_back(self, cores: Sequence[str], end: int) -> int:
+        while end > 0 and cores[end - 1] in self.fillers:
+            end -= 1
+        return end
+
+    def _skip_fillers_fwd(self, cores: Sequence[str], start: int) -> int:
+        while start < len(cores) and cores[start] in self.fillers:
+            start += 1
+        return start
+
+    def before_match(
+        self, cores: Sequence[str], end: int, *, with_gap_rules: bool = True
+    ) -> tuple[CueRule, int] | None:
+        """The rule whose ``before`` phrase ends right before index ``end`` (fillers skipped), longest first.
+
+        Returns the rule and the phrase length; ``gaps_only`` rules lose ties and are left out when
+        ``with_gap_rules`` is false.
+        """
+        stop = self._skip_fillers_back(cores, end)
+        best: tuple[CueRule, int] | None = None
+        for rule in self.rules:
+            if rule.gaps_only and not with_gap_rules:
+                continue
+            for phrase in rule.before:
+                n = len(phrase)
+                if n <= stop and tuple(cores[stop - n : stop]) == phrase:
+                    if best is None or n > best[1] or (n == best[1] and best[0].gaps_only):
+                        best = (rule, n)
+                    break
+        return best
+
+    def after_match(self, cores: Sequence[str], start: int) -> tuple[CueRule, int] | None:
+        """The rule whose ``after`` phrase starts at index ``start`` (fillers skipped), longest first."""
+        begin = self._skip_fillers_fwd(cores, start)
+        best: tuple[CueRule, int] | None = None
+        for rule in self.rules:
+            for phrase in rule.after:
+                n = len(phrase)
+                if tuple(cores[begin : begin + n]) == phrase:
+                    if best is None or n > best[1]:
+                        best = (rule, n)
+                    break
+        return best
+
+    def classify_gap(self, before: Sequence[str], after: Sequence[str]) -> CueRule | None:
+        """The rule that makes a gap between these words an identifier, or None."""
+        b = [_core(w) for w in before]
+        a = [_core(w) for w in after]
+        hit_b = self.before_match(b, len(b))
+        hit_a = self.after_match(a, 0)
+        if hit_b and hit_a:
+            if hit_b[0].gaps_only != hit_a[0].gaps_only:
+                return hit_a[0] if hit_b[0].gaps_only else hit_b[0]
+            return hit_b[0] if hit_b[1] >= hit_a[1] else hit_a[0]
+        if hit_b:
+            return hit_b[0]
+        return hit_a[0] if hit_a else None
+
+    def spans(self, words: Sequence[TimedWord]) -> list[CueMatch]:
+        """Recognised words that follow a ``before`` cue (see the module docstring)."""
+        cores = [_core(w.text) for w in words]
+        out: list[CueMatch] = []
+        for p in range(1, len(words) + 1):
+            hit = self.before_match(cores, p, with_gap_rules=False)
+            if hit is None:
+                continue
+            rule = hit[0]
+            if rule.digits_at_least is not None or rule.gaps_only:
+                continue
+            first = p  # fillers right after the cue are muted with the region
+            if first >= len(words):
+                continue
+            last = first - 1
+            t0 = words[first].start
+            for k in range(first, min(len(words), first + rule.reach_words)):
+                if k > first and words[k].start - words[k - 1].end >= rule.stop_at_pause:
+                    break
+                if cores[k] in rule.stop_words:
+                    break
+                if rule.numbers_only and not is_number_word(cores[k]):
+                    break
+                if words[k].end - t0 > rule.reach_seconds and k > first:
+                    break
+                if k > first and self.before_match(cores, k, with_gap_rules=False) is not None:
+                    break  # the next cue starts its own region
+                last = k
+                if words[k].text.rstrip().endswith(_SENTENCE_END):
+                    break
+            if last >= first:
+                out.append(CueMatch(rule, first, last))
+        for q in range(len(words)):
+            hit = self.after_match(cores, q)
+            if hit is None or hit[0].digits_at_least is not None or hit[0].gaps_only:
+                continue
+            rule = hit[0]
+            last = q - 1
+            first = q
+            t1 = words[last].end if last >= 0 else 0.0
+            for k in range(last, max(-1, q - 1 - rule.reach_words), -1):
+                if k < last and words[k + 1].start - words[k].end >= rule.stop_at_pause:
+                    break
+                if cores[k] in rule.stop_words or cores[k] in self.fillers:
+                    break
+                if t1 - words[k].start > rule.reach_seconds and k < last:
+                    break
+                if words[k].text.rstrip().endswith(_SENTENCE_END):
+                    break
+                first = k
+            if first <= last:
+                out.append(CueMatch(rule, first, last))
+        return out
+
+    def number_rules(self) -> tuple[CueRule, ...]:
+        """Rules on spoken numbers (``digits_at_least``)."""
+        return tuple(r for r in self.rules if r.digits_at_least is not None)
+
+    def number_spans(self, words: Sequence[str]) -> list[CueMatch]:
+        """Numbers said in at least ``min_words`` words with at least ``digits_at_least`` digits."""
+        rules = self.number_rules()
+        if not rules:
+            return []
+        from anonpsy.audio.spoken import normalize
+
+        out: list[CueMatch] = []
+        for tok in normalize(words).tokens:
+            if not _NUMBER.fullmatch(tok.text):
+                continue
+            digits = sum(ch.isdigit() for ch in tok.text)
+            for rule in rules:
+                assert rule.digits_at_least is not None
+                if digits >= rule.digits_at_least and tok.last - tok.first + 1 >= rule.min_words:
+                    out.append(CueMatch(rule, tok.first, tok.last))
+                    break
+        return out
+
+
+def load_cue_doc(path: Path | None = None) -> dict[str, Any]:
+    """The cue rule document (``rules/audio/cues.yaml`` by default)."""
+    p = path or rules_dir() / "audio" / "cues.yaml"
+    doc = load_yaml(p.read_text(encoding="utf-8"))
+    if not isinstance(doc, dict):
+        raise AnonpsyError(R100_RULE_SCHEMA, "audio cue file is not a mapping; run `anonpsy rules check`", p.name)
+    return doc
+
+
+@lru_cache(maxsize=4)
+def _default(path: str) -> CueSet:
+    try:
+        return CueSet.from_doc(load_cue_doc(Path(path)))
+    except ValidationError:
+        raise AnonpsyError(
+            R100_RULE_SCHEMA, "audio cue rules are invalid; run `anonpsy rules check`", Path(path).name
+        ) from None
+
+
+def default_cues() -> CueSet:
+    """The installed cue rules (cached)."""
+    return _default(str(rules_dir() / "audio" / "cues.yaml"))
+
+
+__all__ = ["KIND", "CueFile", "CueMatch", "CueRule", "CueRuleModel", "CueSet", "default_cues", "load_cue_doc"]

@@ -1,0 +1,199 @@
+"""Audio de-identification: recognise, find identifiers and unaccounted speech, mute with a margin.
+
+:func:`deidentify` is the one entry point; it takes a decoded :class:`~anonpsy.audio.signal.Audio` and returns
+the muted audio and the report (a dict that follows ``schemas/audio/report.v1.json``). Steps:
+
+1. analysis copy (mono, 16 kHz) and voiced regions (WebRTC VAD);
+2. words with timestamps (PocketSphinx by default, or a transcription server);
+3. identifiers in the transcript (:func:`anonpsy.audio.detect.detect_words`: analyzer on the written form, cue
+   spans, spoken numbers, and with the llm backend the chunked detector);
+4. gaps — voiced speech no word accounts for — classified from their context (cue rules; with the llm backend
+   also the ``audio_gap`` prompt; muted when either marks them, or all of them with ``mute_all_gaps``);
+5. muting: every interval widened by ``margin_s``, on exact samples of the original file.
+
+The report lists every muted interval with its reason (``phi`` with the identifier type, ``gap``, or
+``unchecked``) and detector, plus counts; it never holds words or file names.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from anonpsy.audio.asr import Recognizer, Word
+from anonpsy.audio.cues import CueSet, default_cues
+from anonpsy.audio.detect import AnalyzeFn, WordHit, detect_words
+from anonpsy.audio.gaps import GapVerdict, classify_llm, classify_rules, find_gaps
+from anonpsy.audio.mute import Interval, apply, make_interval, merged
+from anonpsy.audio.signal import ANALYSIS_RATE, Audio, analysis_signal, sha256_samples
+from anonpsy.audio.vad import VadSettings, voiced_regions
+
+REPORT_VERSION = 1
+Backend = Literal["rules", "llm"]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything that shapes the output."""
+
+    margin_s: float = 0.2
+    backend: Backend = "rules"
+    vad: VadSettings = field(default_factory=VadSettings)
+    min_gap_s: float = 0.15
+    mute_all_gaps: bool = False
+    on_llm_failure: Literal["error", "mute"] = "error"
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.margin_s <= 5.0:
+            raise ValueError("margin must be from 0 to 5000 ms")
+        if self.min_gap_s <= 0:
+            raise ValueError("the minimum gap must be positive")
+
+
+@dataclass
+class Result:
+    """Muted audio, the report, and (for tests and tools only) the words and verdicts behind it."""
+
+    audio: Audio
+    report: dict[str, Any]
+    words: list[Word]
+    hits: list[WordHit]
+    gaps: list[GapVerdict]
+
+
+def _word_intervals(words: list[Word], hits: list[WordHit], audio: Audio, margin: float) -> list[Interval]:
+    out = []
+    for h in hits:
+        span = words[h.first : h.last + 1]
+        if not span:
+            continue
+        out.append(
+            make_interval(
+                min(w.start for w in span),
+                max(w.end for w in span),
+                margin=margin,
+                rate=audio.rate,
+                frames=audio.frames,
+                reason=h.reason,
+                type=h.type,
+                detector=h.detector,
+                words=len(span),
+            )
+        )
+    return out
+
+
+def deidentify(
+    audio: Audio,
+    recognizer: Recognizer,
+    settings: Settings | None = None,
+    *,
+    cues: CueSet | None = None,
+    analyze: AnalyzeFn | None = None,
+    llm_detector: Any = None,
+    llm_client: Any = None,
+) -> Result:
+    """Mute every identifier and every likely-identifier gap of ``audio`` (see the module docstring)."""
+    s = settings or Settings()
+    cue_set = cues or default_cues()
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    signal = analysis_signal(audio)
+    voiced = voiced_regions(signal, s.vad)
+    timings["vad_s"] = time.perf_counter() - t0
+
+    t1 = time.perf_counter()
+    words = recognizer.transcribe(signal, voiced)
+    timings["asr_s"] = time.perf_counter() - t1
+
+    t2 = time.perf_counter()
+    llm = s.backend == "llm"
+    _, hits = detect_words(
+        words,
+        cue_set,
+        analyze=analyze,
+        llm_detector=llm_detector if llm else None,
+        on_llm_failure=s.on_llm_failure,
+    )
+    gaps = find_gaps(voiced, words, min_gap_s=s.min_gap_s)
+    verdicts = classify_rules(gaps, words, cue_set)
+    if llm and llm_client is not None and gaps:
+        by_model = classify_llm(gaps, words, llm_client, on_failure=s.on_llm_failure)
+        verdicts = [r if r.phi else m for r, m in zip(verdicts, by_model, strict=True)]
+    timings["detect_s"] = time.perf_counter() - t2
+
+    intervals = _word_intervals(words, hits, audio, s.margin_s)
+    for v in verdicts:
+        if v.phi or s.mute_all_gaps:
+            detector = v.detector if v.phi else "rules:mute-all-gaps"
+            intervals.append(
+                make_interval(
+                    v.gap.start,
+                    v.gap.end,
+                    margin=s.margin_s,
+                    rate=audio.rate,
+                    frames=audio.frames,
+                    reason=v.reason if v.phi else "gap",
+                    type=v.type,
+                    detector=detector,
+                )
+            )
+    intervals.sort(key=lambda i: (i.start_sample, i.end_sample, i.reason, i.detector))
+    ranges = merged(intervals)
+    out = apply(audio, ranges)
+    muted_samples = sum(b - a for a, b in ranges)
+    timings["total_s"] = time.perf_counter() - t0
+    voiced_s = sum(b - a for a, b in voiced)
+    report: dict[str, Any] = {
+        "version": REPORT_VERSION,
+        "input": {
+            "sample_rate": audio.rate,
+            "channels": audio.channels,
+            "frames": audio.frames,
+            "duration_s": round(audio.duration, 4),
+            "format": audio.format,
+            "subtype": audio.subtype,
+            "sha256": sha256_samples(audio),
+        },
+        "output": {"frames": out.frames, "sha256": sha256_samples(out)},
+        "settings": {
+            "margin_ms": round(s.margin_s * 1000),
+            "backend": s.backend,
+            "asr": recognizer.name,
+            "vad_aggressiveness": s.vad.aggressiveness,
+            "min_gap_ms": round(s.min_gap_s * 1000),
+            "mute_all_gaps": s.mute_all_gaps,
+            "analysis_rate": ANALYSIS_RATE,
+        },
+        "counts": {
+            "words": len(words),
+            "voiced_regions": len(voiced),
+            "voiced_s": round(voiced_s, 3),
+            "identifier_spans": len(hits),
+            "gaps": len(verdicts),
+            "gaps_muted": sum(1 for v in verdicts if v.phi or s.mute_all_gaps),
+            "gaps_kept": sum(1 for v in verdicts if not (v.phi or s.mute_all_gaps)),
+            "intervals": len(intervals),
+        },
+        "muted_s": round(muted_samples / audio.rate, 4),
+        "muted_share": round(muted_samples / audio.frames, 6) if audio.frames else 0.0,
+        "intervals": [
+            {
+                "start_s": iv.start,
+                "end_s": iv.end,
+                "start_sample": iv.start_sample,
+                "end_sample": iv.end_sample,
+                "reason": iv.reason,
+                "type": iv.type,
+                "detector": iv.detector,
+                "words": iv.words,
+            }
+            for iv in intervals
+        ],
+        "timing": {k: round(v, 3) for k, v in timings.items()},
+    }
+    return Result(out, report, words, hits, verdicts)
+
+
+__all__ = ["REPORT_VERSION", "Backend", "Result", "Settings", "deidentify"]
