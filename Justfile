@@ -49,3 +49,7 @@ bench-tabular:
 # RecordTwin end to end on MTSamples (needs ../shared/data and the twin extra).
 bench-twin:
     python tests/bench/bench_twin.py --keep-duplicates
+
+# Masking throughput on the PhysioNet dev half (anonpsy; Presidio beside it with the bench-presidio extra).
+bench-mask:
+    python tests/bench/bench_mask_physionet.py --jobs 2 --callgrind 100

@@ -414,3 +414,66 @@ def item_matrices(draw: Any, max_rows: int = 30, max_items: int = 6, top: int = 
     n = draw(st.integers(3, max_rows))
     rows = [[draw(st.integers(0, top)) for _ in range(k)] for _ in range(n)]
     return np.asarray(rows, dtype=float)
+
+
+# -- PHI masking: nursing-note-like text and span sets
+
+_NOTE_WORDS = (
+    "DR",
+    "dr.",
+    "son",
+    "DTR",
+    "Mary",
+    "SOUZA",
+    "pt",
+    "aware",
+    "7/22",
+    "'92",
+    "to",
+    "GH",
+    "HOSPITAL",
+    "lives",
+    "in",
+    "PSV",
+    "10/5",
+    "bp",
+    "120/80",
+    "Pager",
+    "#",
+    "40417",
+    "O'Rourke",
+    "Kessler-Adventist",
+    "St.",
+    "x",
+)
+
+
+@st.composite
+def note_texts(draw: Any) -> str:
+    """Short texts mixing nursing shorthand, names, dates and odd characters, in any case."""
+    parts = draw(
+        st.lists(
+            st.one_of(st.sampled_from(_NOTE_WORDS), st.text(min_size=1, max_size=6)),
+            min_size=0,
+            max_size=14,
+        )
+    )
+    seps = draw(
+        st.lists(st.sampled_from([" ", "  ", ", ", ". ", "\n", ": ", "-"]), min_size=len(parts), max_size=len(parts))
+    )
+    text = "".join(p + s for p, s in zip(parts, seps, strict=True))
+    case = draw(st.sampled_from(["keep", "upper", "lower"]))
+    return text.upper() if case == "upper" else text.lower() if case == "lower" else text
+
+
+@st.composite
+def span_sets(draw: Any, length: int, max_size: int = 6) -> list[tuple[int, int]]:
+    """Half-open spans inside a text of ``length`` characters (possibly overlapping)."""
+    if length < 1:
+        return []
+    out = []
+    for _ in range(draw(st.integers(0, max_size))):
+        a = draw(st.integers(0, length - 1))
+        b = draw(st.integers(a + 1, length))
+        out.append((a, b))
+    return out
