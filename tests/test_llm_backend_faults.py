@@ -292,3 +292,28 @@ def test_batch_llm_counts_fallbacks_and_calls(tmp_path: Path) -> None:
     assert "1 rules fallbacks" in res.stdout
     audit = json.loads((outdir / "emit" / f"{STEMS[0]}.audit.json").read_text(encoding="utf-8"))
     assert [(f["step"], f["code"]) for f in audit["fallbacks"]] == [("extract_case", "E124")]
+
+
+def test_batch_progress_bar_shows_failed_fallbacks_and_calls_per_case(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a terminal the bar counts cases done of the total, failed, rejected, rules fallbacks and model calls per
+    case; it never reaches stdout, where the one-line summary goes."""
+    src = _jsonl(tmp_path, STEMS[:2])
+    outdir = tmp_path / "batch"
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # rich treats the captured stderr as a terminal
+    monkeypatch.setenv("TERM", "xterm")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    faults = [Fault("http_500", template="extract_case", times=3)]
+    with ScriptedOpenAIServer(responder=Responder(), faults=faults) as srv:
+        cfg = write_config(tmp_path / "llm.yaml", srv)
+        res = CliRunner().invoke(main, ["deid-batch", str(src), "-o", str(outdir), "--backend", "llm",
+                                        "--llm-config", str(cfg)])
+    assert res.exit_code == 0, res.output
+    summary = json.loads((outdir / "summary.json").read_text(encoding="utf-8"))
+    bar = res.stderr
+    assert "2/2" in bar and "0 failed" in bar and "0 rejected" in bar and "1 fallbacks" in bar, bar
+    assert f"{summary['llm_calls_per_case']:.1f} calls/case" in bar, bar
+    assert "·" not in res.stdout and res.stdout.startswith("2 cases: 2 ok")
+    quiet = CliRunner().invoke(main, ["deid-batch", str(src), "-o", str(tmp_path / "again"), "--no-progress"])
+    assert quiet.exit_code == 0 and quiet.stderr == "", "--no-progress silences the bar on a terminal too"
