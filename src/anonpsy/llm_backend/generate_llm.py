@@ -6,6 +6,10 @@ block, and a closing call for past history, family history, diagnoses not yet st
 Bookkeeping makes each (item, duration) narrated once. Meta-text ("Here is…", "Sure", markdown) is stripped. A
 round trip through the rules extractor must find every diagnosis and current symptom; blocks that miss one are
 regenerated (bounded) and what is still missing is noted in the audit.
+
+A section whose model call still fails after the client's retries and re-ask is written by the template renderer
+(:class:`anonpsy.generate.templates.Renderer`, the rules backend) for that section alone, recorded in
+``audit.fallbacks``; a failed regeneration keeps the renderer's text for the section too.
 """
 
 from __future__ import annotations
@@ -16,8 +20,10 @@ from typing import Any
 
 from anonpsy.audit import Audit
 from anonpsy.generate.findings import mental_status_text, value_text
-from anonpsy.generate.plan import Block, plan_narrative
+from anonpsy.generate.plain import plain_node
+from anonpsy.generate.plan import Block, NarrativePlan, plan_narrative
 from anonpsy.generate.templates import ARRIVAL_PHRASE, LEGAL_PHRASE, SAFETY_PHRASE, SETTING_PHRASE, Renderer
+from anonpsy.generate.words import Voice
 from anonpsy.graph import (
     CaseGraph,
     Certainty,
@@ -29,6 +35,7 @@ from anonpsy.graph import (
     TestValue,
     Treatment,
 )
+from anonpsy.llm.errors import LLMError
 from anonpsy.llm_backend.roundtrip import Gap, roundtrip_gaps
 from anonpsy.llm_backend.steps import StepContext
 
@@ -95,6 +102,9 @@ class Section:
     must: list[str] = field(default_factory=list)
     nodes: list[str] = field(default_factory=list)
     text: str = ""
+    block: Block | None = None
+    stated: frozenset[str] = frozenset()
+    by_rules: bool = False
 
 
 def _frames(contexts: list[Any]) -> list[dict[str, str]]:
@@ -185,7 +195,7 @@ def block_section(
         if dx.id not in stated:
             nodes.append(dx.id)
     payload["must_mention"] = must
-    return Section(f"block:{index}", "generate_block", payload, must, nodes)
+    return Section(f"block:{index}", "generate_block", payload, must, nodes, block=b, stated=stated)
 
 
 def _prompt_status(dx: Diagnosis) -> str:
@@ -225,8 +235,59 @@ def closing_section(graph: CaseGraph, unnamed: list[str], history: list[Any]) ->
     return Section("closing", "generate_closing", payload, must, [*unnamed, *(p.id for p in history)])
 
 
-def _generate(ctx: StepContext, sec: Section, feedback: str = "") -> str:
-    reply = ctx.ask(sec.template_id, sec.payload, operator=OPERATOR, feedback=feedback)
+def rules_section(graph: CaseGraph, seed: int, plan: NarrativePlan, sec: Section) -> str:
+    """The template renderer's text for one section (the rules backend), with the same content duties: the
+    lead; a block with its diagnosis unless stated before; the closing with the diagnoses no block named, the past
+    and family history, the denied and conditional symptoms, the findings and the disposition."""
+    r = Renderer(graph, seed)
+    if sec.key == "lead":
+        return r.lead().text
+    b = sec.block
+    if b is not None:
+        key = r.block_key(b)
+        if b.kind == "episode":
+            piece = r.episode(b, key)
+        elif b.kind == "regimen":
+            piece = r.regimen(b, key)
+        elif b.kind == "induces":
+            piece = r.induces(b, key)
+        else:
+            piece = r.history(b, key)
+        # facts the section carries that the rules backend tells in other pieces (a denied symptom of the block)
+        v = Voice(graph.demographics.sex, graph.demographics.age)
+        rest = []
+        for nid in sec.nodes:
+            if nid not in piece.nodes:
+                try:
+                    rest.append(plain_node(graph, nid, v))
+                except KeyError:
+                    continue
+        text = " ".join([piece.text, *rest])
+        dx = b.diagnosis
+        if (dx is not None and b.kind in ("induces", "history") and dx.id not in sec.stated
+                and dx.id not in piece.nodes and dx.id not in sec.nodes):
+            text += " " + r.dx_sentence(dx)
+        return text
+    sentences = [r.dx_sentence(d) for d in graph.diagnoses if d.id in sec.nodes]
+    closing = [*r.closing_history(plan.closing_history), *r.family(),
+               *(p for p in (r.denied(), r.conditional(), r.tests(), r.mental_status(), r.disposition())
+                 if p is not None)]
+    return " ".join([*sentences, *(p.text for p in closing if p.text)])
+
+
+def _step_name(sec: Section) -> str:
+    return f"generate_block:{sec.key.split(':', 1)[1]}" if sec.block is not None else sec.template_id
+
+
+def _generate(
+    ctx: StepContext, sec: Section, graph: CaseGraph, plan: NarrativePlan, feedback: str = ""
+) -> str:
+    try:
+        reply = ctx.ask(sec.template_id, sec.payload, operator=OPERATOR, feedback=feedback)
+    except LLMError as exc:
+        ctx.fall_back(exc, stage="generation", step=_step_name(sec))
+        sec.by_rules = True
+        return rules_section(graph, ctx.seed, plan, sec)
     text = strip_meta(str(reply["text"]))
     if not text:
         ctx.note("D_EMPTY_SECTION", f"{sec.key}: only meta-text; section left empty")
@@ -237,7 +298,7 @@ def assemble(sections: list[Section]) -> str:
     """Lead, body paragraphs of a few blocks each, closing."""
     lead = [s.text for s in sections if s.key == "lead" and s.text]
     body = [s.text for s in sections if s.key.startswith("block:") and s.text]
-    closing = [s.text for s in sections if s.key == "closing" and s.text]
+    closing = [s.text for s in sections if s.key in ("denied", "closing") and s.text]
     paras = lead + [
         " ".join(body[i : i + BLOCKS_PER_PARAGRAPH]) for i in range(0, len(body), BLOCKS_PER_PARAGRAPH)
     ]
@@ -280,12 +341,17 @@ def generate_with_llm(graph: CaseGraph, ctx: StepContext, audit: Audit) -> str:
     closing = closing_section(graph, unnamed, plan.closing_history)
     if closing is not None:
         sections.append(closing)
+    denied = [p for p in (r.denied(), r.conditional()) if p is not None and p.text]
+    if denied:  # denied and conditional symptoms are told by the rules backend's own sentences
+        sections.append(Section("denied", "rules", {}, [], [n for p in denied for n in p.nodes],
+                                text=" ".join(p.text for p in denied), by_rules=True))
     owner: dict[str, int] = {}
     for i, sec in enumerate(sections):
         for nid in sec.nodes:
             owner.setdefault(nid, i)
     for sec in sections:
-        sec.text = _generate(ctx, sec)
+        if not sec.by_rules:
+            sec.text = _generate(ctx, sec, graph, plan)
     text = assemble(sections)
     gaps = roundtrip_gaps(graph, text)
     rounds = 0
@@ -294,12 +360,12 @@ def generate_with_llm(graph: CaseGraph, ctx: StepContext, audit: Audit) -> str:
         by_section: dict[int, list[Gap]] = {}
         for g in gaps:
             idx = owner.get(g.node_id)
-            if idx is not None:
+            if idx is not None and not sections[idx].by_rules:
                 by_section.setdefault(idx, []).append(g)
         if not by_section:
             break
         for idx, gs in sorted(by_section.items()):
-            sections[idx].text = _generate(ctx, sections[idx], _feedback(gs))
+            sections[idx].text = _generate(ctx, sections[idx], graph, plan, _feedback(gs))
         text = assemble(sections)
         gaps = roundtrip_gaps(graph, text)
     for g in gaps:
