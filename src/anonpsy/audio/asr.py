@@ -107,6 +107,101 @@ class PocketSphinxRecognizer:
         return words
 
 
+class MoonshineRecognizer:
+    """Moonshine base (English) from the ``moonshine-cpp`` wheel, placed in time by PocketSphinx alignment.
+
+    Each utterance (voiced regions grouped up to ``max_utterance_s``) is transcribed by Moonshine, an
+    encoder-decoder recogniser trained on far more speech than PocketSphinx's model, and its written words are
+    force-aligned to the same audio (:class:`anonpsy.audio.align.Aligner`). When the aligner finds no path
+    (the text does not fit the audio), the utterance's words share its time in proportion to their spoken
+    length, each widened over its neighbours' shares, and ``unaligned`` counts it. Voiced stretches of at
+    least ``second_pass_s`` that no word accounts for (the recogniser stopped early or skipped a phrase) are
+    transcribed and aligned once more on their own; ``second_pass`` counts them.
+    """
+
+    name = "moonshine"
+
+    def __init__(self, *, max_utterance_s: float = 15.0, pad_s: float = 0.15, second_pass_s: float = 0.6) -> None:
+        self._mc = require("moonshine_cpp")
+        from anonpsy.audio.align import Aligner
+
+        self.version = _package_version("moonshine-cpp")
+        self.max_utterance_s = max_utterance_s
+        self.pad_s = pad_s
+        self._model = self._mc.MoonshineModel(language="en", model_type="base")
+        self._aligner = Aligner()
+        self.second_pass_s = second_pass_s
+        self.unaligned = 0
+        self.second_pass = 0
+
+    def text(self, chunk: npt.NDArray[np.float32]) -> str:
+        """Moonshine's transcript of a 16 kHz chunk."""
+        import ctypes
+
+        x = np.ascontiguousarray(chunk, dtype=np.float32)
+        out = ctypes.c_char_p(0)
+        lib = self._mc.moonshine_lib
+        status = lib.moonshine_transcribe(
+            self._model.model_handle, x.ctypes.data_as(ctypes.POINTER(ctypes.c_float)), len(x), ctypes.byref(out)
+        )
+        if status != 0:
+            raise AnonpsyError(A103_TRANSCRIPTION, f"the embedded recogniser failed (status {status})")
+        text = (out.value or b"").decode("utf-8", errors="replace")
+        lib.moonshine_free_text(out)
+        return text
+
+    def _utterance(self, signal: npt.NDArray[np.float32], a: float, b: float) -> list[Word]:
+        total = len(signal) / ANALYSIS_RATE
+        start = max(0.0, a - self.pad_s)
+        end = min(total, b + self.pad_s)
+        chunk = signal[int(start * ANALYSIS_RATE) : math.ceil(end * ANALYSIS_RATE)]
+        if len(chunk) < ANALYSIS_RATE // 10:
+            return []
+        tokens = self.text(chunk).split()
+        if not tokens:
+            return []
+        aligned = self._aligner.align(chunk, tokens)
+        if aligned is None:
+            self.unaligned += 1
+            return _spread(tokens, start, end)
+        return [
+            Word(tokens[al.index], round(start + al.start, 3), round(min(start + al.end, total), 3)) for al in aligned
+        ]
+
+    def transcribe(self, signal: npt.NDArray[np.float32], regions: Sequence[Region]) -> list[Word]:
+        """Transcribe and align each utterance; then once more each voiced stretch no word accounts for."""
+        words: list[Word] = []
+        for a, b in utterances(regions, max_s=self.max_utterance_s):
+            words.extend(self._utterance(signal, a, b))
+        # An encoder-decoder recogniser can stop early and leave a phrase out; what it left out is
+        # transcribed again on its own.
+        from anonpsy.audio.gaps import find_gaps
+
+        for gap in find_gaps(regions, words, min_gap_s=self.second_pass_s):
+            extra = [w for w in self._utterance(signal, gap.start, gap.end) if w.end > gap.start and w.start < gap.end]
+            self.second_pass += 1
+            words.extend(extra)
+        words.sort(key=lambda w: (w.start, w.end))
+        return words
+
+
+def _spread(tokens: Sequence[str], start: float, end: float) -> list[Word]:
+    """Words of an utterance that could not be aligned: each gets its share of the time by spoken length,
+    widened to also cover its neighbours' shares, since the true position is unknown."""
+    from anonpsy.audio.align import spoken_words
+
+    weights = [sum(len(w) for w in spoken_words(t)) for t in tokens]
+    whole = sum(weights) or 1
+    bounds = [start]
+    for k in weights:
+        bounds.append(bounds[-1] + (end - start) * k / whole)
+    out = []
+    for i, (tok, k) in enumerate(zip(tokens, weights, strict=True)):
+        if k:
+            out.append(Word(tok, round(bounds[max(0, i - 1)], 3), round(bounds[min(len(tokens), i + 2)], 3)))
+    return out
+
+
 class _ServerWord(BaseModel):
     model_config = ConfigDict(extra="allow")
 
@@ -192,6 +287,7 @@ def _package_version(name: str) -> str:
 
 
 __all__ = [
+    "MoonshineRecognizer",
     "PocketSphinxRecognizer",
     "Recognizer",
     "ServerRecognizer",
