@@ -6,13 +6,16 @@ The alignment and recogniser tests speak segments with espeak-ng, so each word's
 
 from __future__ import annotations
 
+import itertools
+from typing import Any
+
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from tests.strategies import written_tokens
 
 from anonpsy.audio.align import cardinal, guess_phones, number_words, spoken_words
 from anonpsy.audio.spoken import normalize
-from tests.strategies import written_tokens
 
 
 @pytest.mark.parametrize(
@@ -80,14 +83,14 @@ def test_unaligned_words_cover_their_own_share(tokens: list[str], start: float, 
     if words:
         assert words[0].start == pytest.approx(start, abs=1e-3)
         assert words[-1].end == pytest.approx(end, abs=1e-3)
-    for a, b in zip(words, words[1:], strict=False):
+    for a, b in itertools.pairwise(words):
         assert b.start <= a.end  # neighbours overlap: the true position is unknown
 
 
 # ------------------------------------------------------------------------------------------- with real speech
 
 
-def _spoken(segments: list[str], voice: str = "en-us", speed: int = 160) -> tuple[object, list[tuple[str, float, float]]]:
+def _spoken(segments: list[str], voice: str = "en-us", speed: int = 160) -> tuple[Any, list[tuple[str, float, float]]]:
     """Segments spoken one by one and joined with digital silence (exact zeros) and their true spans."""
     np = pytest.importorskip("numpy")
     from anonpsy.audio.signal import resample
@@ -118,7 +121,7 @@ def test_alignment_places_each_token_inside_its_spoken_segment() -> None:
 
 
 def test_moonshine_recogniser_words_and_times() -> None:
-    pytest.importorskip("moonshine_cpp", reason="needs the audio-moonshine extra: pip install 'anonpsy[audio-moonshine]'")
+    pytest.importorskip("moonshine_cpp", reason="needs the extra: pip install 'anonpsy[audio-moonshine]'")
     from anonpsy.audio.asr import MoonshineRecognizer
     from anonpsy.audio.vad import voiced_regions
 
@@ -133,7 +136,7 @@ def test_moonshine_recogniser_words_and_times() -> None:
               ("five", "zero", "one", "two", "seven")]
     _, a, b = spans[2]
     assert number and all(a - 0.2 <= w.start and w.end <= b + 0.2 for w in number)  # within the default margin
-    assert all(x.start <= y.start for x, y in zip(words, words[1:], strict=False))
+    assert all(x.start <= y.start for x, y in itertools.pairwise(words))
 
 
 @settings(deadline=None)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import example, given
+from tests.strategies import cased_transcripts
 
 from anonpsy.audio.asr import Word
 from anonpsy.audio.detect import proper_noun_hits
-from tests.strategies import cased_transcripts
 
 KNOWN = frozenset({"she", "reports", "low", "mood", "her", "sister", "called", "the", "clinic", "maria", "in",
                    "takes", "mr", "i", "de", "la", "croix", "and", "lives", "with", "started", "is", "a", "esther",
@@ -55,7 +57,7 @@ def test_proper_nouns_need_capitals(words: list[str]) -> None:
 def test_proper_noun_hits_are_ordered_disjoint_and_hold_an_unknown_word(words: list[str]) -> None:
     ws = _words(" ".join(words)) if words else []
     hits = proper_noun_hits(ws, KNOWN)
-    for a, b in zip(hits, hits[1:], strict=False):
+    for a, b in itertools.pairwise(hits):
         assert a.last < b.first
     for h in hits:
         assert 0 <= h.first <= h.last < len(ws)
