@@ -43,3 +43,11 @@ bench-audio:
 # Synthetic questionnaire tables: evaluate on two 564 x 12 tables with 5,000 bootstrap replicates (target <= 30 s).
 bench-tabular:
     python tests/bench/bench_tabular.py
+
+# RecordTwin end to end on MTSamples (needs ../shared/data and the twin extra).
+bench-twin:
+    python tests/bench/bench_twin.py --keep-duplicates
+
+# Masking throughput on the PhysioNet dev half (anonpsy; Presidio beside it with the bench-presidio extra).
+bench-mask:
+    python tests/bench/bench_mask_physionet.py --jobs 2 --callgrind 100

@@ -303,6 +303,39 @@ def feasible_graphs(draw: Any) -> CaseGraph:
     return g
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# RecordTwin tables
+
+#: Concepts of the project's hierarchy with siblings under shared generalisations (SSRIs, benzodiazepines,
+#: anxiety disorders, mood symptoms, vital signs), so that generalisation and local recoding are exercised.
+TWIN_CONCEPTS = [
+    "rx:sertraline", "rx:fluoxetine", "rx:citalopram", "rx:escitalopram", "rx:fluvoxamine", "rx:lorazepam",
+    "rx:clonazepam", "rx:metformin", "rx:lisinopril", "dx:major_depressive_disorder", "dx:panic_disorder",
+    "dx:generalized_anxiety_disorder", "dx:social_anxiety_disorder", "dx:schizophrenia", "sx:depressed_mood",
+    "sx:anhedonia", "sx:insomnia", "sx:excessive_worry", "sx:chest_pain", "test:heart_rate", "test:temperature",
+    "test:tsh", "tx:cbt", "tx:dbt",
+]
+
+
+@st.composite
+def twin_tables(draw: Any, max_docs: int = 40) -> dict[str, frozenset[str]]:
+    """Documents' entity sets for the k-anonymizer: 0..max_docs documents, each 0..8 concepts from
+    :data:`TWIN_CONCEPTS`, with repeated sets likely.
+
+    e.g. {'d0': frozenset({'rx:sertraline', 'sx:insomnia'}), 'd1': frozenset(), 'd2': frozenset({'rx:sertraline',
+    'sx:insomnia'})}
+    """
+    n = draw(st.integers(0, max_docs))
+    base = draw(st.lists(st.frozensets(st.sampled_from(TWIN_CONCEPTS), max_size=8), min_size=1, max_size=6))
+    out: dict[str, frozenset[str]] = {}
+    for i in range(n):
+        if draw(st.booleans()):
+            out[f"d{i}"] = draw(st.sampled_from(base))
+        else:
+            out[f"d{i}"] = draw(st.frozensets(st.sampled_from(TWIN_CONCEPTS), max_size=8))
+    return out
+
+
 # --------------------------------------------------------------------------------------------------- audio
 
 SPOKEN_DIGITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
@@ -399,3 +432,66 @@ def item_matrices(draw: Any, max_rows: int = 30, max_items: int = 6, top: int = 
     n = draw(st.integers(3, max_rows))
     rows = [[draw(st.integers(0, top)) for _ in range(k)] for _ in range(n)]
     return np.asarray(rows, dtype=float)
+
+
+# -- PHI masking: nursing-note-like text and span sets
+
+_NOTE_WORDS = (
+    "DR",
+    "dr.",
+    "son",
+    "DTR",
+    "Mary",
+    "SOUZA",
+    "pt",
+    "aware",
+    "7/22",
+    "'92",
+    "to",
+    "GH",
+    "HOSPITAL",
+    "lives",
+    "in",
+    "PSV",
+    "10/5",
+    "bp",
+    "120/80",
+    "Pager",
+    "#",
+    "40417",
+    "O'Rourke",
+    "Kessler-Adventist",
+    "St.",
+    "x",
+)
+
+
+@st.composite
+def note_texts(draw: Any) -> str:
+    """Short texts mixing nursing shorthand, names, dates and odd characters, in any case."""
+    parts = draw(
+        st.lists(
+            st.one_of(st.sampled_from(_NOTE_WORDS), st.text(min_size=1, max_size=6)),
+            min_size=0,
+            max_size=14,
+        )
+    )
+    seps = draw(
+        st.lists(st.sampled_from([" ", "  ", ", ", ". ", "\n", ": ", "-"]), min_size=len(parts), max_size=len(parts))
+    )
+    text = "".join(p + s for p, s in zip(parts, seps, strict=True))
+    case = draw(st.sampled_from(["keep", "upper", "lower"]))
+    return text.upper() if case == "upper" else text.lower() if case == "lower" else text
+
+
+@st.composite
+def span_sets(draw: Any, length: int, max_size: int = 6) -> list[tuple[int, int]]:
+    """Half-open spans inside a text of ``length`` characters (possibly overlapping)."""
+    if length < 1:
+        return []
+    out = []
+    for _ in range(draw(st.integers(0, max_size))):
+        a = draw(st.integers(0, length - 1))
+        b = draw(st.integers(a + 1, length))
+        out.append((a, b))
+    return out

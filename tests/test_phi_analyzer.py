@@ -32,14 +32,14 @@ PHI_DIR = rules_dir() / "phi"
 RULE_COUNTS = {
     "addresses": 8,
     "ages": 7,
-    "contact": 11,
-    "dates": 13,
+    "contact": 13,
+    "dates": 17,
     "demographics": 7,
     "ids": 21,
-    "locations": 8,
+    "locations": 10,
     "names": 6,
-    "organizations": 6,
-    "safelist": 5,
+    "organizations": 7,
+    "safelist": 6,
 }
 
 # Dataset entity types -> groups of compatible EntityType values.

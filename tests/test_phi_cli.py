@@ -143,9 +143,7 @@ def test_report_and_key_map(tmp_path: Path) -> None:
 
 def test_hash_without_key_is_one_line_error(tmp_path: Path) -> None:
     out = tmp_path / "o.txt"
-    line = _error_line(
-        run(phi_cli.mask, [str(FIX / "phi" / "note.txt"), "--operator", "hash", "-o", str(out)])
-    )
+    line = _error_line(run(phi_cli.mask, [str(FIX / "phi" / "note.txt"), "--operator", "hash", "-o", str(out)]))
     assert line.startswith("M100")
     assert not out.exists()
 
@@ -165,6 +163,35 @@ def test_missing_and_too_large(tmp_path: Path) -> None:
     f = tmp_path / "big.txt"
     f.write_text("Harriet " * 100)
     assert _error_line(run(phi_cli.mask, [str(f)], env={"ANONPSY_MAX_INPUT_BYTES": "100"})).startswith("E107")
+
+
+def test_jobs_keep_input_order_and_surrogates(tmp_path: Path) -> None:
+    """Detection in worker processes changes nothing in the output: same order, same consistent surrogates."""
+    src = tmp_path / "in.jsonl"
+    lines = []
+    for i in range(60):
+        name = NAMES[i % len(NAMES)]
+        lines.append(json.dumps({"id": i, "text": f"{name} called (555) 201-{1000 + i} on 2019-03-{1 + i % 28:02d}."}))
+    src.write_text("\n".join(lines) + "\n")
+    outs = []
+    for jobs in ("1", "2", "3"):
+        out = tmp_path / f"out{jobs}.jsonl"
+        args = [str(src), "--input-format", "jsonl", "--operator", "surrogate", "--jobs", jobs, "-o", str(out)]
+        r = run(phi_cli.mask, args, key=True)
+        assert r.exit_code == 0, r.output
+        outs.append(out.read_text())
+    assert outs[0] == outs[1] == outs[2]
+    assert [json.loads(x)["id"] for x in outs[1].splitlines()] == list(range(60))
+
+
+def test_jobs_report_a_bad_line_by_number_and_leave_no_output(tmp_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    good = [json.dumps({"id": i, "text": "Harriet Vossberg"}) for i in range(20)]
+    src.write_text("\n".join([*good, '{"id": 21, "no_text": 1}', *good]) + "\n")
+    out = tmp_path / "out.jsonl"
+    line = _error_line(run(phi_cli.mask, [str(src), "--input-format", "jsonl", "--jobs", "2", "-o", str(out)]))
+    assert line.startswith("E108") and "in.jsonl:21" in line
+    assert not out.exists()
 
 
 def test_bad_jsonl_line_leaves_no_output(tmp_path: Path) -> None:

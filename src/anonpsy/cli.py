@@ -246,3 +246,4 @@ from anonpsy.tabular.cli import tabular as _tabular  # noqa: E402
 
 main.add_command(_tabular)
 from anonpsy.audio import cli as _audio_cli  # noqa: E402, F401
+from anonpsy.twin import cli as _twin_cli  # noqa: E402, F401

@@ -11,6 +11,7 @@ reuse.
 
 from __future__ import annotations
 
+import bisect
 import functools
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
@@ -20,6 +21,10 @@ from typing import Any
 from anonpsy.errors import R100_RULE_SCHEMA, AnonpsyError
 from anonpsy.paths import rules_dir
 from anonpsy.phi.recognizers import (
+    CLINICAL,
+    COMMON,
+    DIGIT_RUN,
+    STOP,
     GazetteerFile,
     GazetteerRecognizer,
     NameRecognizer,
@@ -34,10 +39,18 @@ from anonpsy.phi.recognizers import (
     faker_names,
     is_year_only,
 )
-from anonpsy.phi.safelist import build_safelist, load_lexicons
+from anonpsy.phi.safelist import build_safelist, clinical_words, load_lexicons
 from anonpsy.phi.spans import Span, resolve_overlaps
+from anonpsy.phi.tokens import TextView, core_span, spaced_key
 from anonpsy.phi.types import AGE_SAFE_HARBOR_LIMIT, HIPAA_MAP, TYPE_PRIORITY, EntityType
 from anonpsy.yamlio import load_yaml
+
+#: A name, place or institution found with at least this score lends its distinctive words to their other
+#: mentions in the same text, which get :data:`PROPAGATE_SCORE`.
+PROPAGATE_FROM = 0.7
+PROPAGATE_SCORE = 0.6
+_PROPAGATED_TYPES = frozenset({"PERSON", "LOCATION", "ORGANIZATION"})
+_NOT_DISTINCTIVE = COMMON | CLINICAL | STOP
 
 PHI_KINDS = ("phi_patterns", "phi_names", "phi_gazetteer", "phi_safelist")
 _TYPE_VALUES = frozenset(t.value for t in EntityType)
@@ -67,6 +80,9 @@ class Analyzer:
     safelist: Safelist
     suppressible: frozenset[str]
     rule_ids: frozenset[str]
+    anchor_words: Any = None  # Aho-Corasick automaton: anchor word -> ((recognizer index, length), ...)
+    anchor_tokens: Any = None  # automaton over TextView.spaced: whole-word anchor -> (recognizer indexes)
+    digit_gated: bool = False  # some rule is anchored on digit runs
 
     @classmethod
     def from_docs(cls, docs: Iterable[Mapping[str, Any]], rules_root: Path | None = None) -> Analyzer:
@@ -98,16 +114,15 @@ class Analyzer:
             except (ValueError, KeyError) as exc:  # pydantic ValidationError and re.error are ValueErrors
                 raise AnonpsyError(
                     R100_RULE_SCHEMA,
-                    f"PHI rule document {i} ({kind}) is invalid: {type(exc).__name__}; "
-                    "run `anonpsy rules check`",
+                    f"PHI rule document {i} ({kind}) is invalid: {type(exc).__name__}; run `anonpsy rules check`",
                 ) from None
-        names = NameRecognizer.from_rules(name_rules)
-        first, last = faker_names(tuple(loc for r in name_rules for loc in r.locales))
-        ambiguous = common_english_words() | first | last | names.stop
-        gazetteer = GazetteerRecognizer.from_rules(gaz_rules, frozenset(ambiguous))
         lexicon_names = {r.from_lexicon for r in safe_rules if r.from_lexicon}
         lexicons = load_lexicons(rules_root or rules_dir(), sorted(lexicon_names))
         safelist = build_safelist(safe_rules, lexicons)
+        names = NameRecognizer.from_rules(name_rules, clinical_words(safe_rules, lexicons))
+        first, last = faker_names(tuple(loc for r in name_rules for loc in r.locales))
+        ambiguous = common_english_words() | first | last | names.stop
+        gazetteer = GazetteerRecognizer.from_rules(gaz_rules, frozenset(ambiguous), names)
         suppressible = frozenset(t.value for r in safe_rules for t in r.suppresses)
         return cls(
             tuple(patterns),
@@ -117,6 +132,9 @@ class Analyzer:
             safelist,
             suppressible,
             frozenset(ids),
+            _anchor_automaton(patterns),
+            _token_automaton(patterns),
+            any(p.min_digit_run for p in patterns),
         )
 
     def __repr__(self) -> str:
@@ -127,21 +145,45 @@ class Analyzer:
         """The analyzer for the project's rules directory (cached)."""
         return _default_analyzer(str(rules_dir()))
 
-    def candidates(self, text: str) -> list[Span]:
+    def candidates(self, text: str, view: TextView | None = None) -> list[Span]:
         """Every recognizer hit before safe-listing, thresholding and overlap resolution."""
         out: list[Span] = []
-        folded = text.lower()
-        if len(folded) != len(text):  # a few characters change length when lower-cased; keep offsets exact
-            folded = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
-        for rec in self.patterns:
-            out.extend(rec.find(text, folded))
-        for i, start, end in self.terms.find(text):
+        view = view if view is not None else TextView(text)
+        folded = view.folded
+        # One automaton pass finds the anchor words of every rule; a rule whose anchors are absent is skipped.
+        word_hits: dict[int, list[tuple[int, int]]] = {}
+        if self.anchor_words is not None and len(self.anchor_words):
+            for end, found in self.anchor_words.iter(folded):
+                for idx, length in found:
+                    word_hits.setdefault(idx, []).append((end + 1 - length, end + 1))
+        if self.anchor_tokens is not None and len(self.anchor_tokens):
+            for end, (key, found_idx) in self.anchor_tokens.iter(view.spaced):
+                hit = core_span(end, key)
+                for idx in found_idx:
+                    word_hits.setdefault(idx, []).append(hit)
+        # Digit runs, found once, anchor the rules whose every match holds a run of some length.
+        runs = [m.span() for m in DIGIT_RUN.finditer(text)] if self.digit_gated else []
+        for idx, rec in enumerate(self.patterns):
+            if rec.min_digit_run:
+                need = rec.min_digit_run
+                gated = [r for r in runs if r[1] - r[0] >= need]
+                if not gated:
+                    continue
+                word_hits.setdefault(idx, []).extend(gated)
+            if rec.anchor_words or rec.anchor_tokens or rec.min_digit_run:
+                hits = word_hits.get(idx, [])
+                if not hits and rec.anchor is None:
+                    continue
+                out.extend(rec.find(text, folded, hits))
+            else:
+                out.extend(rec.find(text, folded))
+        for i, start, end in self.terms.find(text, view):
             rec = self.patterns[i]
             span = rec.emit(text, start, end, rec.terms_score)
             if span is not None:
                 out.append(span)
-        out.extend(self.names.find(text))
-        out.extend(self.gazetteer.find(text))
+        out.extend(self.names.find(view))
+        out.extend(self.gazetteer.find(view))
         return out
 
     def analyze(
@@ -157,7 +199,8 @@ class Analyzer:
         a phone number is never reported as a shorter ZIP code when only ZIP codes are asked for).
         """
         kept: list[Span] = []
-        candidates = self.candidates(text)
+        view = TextView(text)
+        candidates = self.candidates(text, view)
         # A gazetteer hit on a name that is also a person name fired only with a place word before it ("in
         # Jordan"); the bare dictionary guess of a person on the very same characters yields to it.
         places = {(s.start, s.end) for s in candidates if s.recognizer in self.gazetteer.rule_ids}
@@ -169,11 +212,49 @@ class Analyzer:
             if span.type in self.suppressible and self.safelist.suppresses(text, span):
                 continue
             kept.append(span)
+        kept.extend(
+            span
+            for span in self._propagate(view, kept)
+            if not (span.type in self.suppressible and self.safelist.suppresses(text, span))
+        )
         resolved = resolve_overlaps(kept, TYPE_PRIORITY)
         if entities is not None:
             wanted = {str(e) for e in entities}
             resolved = [s for s in resolved if s.type in wanted]
         return resolved
+
+    def _propagate(self, view: TextView, found: list[Span]) -> list[Span]:
+        """Other mentions, in the same text, of a distinctive word of a name, place or institution found with a
+        cue ("AT CALVERT-" after "CALVERT HOSPITAL", "suzette" after "dtr suzette").
+
+        Only words that no English dictionary, clinical list or stop list has are carried over (never "harbor"
+        or "hospital"), and only from spans scored at least :data:`PROPAGATE_FROM`.
+        """
+        sources: dict[str, Span] = {}
+        covered: set[int] = set()
+        starts, ends, words = view.starts, view.ends, view.words
+        for span in found:
+            i = bisect.bisect_right(ends, span.start)
+            distinctive = span.type in _PROPAGATED_TYPES and span.score >= PROPAGATE_FROM
+            while i < len(starts) and starts[i] < span.end:
+                covered.add(i)
+                w = words[i]
+                if (
+                    distinctive
+                    and len(w) >= 3
+                    and not self.names._cls(w) & _NOT_DISTINCTIVE
+                    and w not in self.gazetteer.heads
+                    and w not in self.names.cue_words
+                ):
+                    sources.setdefault(w, span)
+                i += 1
+        out: list[Span] = []
+        positions = view.positions if sources else {}
+        for w, src in sources.items():
+            for i in positions.get(w, ()):
+                if i not in covered:
+                    out.append(Span(starts[i], ends[i], src.type, "rule", PROPAGATE_SCORE, src.recognizer))
+        return out
 
     def safe_harbor_category(self, span: Span, text: str) -> str | None:
         """The Safe Harbor category a span falls in, given its value, or None.
@@ -194,14 +275,44 @@ class Analyzer:
         return category
 
 
+def _anchor_automaton(patterns: Iterable[PatternRecognizer]) -> Any:
+    """An Aho-Corasick automaton of every rule's anchor words, each mapped to (rule index, word length)."""
+    import ahocorasick
+
+    table: dict[str, list[tuple[int, int]]] = {}
+    for idx, rec in enumerate(patterns):
+        for word in dict.fromkeys(rec.anchor_words):
+            table.setdefault(word, []).append((idx, len(word)))
+    auto = ahocorasick.Automaton()
+    for word, found in table.items():
+        auto.add_word(word, tuple(found))
+    if table:
+        auto.make_automaton()
+    return auto
+
+
+def _token_automaton(patterns: Iterable[PatternRecognizer]) -> Any:
+    """An automaton over :attr:`TextView.spaced` of every rule's whole-word anchors -> (key, rule indexes)."""
+    import ahocorasick
+
+    table: dict[str, list[int]] = {}
+    for idx, rec in enumerate(patterns):
+        for phrase in dict.fromkeys(rec.anchor_tokens):
+            table.setdefault(spaced_key(phrase), []).append(idx)
+    auto = ahocorasick.Automaton()
+    for key, found in table.items():
+        auto.add_word(key, (key, tuple(found)))
+    if table:
+        auto.make_automaton()
+    return auto
+
+
 @functools.lru_cache(maxsize=4)
 def _default_analyzer(root: str) -> Analyzer:
     return Analyzer.from_docs((doc for _, doc in load_phi_docs(Path(root))), Path(root))
 
 
-def analyze(
-    text: str, *, entities: Collection[str] | None = None, score_threshold: float = 0.5
-) -> list[Span]:
+def analyze(text: str, *, entities: Collection[str] | None = None, score_threshold: float = 0.5) -> list[Span]:
     """Find PHI in ``text`` with the default rules; see :meth:`Analyzer.analyze`."""
     return Analyzer.default().analyze(text, entities=entities, score_threshold=score_threshold)
 

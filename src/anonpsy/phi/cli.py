@@ -10,12 +10,14 @@ record for JSONL) are refused.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -33,6 +35,7 @@ from anonpsy.errors import (
     AnonpsyError,
 )
 from anonpsy.phi.operators import OPERATOR_NAMES, Operator, build_operator, load_key
+from anonpsy.phi.pipeline import POLICIES
 from anonpsy.yamlio import write_atomic
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -197,9 +200,7 @@ _LLM_OPTIONS = [
         help="A chunk the model could not check: fail the document, or mask the chunk wholesale.",
     ),
     click.option("--chunk-words", type=int, default=150, show_default=True, help="Words per LLM chunk."),
-    click.option(
-        "--overlap", type=int, default=30, show_default=True, help="Words shared by consecutive chunks."
-    ),
+    click.option("--overlap", type=int, default=30, show_default=True, help="Words shared by consecutive chunks."),
     click.option("--passes", type=int, default=2, show_default=True, help="LLM passes per chunk."),
 ]
 
@@ -212,9 +213,7 @@ def _llm_options(fn: F) -> F:
 
 @click.command("mask")
 @click.argument("input_path", metavar="IN")
-@click.option(
-    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Output file (default stdout)."
-)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Output file (default stdout).")
 @click.option(
     "--operator",
     "operator_name",
@@ -255,11 +254,20 @@ def _llm_options(fn: F) -> F:
 )
 @click.option(
     "--policy",
-    type=click.Choice(["safe-harbor", "all"]),
-    default="safe-harbor",
+    type=click.Choice(list(POLICIES)),
+    default="identifiers",
     show_default=True,
-    help="safe-harbor: HIPAA Safe Harbor identifiers judged by value (ages over 89, dates finer than a year, "
+    help="identifiers: every direct identifier at every granularity (dates down to a bare year, places up to "
+    "states and countries, institutions, ages over 89), as de-identification gold standards mark them; "
+    "safe-harbor: HIPAA Safe Harbor identifiers judged by value (ages over 89, dates finer than a year, "
     "places below state level, institutions); all: every detected span, quasi-identifiers included.",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(1, 256),
+    default=1,
+    show_default=True,
+    help="Worker processes detecting identifiers in JSONL input (output keeps the input order).",
 )
 @_llm_options
 @_handle_errors
@@ -279,12 +287,15 @@ def mask(
     overlap: int,
     passes: int,
     policy: str,
+    jobs: int,
 ) -> None:
     """Detect identifiers in IN (a text file, or - for stdin) and replace them.
 
     Text input gives the masked text. JSONL input gives one JSON line per record with the masked `text` and
-    its `spans` (`start`/`end` in the input, `out_start`/`out_end` in the output, `type`, `source`), streamed
-    in one process. `hash`, `dateshift` and `surrogate` need an HMAC key ($ANONPSY_HMAC_KEY or a key file).
+    its `spans` (`start`/`end` in the input, `out_start`/`out_end` in the output, `type`, `source`), streamed;
+    with `--jobs N` the rule detection runs in N worker processes while this process replaces the spans in
+    input order (so surrogates stay consistent and the output order is the input order). `hash`, `dateshift`
+    and `surrogate` need an HMAC key ($ANONPSY_HMAC_KEY or a key file).
 
     \b
     Example:
@@ -294,9 +305,7 @@ def mask(
     from anonpsy.phi.pipeline import mask_text
 
     if (report_path or key_map) and operator_name != "surrogate":
-        raise AnonpsyError(
-            E109_BAD_OPTION, "--report and --key-map apply only to --operator surrogate", "--report"
-        )
+        raise AnonpsyError(E109_BAD_OPTION, "--report and --key-map apply only to --operator surrogate", "--report")
     if input_format == "text":
         text = read_input(input_path)  # input errors come before key and model errors
     operator, vault = _operator(operator_name, key_file, vault_path)
@@ -319,34 +328,20 @@ def mask(
             )
             _emit(result.text, output)
         else:
+            settings = _MaskSettings(operator, patient_id, detector, on_llm_failure, policy)
+            whole = jobs > 1 and vault is None and detector is None and _can_fork()
             with _atomic_stream(output) as out:
-                for n, line in _iter_lines(input_path):
-                    where = f"{_name(input_path)}:{n}"
-                    try:
-                        rec = json.loads(line)
-                    except json.JSONDecodeError:
-                        raise AnonpsyError(E108_MALFORMED_JSON, "line is not valid JSON", where) from None
-                    if not isinstance(rec, dict) or not isinstance(rec.get("text"), str):
-                        raise AnonpsyError(E108_MALFORMED_JSON, 'each line needs a "text" string', where)
-                    doc_id = str(rec.get("id", n))
-                    pid = rec.get("patient_id", patient_id)
-                    result = mask_text(
-                        rec["text"],
-                        operator=operator,
-                        patient_id=None if pid is None else str(pid),
-                        llm=detector,
-                        on_llm_failure=on_llm_failure,  # type: ignore[arg-type]
-                        document_id=doc_id,
-                        policy=policy,  # type: ignore[arg-type]
-                    )
-                    row = {
-                        "id": rec.get("id", n),
-                        "text": result.text,
-                        "spans": [s.as_dict() for s in result.spans],
-                    }
-                    out.write(json.dumps(row, ensure_ascii=False) + "\n")
-                    if vault is not None and n % 1000 == 0:
-                        vault.commit()
+                if whole:
+                    # Stateless operators: the workers mask whole records; this process writes them in order.
+                    with _masked_lines(input_path, jobs, settings) as lines:
+                        for line_out in lines:
+                            out.write(line_out)
+                else:
+                    with _detections(input_path, jobs, detector is None) as records:
+                        for n, rec, found in records:
+                            out.write(_mask_record(n, rec, settings, found))
+                            if vault is not None and n % 1000 == 0:
+                                vault.commit()
         if report_path is not None and relex is not None:
             write_atomic(report_path, relex.report_json(include_values=key_map))
         ok = True
@@ -357,14 +352,169 @@ def mask(
             client.close()
 
 
+@dataclass(frozen=True)
+class _MaskSettings:
+    """What masking one JSONL record needs besides the record."""
+
+    operator: Operator
+    patient_id: str | None
+    detector: Any
+    on_llm_failure: str
+    policy: str
+
+
+def _mask_record(n: int, rec: dict[str, Any], settings: _MaskSettings, found: list[Any] | None) -> str:
+    """The output JSON line of one record (``found``: rule spans detected elsewhere, or None)."""
+    from anonpsy.phi.pipeline import mask_text
+
+    pid = rec.get("patient_id", settings.patient_id)
+    result = mask_text(
+        rec["text"],
+        operator=settings.operator,
+        patient_id=None if pid is None else str(pid),
+        llm=settings.detector,
+        on_llm_failure=settings.on_llm_failure,  # type: ignore[arg-type]
+        document_id=str(rec.get("id", n)),
+        policy=settings.policy,  # type: ignore[arg-type]
+        analyzer=None if found is None else _given(found),
+    )
+    row = {"id": rec.get("id", n), "text": result.text, "spans": [s.as_dict() for s in result.spans]}
+    return json.dumps(row, ensure_ascii=False) + "\n"
+
+
+def _can_fork() -> bool:
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+#: The settings forked workers mask with (set by the parent right before it forks them).
+_WORKER_SETTINGS: _MaskSettings | None = None
+
+
+def _mask_line(item: tuple[int, str, str]) -> tuple[str | None, tuple[str, str, str | None] | None]:
+    """Worker: parse and mask one JSONL line with the inherited settings (errors come back as data)."""
+    n, line, source = item
+    assert _WORKER_SETTINGS is not None
+    try:
+        rec = _parse_record(n, line, source)
+    except AnonpsyError as err:
+        return None, (err.code, err.message, err.location)
+    return _mask_record(n, rec, _WORKER_SETTINGS, None), None
+
+
+@contextmanager
+def _masked_lines(input_path: str, jobs: int, settings: _MaskSettings) -> Iterator[Iterator[str]]:
+    """Output lines in input order, masked by ``jobs`` forked worker processes."""
+    import multiprocessing
+
+    global _WORKER_SETTINGS
+    source = _name(input_path)
+    _warm_worker()  # load the rules once here; forked workers share them
+    _WORKER_SETTINGS = settings
+    gc.freeze()  # keep the collector off the shared rule tables, so forked pages stay shared
+    pool = multiprocessing.get_context("fork").Pool(jobs)
+    try:
+
+        def results() -> Iterator[str]:
+            items = ((n, line, source) for n, line in _iter_lines(input_path))
+            for line_out, error in pool.imap(_mask_line, items, chunksize=16):
+                if error is not None:
+                    raise AnonpsyError(*error)
+                assert line_out is not None
+                yield line_out
+
+        yield results()
+    finally:
+        pool.terminate()
+        pool.join()
+        gc.unfreeze()
+        _WORKER_SETTINGS = None
+
+
+def _given(spans: list[Any]) -> Callable[[str], list[Any]]:
+    """An analyzer that returns spans found elsewhere (by a worker process)."""
+
+    def analyzer(_text: str) -> list[Any]:
+        return spans
+
+    return analyzer
+
+
+def _parse_record(n: int, line: str, source: str) -> dict[str, Any]:
+    """One JSONL record with a "text" string, or an E108 error naming the line."""
+    where = f"{source}:{n}"
+    try:
+        rec = json.loads(line)
+    except json.JSONDecodeError:
+        raise AnonpsyError(E108_MALFORMED_JSON, "line is not valid JSON", where) from None
+    if not isinstance(rec, dict) or not isinstance(rec.get("text"), str):
+        raise AnonpsyError(E108_MALFORMED_JSON, 'each line needs a "text" string', where)
+    return rec
+
+
+_SpanTuple = tuple[int, int, str, str, float, str]
+
+
+def _detect_line(
+    item: tuple[int, str, str],
+) -> tuple[int, Any, list[_SpanTuple] | None, tuple[str, str, str | None] | None]:
+    """Worker: parse one JSONL line and run the rule analyzer on its text (errors come back as data)."""
+    from anonpsy.phi import pipeline
+
+    n, line, source = item
+    try:
+        rec = _parse_record(n, line, source)
+    except AnonpsyError as err:
+        return n, None, None, (err.code, err.message, err.location)
+    found = pipeline.default_analyzer(rec["text"])
+    spans = [(s.start, s.end, s.type, s.source, s.score, s.recognizer) for s in found]
+    return n, rec, spans, None
+
+
+def _warm_worker() -> None:
+    from anonpsy.phi.analyzer import Analyzer
+
+    Analyzer.default()
+
+
+@contextmanager
+def _detections(
+    input_path: str, jobs: int, parallel_ok: bool
+) -> Iterator[Iterator[tuple[int, dict[str, Any], list[Any] | None]]]:
+    """``(line number, record, rule spans or None)`` in input order; rule spans come from ``jobs`` worker
+    processes when more than one is asked for (None: the caller runs the analyzer itself)."""
+    source = _name(input_path)
+    if jobs <= 1 or not parallel_ok:
+        yield ((n, _parse_record(n, line, source), None) for n, line in _iter_lines(input_path))
+        return
+    import multiprocessing
+
+    from anonpsy.phi.spans import Span
+
+    _warm_worker()  # load the rules once here; forked workers share them
+    methods = multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
+    pool = ctx.Pool(jobs, initializer=_warm_worker)
+    try:
+
+        def results() -> Iterator[tuple[int, dict[str, Any], list[Any] | None]]:
+            items = ((n, line, source) for n, line in _iter_lines(input_path))
+            for n, rec, spans, error in pool.imap(_detect_line, items, chunksize=8):
+                if error is not None:
+                    raise AnonpsyError(*error)
+                yield n, rec, [Span(*s) for s in spans or ()]
+
+        yield results()
+    finally:
+        pool.terminate()
+        pool.join()
+
+
 @click.command("mask-record")
 @click.argument("record_path", metavar="RECORD")
-@click.option(
-    "--schema", "schema_name", required=True, help="Record schema name (schemas/records/<NAME>.json)."
-)
-@click.option(
-    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Output file (default stdout)."
-)
+@click.option("--schema", "schema_name", required=True, help="Record schema name (schemas/records/<NAME>.json).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Output file (default stdout).")
 @click.option(
     "--format",
     "fmt",
@@ -386,9 +536,7 @@ def mask(
     help="Surrogate vault for --operator surrogate.",
 )
 @click.option("--patient-id", help="Patient id keying date shifts in free-text fields.")
-@click.option(
-    "--key-file", type=click.Path(dir_okay=False, path_type=Path), help="File holding the HMAC secret."
-)
+@click.option("--key-file", type=click.Path(dir_okay=False, path_type=Path), help="File holding the HMAC secret.")
 @_handle_errors
 def mask_record(
     record_path: str,
@@ -421,9 +569,7 @@ def mask_record(
         suffix = Path(record_path).suffix.lower().lstrip(".")
         fmt = suffix if suffix in ("json", "jsonl", "csv") else "json"
     records, header = parse_records(text, fmt, schema)  # type: ignore[arg-type]
-    hasher = (
-        HashOperator(load_key(key_file=key_file, purpose="shouldHash fields")) if schema.uses_hash else None
-    )
+    hasher = HashOperator(load_key(key_file=key_file, purpose="shouldHash fields")) if schema.uses_hash else None
     operator, vault = _operator(operator_name, key_file, vault_path)
     ok = False
     try:
@@ -449,10 +595,23 @@ def mask_record(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["jsonl", "brat", "asq", "presidio"]),
+    type=click.Choice(["jsonl", "brat", "asq", "presidio", "physionet"]),
     default="jsonl",
     show_default=True,
-    help="Format of GOLD.",
+    help="Format of GOLD (physionet: the deid corpus directory with id.text and id-phi.phrase).",
+)
+@click.option(
+    "--metrics",
+    type=click.Choice(["matching", "coverage"]),
+    help="matching: entity matching P/R/F1; coverage: characters of each gold span hidden, documents that "
+    "still leak, and the deid stat.pm figures (default: coverage for physionet, else matching).",
+)
+@click.option(
+    "--policy",
+    type=click.Choice(list(POLICIES)),
+    default="identifiers",
+    show_default=True,
+    help="Masking policy of the predictions made here (without PRED); see `anonpsy mask --help`.",
 )
 @click.option(
     "--json",
@@ -466,6 +625,8 @@ def mask_eval(
     gold_path: Path,
     pred_path: Path | None,
     fmt: str,
+    metrics: str | None,
+    policy: str,
     json_path: Path | None,
     llm_profile: str | None,
     on_llm_failure: str,
@@ -475,38 +636,54 @@ def mask_eval(
 ) -> None:
     """Score PHI detection against a gold corpus.
 
-    Precision, recall and F1 (lenient and strict, type-agnostic and type-aware), token recall and
-    all-or-nothing recall per document and per type.
+    Matching metrics: precision, recall and F1 (lenient and strict, type-agnostic and type-aware), token
+    recall and all-or-nothing recall per document and per type. Coverage metrics: entity recall (a gold span
+    counts when at least half its characters are masked), strict recall (all of them), precision (predicted
+    spans overlapping a gold span), character-level figures, document all-or-nothing, per gold label, the
+    documents that still leak by label, and the figures of the PhysioNet deid package's stat.pm.
 
     PRED is span JSONL as written by `anonpsy mask --input-format jsonl` (spans in input offsets), or a BRAT
     directory; without PRED, the rule analyzer (and the model with --llm) runs on the gold texts.
 
     \b
     Example:
-      anonpsy mask-eval ../shared/data/asq-phi-dev/queries.txt --format asq --json asq-metrics.json
+      anonpsy mask-eval ../shared/data/physionet-deid-dev --format physionet --json physionet.json
     """
     from rich.console import Console
 
     from anonpsy.phi import evaluate as ev
-    from anonpsy.phi import readers
+    from anonpsy.phi import readers, scoring
 
     gold = _read_docs(gold_path, fmt)
     if pred_path is None:
-        preds = _predict(gold, llm_profile, on_llm_failure, chunk_words, overlap, passes)
+        preds = _predict(gold, llm_profile, on_llm_failure, chunk_words, overlap, passes, policy)
     elif pred_path.is_dir():
         preds = readers.read_brat_dir(pred_path)
     else:
-        preds = readers.parse_span_jsonl(
-            read_input(str(pred_path)), source=pred_path.name, check_bounds=False
-        )
-    report = ev.evaluate(gold, preds)
-    data = json.dumps(report.as_dict(), indent=2) + "\n"
+        preds = readers.parse_span_jsonl(read_input(str(pred_path)), source=pred_path.name, check_bounds=False)
+    if (metrics or ("coverage" if fmt == "physionet" else "matching")) == "coverage":
+        cov = scoring.score_coverage(gold, preds)
+        stat = scoring.deid_stat(gold, preds)
+        payload = cov.as_dict()
+        payload["deid_stat"] = {
+            "true_positives": stat.true_positives,
+            "false_positives": stat.false_positives,
+            "false_negatives": stat.false_negatives,
+            "sensitivity": stat.sensitivity,
+            "ppv": stat.ppv,
+        }
+        table = scoring.render_coverage(cov, stat)
+    else:
+        report = ev.evaluate(gold, preds)
+        payload = report.as_dict()
+        table = ev.render_table(report)
+    data = json.dumps(payload, indent=2) + "\n"
     if json_path is not None and str(json_path) == "-":
         click.echo(data, nl=False)
         return
     if json_path is not None:
         write_atomic(json_path, data)
-    Console(width=110).print(ev.render_table(report))
+    Console(width=120).print(table)
 
 
 def _read_docs(path: Path, fmt: str) -> list[Any]:
@@ -514,10 +691,12 @@ def _read_docs(path: Path, fmt: str) -> list[Any]:
 
     if fmt == "brat":
         if not path.is_dir():
-            raise AnonpsyError(
-                E100_MISSING_FILE, "BRAT gold must be a directory of .txt/.ann files", path.name
-            )
+            raise AnonpsyError(E100_MISSING_FILE, "BRAT gold must be a directory of .txt/.ann files", path.name)
         return readers.read_brat_dir(path)
+    if fmt == "physionet":
+        if not path.exists():
+            raise AnonpsyError(E100_MISSING_FILE, "PhysioNet corpus not found", path.name)
+        return readers.read_physionet(path)
     text = read_input(str(path))
     if fmt == "asq":
         return readers.parse_asq(text, source=path.name)
@@ -527,7 +706,13 @@ def _read_docs(path: Path, fmt: str) -> list[Any]:
 
 
 def _predict(
-    gold: list[Any], llm_profile: str | None, on_llm_failure: str, chunk_words: int, overlap: int, passes: int
+    gold: list[Any],
+    llm_profile: str | None,
+    on_llm_failure: str,
+    chunk_words: int,
+    overlap: int,
+    passes: int,
+    policy: str = "identifiers",
 ) -> list[Any]:
     from anonpsy.phi.operators import MaskOperator
     from anonpsy.phi.pipeline import mask_text
@@ -546,10 +731,9 @@ def _predict(
                 llm=detector,
                 document_id=doc.id,
                 on_llm_failure=on_llm_failure,  # type: ignore[arg-type]
+                policy=policy,  # type: ignore[arg-type]
             )
-            out.append(
-                Document(doc.id, doc.text, tuple(GoldSpan(s.start, s.end, s.type) for s in result.spans))
-            )
+            out.append(Document(doc.id, doc.text, tuple(GoldSpan(s.start, s.end, s.type) for s in result.spans)))
         return out
     finally:
         if client is not None:

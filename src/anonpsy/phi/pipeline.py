@@ -93,9 +93,7 @@ def _cover(regions: list[tuple[int, int]], spans: Sequence[Span]) -> list[tuple[
     return out
 
 
-def apply_operator(
-    text: str, spans: Sequence[Span], operator: Operator, ctx: MaskContext | None = None
-) -> MaskResult:
+def apply_operator(text: str, spans: Sequence[Span], operator: Operator, ctx: MaskContext | None = None) -> MaskResult:
     """Replace disjoint ``spans`` of ``text`` with ``operator`` (``UNCHECKED`` spans: ``[UNCHECKED]``)."""
     ordered = sorted(spans, key=lambda s: (s.start, s.end))
     for a, b in itertools.pairwise(ordered):
@@ -114,9 +112,7 @@ def apply_operator(
         pieces.append(gap)
         length += len(gap)
         pieces.append(rep)
-        out.append(
-            MaskedSpan(s.start, s.end, s.type, s.source, length, length + len(rep), s.score, s.recognizer)
-        )
+        out.append(MaskedSpan(s.start, s.end, s.type, s.source, length, length + len(rep), s.score, s.recognizer))
         length += len(rep)
         pos = s.end
     pieces.append(text[pos:])
@@ -131,7 +127,8 @@ def apply_operator(
     return MaskResult("".join(pieces), tuple(out), stats)
 
 
-Policy = Literal["all", "safe-harbor"]
+Policy = Literal["all", "identifiers", "safe-harbor"]
+POLICIES: tuple[str, ...] = ("identifiers", "safe-harbor", "all")
 #: Institution names are not one of the 18 Safe Harbor identifiers by type, but they name a place of care below
 #: state level, which is.
 _INSTITUTION_TYPES = frozenset({"ORGANIZATION", "PHARMACY"})
@@ -141,6 +138,28 @@ def _safe_harbor_keep(span: Span, text: str) -> bool:
     from anonpsy.phi.analyzer import safe_harbor_category
 
     return span.type in _INSTITUTION_TYPES or safe_harbor_category(span, text) is not None
+
+
+def _identifier_keep(span: Span, text: str) -> bool:
+    """Direct identifiers at every granularity (years, states and countries too) and institutions; ages only
+    over 89; no quasi-identifier (occupation, race, ethnicity, marital status, parenthood)."""
+    from anonpsy.phi.recognizers import age_over_limit
+    from anonpsy.phi.types import AGE_SAFE_HARBOR_LIMIT, QUASI_IDENTIFIER_TYPES
+
+    if span.type == "AGE":
+        return age_over_limit(text[span.start : span.end], AGE_SAFE_HARBOR_LIMIT)
+    return span.type in _INSTITUTION_TYPES or span.type not in QUASI_IDENTIFIER_TYPES
+
+
+def keep_for_policy(spans: Sequence[Span], text: str, policy: Policy) -> list[Span]:
+    """The spans a policy replaces (see :func:`mask_text`); an unknown policy is a ValueError."""
+    if policy == "all":
+        return list(spans)
+    if policy == "identifiers":
+        return [s for s in spans if _identifier_keep(s, text)]
+    if policy == "safe-harbor":
+        return [s for s in spans if _safe_harbor_keep(s, text)]
+    raise ValueError(f"policy must be one of {', '.join(POLICIES)}")
 
 
 def mask_text(
@@ -159,9 +178,12 @@ def mask_text(
     """Detect and replace the identifiers of one text.
 
     ``policy`` chooses what is replaced: ``"all"`` every detected span (quasi-identifiers such as ages up to 89,
-    occupations, race and ethnicity included); ``"safe-harbor"`` only HIPAA Safe Harbor identifiers, judged by
-    value (ages over 89, dates more specific than a year, places below state level, …) plus institution names,
-    which reveal a place of care below state level.
+    occupations, race and ethnicity included); ``"identifiers"`` every direct identifier at every granularity
+    (dates down to a bare year, places up to states and countries, institutions, ages over 89), as the
+    PhysioNet and i2b2 de-identification standards annotate them, without quasi-identifiers;
+    ``"safe-harbor"`` only HIPAA Safe Harbor identifiers, judged by value (ages over 89, dates more specific
+    than a year, places below state level, …) plus institution names, which reveal a place of care below
+    state level.
 
     ``operator`` is an :class:`~anonpsy.phi.operators.Operator` or its name (keyed operators then take
     ``key``, or the key from the environment). ``llm`` is an :class:`~anonpsy.phi.llm_detect.LLMDetector` or a
@@ -186,18 +208,14 @@ def mask_text(
         found.extend(detection.spans)
         failed = _merge_regions([(c.start, c.end) for c in detection.failed])
         llm_stats = dict(detection.stats)
-    spans = resolve_overlaps(found, TYPE_PRIORITY)
-    if policy == "safe-harbor":
-        spans = [s for s in spans if _safe_harbor_keep(s, text)]
-    elif policy != "all":
-        raise ValueError("policy must be 'all' or 'safe-harbor'")
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {', '.join(POLICIES)}")
+    spans = keep_for_policy(resolve_overlaps(found, TYPE_PRIORITY), text, policy)
     if failed:
         failed = _cover(failed, spans)
         spans = [s for s in spans if not any(s.start < e and b < s.end for b, e in failed)]
         spans.extend(Span(b, e, UNCHECKED_TYPE, "llm_failure", 1.0, "fail_closed") for b, e in failed)
-    result = apply_operator(
-        text, spans, operator, MaskContext(patient_id=patient_id, document_id=document_id)
-    )
+    result = apply_operator(text, spans, operator, MaskContext(patient_id=patient_id, document_id=document_id))
     result.stats["detected"] = {"rule": rule_count, "llm": len(found) - rule_count}
     if llm_stats:
         result.stats["llm"] = llm_stats

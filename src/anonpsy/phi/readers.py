@@ -9,7 +9,11 @@ Formats:
 * ``asq`` — blocks ``===QUERY===`` text ``===PHI_TAGS===`` then one ``{"identifier_type", "value"}`` per line;
   values are located with ``str.find`` (successive occurrences for repeated values);
 * ``presidio`` — presidio-research's JSON list of ``{"full_text", "spans": [{"entity_type", "entity_value",
-  "start_position", "end_position"}]}``.
+  "start_position", "end_position"}]}``;
+* ``physionet`` — the PhysioNet deid corpus: ``id.text`` with records ``START_OF_RECORD=<patient>||||<note>||||``
+  + newline + body + ``||||END_OF_RECORD``, and ``id-phi.phrase`` with one span per line ``<patient> <note>
+  <start> <end> <TYPE> <phrase>`` (0-based offsets into the body, end exclusive); document ids are
+  ``<patient>-<note>``.
 
 Dataset types are mapped to :class:`~anonpsy.phi.types.EntityType` by :data:`TYPE_MAP`; a type mapped to
 ``None`` is not PHI for evaluation (e.g. presidio's ``TITLE``, ``NRP``) and is dropped. Unknown dataset types
@@ -28,8 +32,8 @@ from anonpsy.errors import AnonpsyError
 from anonpsy.phi.operators import M104_BAD_EVAL_INPUT
 from anonpsy.phi.types import EntityType
 
-Format = Literal["jsonl", "brat", "asq", "presidio"]
-FORMATS: tuple[str, ...] = ("jsonl", "brat", "asq", "presidio")
+Format = Literal["jsonl", "brat", "asq", "presidio", "physionet"]
+FORMATS: tuple[str, ...] = ("jsonl", "brat", "asq", "presidio", "physionet")
 
 E = EntityType
 
@@ -75,6 +79,17 @@ TYPE_MAP: dict[str, str | None] = {
     "DEVICE": E.DEVICE_IDENTIFIER,
     "BIOID": E.OTHER_ID,
     "LICENSE": E.LICENSE_NUMBER,
+    # PhysioNet deid gold standard (Neamatullah et al. 2008)
+    "HCPName": E.PERSON,
+    "PTName": E.PERSON,
+    "PTNameInitial": E.PERSON,
+    "RelativeProxyName": E.PERSON,
+    "Date": E.DATE,
+    "DateYear": E.DATE,
+    "Location": E.LOCATION,
+    "Phone": E.TELEPHONE_NUMBER,
+    "Age": E.AGE,
+    "Other": E.OTHER_ID,
     # wholesale-masked chunks the language model could not check (predictions only)
     "UNCHECKED": "UNCHECKED",
 }
@@ -82,11 +97,21 @@ TYPE_MAP: dict[str, str | None] = {
 
 @dataclass(frozen=True)
 class GoldSpan:
-    """A labelled span (offsets into the document text) with its EntityType value."""
+    """A labelled span (offsets into the document text) with its EntityType value.
+
+    ``label`` keeps the data set's own label when it is finer than the EntityType (PhysioNet's ``HCPName`` and
+    ``PTName`` are both ``PERSON``); empty otherwise.
+    """
 
     start: int
     end: int
     type: str
+    label: str = ""
+
+    @property
+    def kind(self) -> str:
+        """The data set's label when known, else the EntityType value."""
+        return self.label or self.type
 
 
 @dataclass(frozen=True)
@@ -106,9 +131,7 @@ def map_type(label: str, type_map: dict[str, str | None] | None = None) -> str |
         return None if value is None else str(value)
     if label in EntityType.__members__ or label in {t.value for t in EntityType}:
         return str(EntityType(label))
-    raise AnonpsyError(
-        M104_BAD_EVAL_INPUT, f"unknown entity label {label!r}; add it to the type map", "types"
-    )
+    raise AnonpsyError(M104_BAD_EVAL_INPUT, f"unknown entity label {label!r}; add it to the type map", "types")
 
 
 def _bad(message: str, where: str) -> AnonpsyError:
@@ -211,9 +234,7 @@ def parse_asq(text: str, *, source: str = "asq") -> list[Document]:
                 tag = json.loads(line)
                 label, value = str(tag["identifier_type"]), str(tag["value"])
             except (json.JSONDecodeError, KeyError, TypeError):
-                raise _bad(
-                    "PHI tag line is not {identifier_type, value} JSON", f"{source} block {i}"
-                ) from None
+                raise _bad("PHI tag line is not {identifier_type, value} JSON", f"{source} block {i}") from None
             t = map_type(label)
             start = body.find(value, cursor.get(value, 0))
             if start < 0:
@@ -252,12 +273,79 @@ def parse_presidio(text: str, *, source: str = "presidio") -> list[Document]:
     return docs
 
 
+_PHYSIONET_RECORD = re.compile(r"START_OF_RECORD=(\d+)\|\|\|\|(\d+)\|\|\|\|\n(.*?)\|\|\|\|END_OF_RECORD", re.DOTALL)
+
+
+def parse_physionet(text: str, phrases: str, *, source: str = "id.text") -> list[Document]:
+    """Documents from the PhysioNet deid format: record text and its ``-phi.phrase`` span list.
+
+    Each span's phrase must equal the body characters at its offsets: a mismatch means the text and the
+    span list do not belong together, and is an ``M104`` error naming the line.
+    """
+    bodies: dict[str, str] = {}
+    order: list[str] = []
+    for m in _PHYSIONET_RECORD.finditer(text):
+        doc_id = f"{m.group(1)}-{m.group(2)}"
+        if doc_id in bodies:
+            raise _bad(f"record {doc_id} appears twice", source)
+        bodies[doc_id] = m.group(3)
+        order.append(doc_id)
+    if not order:
+        raise _bad("no START_OF_RECORD=<patient>||||<note>|||| records", source)
+    spans: dict[str, list[GoldSpan]] = {d: [] for d in order}
+    phrase_source = source.removesuffix(".text") + "-phi.phrase"
+    for n, line in enumerate(phrases.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{phrase_source}:{n}"
+        parts = line.split(" ", 5)
+        if len(parts) < 5 or not all(p.isdigit() for p in parts[:4]):
+            raise _bad("expected '<patient> <note> <start> <end> <TYPE> <phrase>'", where)
+        doc_id = f"{parts[0]}-{parts[1]}"
+        body = bodies.get(doc_id)
+        if body is None:
+            raise _bad(f"span for record {doc_id}, which the text does not hold", where)
+        start, end = _check_span(int(parts[2]), int(parts[3]), body, where)
+        phrase = parts[5] if len(parts) > 5 else ""
+        if phrase and body[start:end] != phrase:
+            raise _bad("the phrase does not match the record text at these offsets", where)
+        t = map_type(parts[4])
+        if t is not None:
+            spans[doc_id].append(GoldSpan(start, end, t, parts[4]))
+    return [Document(d, bodies[d], tuple(sorted(spans[d], key=lambda s: (s.start, s.end)))) for d in order]
+
+
+def physionet_paths(path: Path) -> tuple[Path, Path]:
+    """``(text file, phrase file)`` for a PhysioNet corpus given as its directory or its ``.text`` file."""
+    if path.is_dir():
+        texts = sorted(path.glob("*.text"))
+        if len(texts) != 1:
+            raise _bad("a PhysioNet directory must hold exactly one .text file", str(path))
+        path = texts[0]
+    phrase = path.with_name(path.name.removesuffix(".text") + "-phi.phrase")
+    if not path.is_file():
+        raise _bad("PhysioNet record file not found", str(path))
+    if not phrase.is_file():
+        raise _bad(f"no span file {phrase.name} beside the records", str(path))
+    return path, phrase
+
+
+def read_physionet(path: Path) -> list[Document]:
+    """A PhysioNet corpus (directory with ``id.text`` and ``id-phi.phrase``, or the ``.text`` file) (I/O)."""
+    text_path, phrase_path = physionet_paths(path)
+    return parse_physionet(
+        text_path.read_text(encoding="utf-8"), phrase_path.read_text(encoding="utf-8"), source=text_path.name
+    )
+
+
 def read_documents(path: Path, fmt: Format) -> list[Document]:
     """Read a gold or prediction corpus in ``fmt`` (I/O)."""
     if fmt == "brat":
         if not path.is_dir():
             raise _bad("BRAT input must be a directory of .txt/.ann files", str(path))
         return read_brat_dir(path)
+    if fmt == "physionet":
+        return read_physionet(path)
     text = path.read_text(encoding="utf-8")
     if fmt == "jsonl":
         return parse_span_jsonl(text, source=path.name)

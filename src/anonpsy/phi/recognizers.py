@@ -17,9 +17,9 @@ Everything here is pure: rule documents come in as dicts, spans go out. Nothing 
 
 from __future__ import annotations
 
+import bisect
 import functools
 import ipaddress
-import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -28,6 +28,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from anonpsy.phi.spans import Span
+from anonpsy.phi.tokens import WORD_RE, TextView, core_span, spaced_key
 from anonpsy.phi.types import EntityType
 
 RuleId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")]
@@ -84,6 +85,8 @@ class PatternRule(_Model):
     retype: list[RetypeSpec] = []
     anchor: str | None = None
     anchor_words: list[str] = []
+    anchor_tokens: list[str] = []
+    min_digit_run: Annotated[int, Field(ge=0, le=40)] = 0
     anchor_before: Window = 0
     anchor_after: Window = 80
 
@@ -125,7 +128,7 @@ class NamesFile(_Model):
     rules: list[NameRule]
 
 
-Gazetteer = Literal["us_states", "countries", "cities", "terms"]
+Gazetteer = Literal["us_states", "countries", "cities", "terms", "heads", "cues"]
 
 
 class GazetteerRule(_Model):
@@ -144,6 +147,8 @@ class GazetteerRule(_Model):
     ambiguous_context: list[str] = []
     require_context: bool = False
     exclude: list[str] = []
+    modifiers: list[str] = []
+    any_case: bool = True
 
 
 class GazetteerFile(_Model):
@@ -160,7 +165,9 @@ class SafeRule(_Model):
     """Clinical terms that are not identifiers (kind ``phi_safelist``)."""
 
     id: RuleId
-    category: Literal["eponym", "medication", "scale", "clinical_word", "eponym_follower", "organization"]
+    category: Literal[
+        "eponym", "medication", "scale", "clinical_word", "abbreviation", "eponym_follower", "organization"
+    ]
     description: str = ""
     source: str | None = None
     terms: list[str] = []
@@ -372,6 +379,7 @@ def words_regex(words: Iterable[str], *, ignore_case: bool = True) -> re.Pattern
 
 
 _DIGIT_RE = re.compile(r"\d")
+DIGIT_RUN = re.compile(r"\d+")
 
 
 @dataclass(frozen=True)
@@ -404,6 +412,8 @@ class PatternRecognizer:
     terms_score: float = 0.6
     anchor: re.Pattern[str] | None = None
     anchor_words: tuple[str, ...] = ()
+    anchor_tokens: tuple[str, ...] = ()
+    min_digit_run: int = 0
     anchor_before: int = 0
     anchor_after: int = 80
 
@@ -411,9 +421,7 @@ class PatternRecognizer:
     def from_rule(cls, rule: PatternRule, definitions: Mapping[str, str]) -> PatternRecognizer:
         """Compile one rule; raises ``re.error`` or ``KeyError`` (unknown definition) on a bad rule."""
         flags = re.IGNORECASE if rule.ignore_case else 0
-        regexes = [
-            (re.compile(expand_definitions(p.regex, definitions), flags), p.score) for p in rule.patterns
-        ]
+        regexes = [(re.compile(expand_definitions(p.regex, definitions), flags), p.score) for p in rule.patterns]
         return cls(
             id=rule.id,
             entity_type=rule.entity_type.value,
@@ -441,6 +449,8 @@ class PatternRecognizer:
             terms_score=rule.terms_score,
             anchor=re.compile(rule.anchor) if rule.anchor else None,
             anchor_words=tuple(w.lower() for w in rule.anchor_words),
+            anchor_tokens=tuple(" ".join(_words(w)) for w in rule.anchor_tokens),
+            min_digit_run=rule.min_digit_run,
             anchor_before=rule.anchor_before,
             anchor_after=rule.anchor_after,
         )
@@ -475,7 +485,9 @@ class PatternRecognizer:
                     return r.entity_type
         return self.entity_type
 
-    def windows(self, text: str, folded: str | None = None) -> list[tuple[int, int]]:
+    def windows(
+        self, text: str, folded: str | None = None, word_hits: list[tuple[int, int]] | None = None
+    ) -> list[tuple[int, int]]:
         """Regions of ``text`` the regexes must scan: all of it, or the merged neighbourhoods of anchor hits.
 
         An anchor is a cheap regex over the lower-cased text (``folded``) that every match must contain, such
@@ -486,7 +498,7 @@ class PatternRecognizer:
         if not self.anchored:
             return [(0, len(text))]
         out: list[tuple[int, int]] = []
-        for a_start, a_end in self._anchor_hits(text, folded):
+        for a_start, a_end in self._anchor_hits(text, folded, word_hits):
             lo = max(0, a_start - self.anchor_before)
             hi = min(len(text), a_end + self.anchor_after)
             while hi < len(text) and not text[hi].isspace():
@@ -499,17 +511,20 @@ class PatternRecognizer:
                 out.append((lo, hi))
         return out
 
-    def find(self, text: str, folded: str | None = None) -> Iterator[Span]:
+    def find(
+        self, text: str, folded: str | None = None, word_hits: list[tuple[int, int]] | None = None
+    ) -> Iterator[Span]:
         """All candidate spans of the regular expressions, with their scores (threshold not applied).
 
         Term lists are matched for all rules at once by :class:`TermIndex`, which calls :meth:`emit`.
-        ``folded`` is ``text.lower()`` when the caller has it (anchors are matched against it).
+        ``folded`` is ``text.lower()`` when the caller has it (anchors are matched against it);
+        ``word_hits`` are the anchor word occurrences when the caller found them for all rules at once.
         """
         if self.anchored and self.anchor_before == 0:
             # The match starts at the anchor (a label): one anchored attempt per hit instead of a scan.
-            yield from self._find_at_anchors(text, folded)
+            yield from self._find_at_anchors(text, folded, word_hits)
             return
-        regions = self.windows(text, folded)
+        regions = self.windows(text, folded, word_hits)
         for regex, base in self.regexes:
             has_v = "v" in regex.groupindex
             for lo, hi in regions:
@@ -524,25 +539,38 @@ class PatternRecognizer:
     @property
     def anchored(self) -> bool:
         """Whether the rule scans only around anchor hits."""
-        return self.anchor is not None or bool(self.anchor_words)
+        return self.anchor is not None or bool(self.anchor_words) or bool(self.anchor_tokens) or self.min_digit_run > 0
 
-    def _anchor_hits(self, text: str, folded: str | None) -> list[tuple[int, int]]:
+    def _anchor_hits(
+        self, text: str, folded: str | None, word_hits: list[tuple[int, int]] | None = None
+    ) -> list[tuple[int, int]]:
         """Sorted ``(start, end)`` of anchor regex matches and anchor word occurrences in the folded text."""
         low = folded if folded is not None else text.lower()
         hits: list[tuple[int, int]] = []
         if self.anchor is not None:
             hits.extend(m.span() for m in self.anchor.finditer(low))
-        for word in self.anchor_words:
-            i = low.find(word)
-            while i >= 0:
-                hits.append((i, i + len(word)))
-                i = low.find(word, i + 1)
+        if word_hits is not None:
+            hits.extend(word_hits)
+        else:
+            if self.anchor_tokens:
+                view = TextView(text)
+                for phrase in self.anchor_tokens:
+                    hits.extend(view.phrase_hits(phrase))
+            if self.min_digit_run:
+                hits.extend(m.span() for m in DIGIT_RUN.finditer(text) if m.end() - m.start() >= self.min_digit_run)
+            for word in self.anchor_words:
+                i = low.find(word)
+                while i >= 0:
+                    hits.append((i, i + len(word)))
+                    i = low.find(word, i + 1)
         hits.sort()
         return hits
 
-    def _find_at_anchors(self, text: str, folded: str | None) -> Iterator[Span]:
+    def _find_at_anchors(
+        self, text: str, folded: str | None, word_hits: list[tuple[int, int]] | None = None
+    ) -> Iterator[Span]:
         seen: set[tuple[int, int]] = set()
-        for a_start, a_end in self._anchor_hits(text, folded):
+        for a_start, a_end in self._anchor_hits(text, folded, word_hits):
             lo = a_start
             while lo > 0 and (text[lo - 1].isalnum() or text[lo - 1] in "_."):
                 lo -= 1
@@ -590,20 +618,19 @@ _WORD_RE = re.compile(r"\w+(?:['’-]\w+)*")
 
 @dataclass(frozen=True)
 class TermIndex:
-    """Literal term lists of all pattern rules, matched in one pass by hashing word n-grams."""
+    """Literal term lists of all pattern rules, matched in one pass by an Aho-Corasick automaton."""
 
     exact: Mapping[str, tuple[int, ...]]  # phrase as written -> recognizer indexes
     folded: Mapping[str, tuple[int, ...]]  # lower-cased phrase -> recognizer indexes (ignore_case rules)
-    first_words: frozenset[str]  # lower-cased first words of all phrases
-    max_words: int
+    automaton: Any = None
 
     @classmethod
     def build(cls, recognizers: Iterable[PatternRecognizer]) -> TermIndex:
         """Index the ``terms`` of every recognizer (by position in ``recognizers``)."""
+        import ahocorasick
+
         exact: dict[str, list[int]] = {}
         folded: dict[str, list[int]] = {}
-        firsts: set[str] = set()
-        max_words = 1
         for i, rec in enumerate(recognizers):
             for term in rec.terms:
                 words = _WORD_RE.findall(term)
@@ -612,41 +639,32 @@ class TermIndex:
                 key = " ".join(words)
                 target = folded if rec.terms_ignore_case else exact
                 target.setdefault(_norm(key) if rec.terms_ignore_case else key, []).append(i)
-                firsts.add(_norm(words[0]))
-                max_words = max(max_words, len(words))
-        return cls(
-            {k: tuple(v) for k, v in exact.items()},
-            {k: tuple(v) for k, v in folded.items()},
-            frozenset(firsts),
-            max_words,
-        )
+        auto = ahocorasick.Automaton()
+        for key in {_norm(k) for k in exact} | set(folded):
+            auto.add_word(spaced_key(key), (key, spaced_key(key)))
+        if len(auto):
+            auto.make_automaton()
+        return cls({k: tuple(v) for k, v in exact.items()}, {k: tuple(v) for k, v in folded.items()}, auto)
 
-    def find(self, text: str) -> Iterator[tuple[int, int, int]]:
-        """``(recognizer index, start, end)`` for the longest term at each word position."""
-        if not self.first_words:
+    def find(self, text: str, view: TextView | None = None) -> Iterator[tuple[int, int, int]]:
+        """``(recognizer index, start, end)`` for the longest term at each position, left to right."""
+        if self.automaton is None or not len(self.automaton):
             return
-        toks = [(m.start(), m.end(), m.group()) for m in _WORD_RE.finditer(text)]
-        n = len(toks)
-        i = 0
-        while i < n:
-            if _norm(toks[i][2]) not in self.first_words:
-                i += 1
+        view = view if view is not None else TextView(text)
+        found: list[tuple[int, int, str]] = []
+        for end_idx, (key, spaced) in self.automaton.iter(view.spaced):
+            st, e = core_span(end_idx, spaced)
+            found.append((st, e, key))
+        found.sort(key=lambda f: (f[0], -f[1]))
+        covered = 0
+        for st, e, key in found:
+            if st < covered:
                 continue
-            hit = False
-            for k in range(min(self.max_words, n - i), 0, -1):
-                seg = toks[i : i + k]
-                if k > 1 and any(not text[a[1] : b[0]].isspace() for a, b in itertools.pairwise(seg)):
-                    continue
-                key = " ".join(t[2] for t in seg)
-                idx = self.exact.get(key, ()) + self.folded.get(_norm(key), ())
-                if idx:
-                    for r in idx:
-                        yield r, seg[0][0], seg[-1][1]
-                    i += k
-                    hit = True
-                    break
-            if not hit:
-                i += 1
+            idx = self.folded.get(key, ()) + self.exact.get(text[st:e], ())
+            if idx:
+                covered = e
+                for r in idx:
+                    yield r, st, e
 
 
 # -------------------- lexicons
@@ -654,6 +672,11 @@ class TermIndex:
 
 def _norm(s: str) -> str:
     return s.replace("’", "'").lower()
+
+
+def _words(s: str) -> list[str]:
+    """The folded words of a phrase, as :class:`~anonpsy.phi.tokens.TextView` tokenises them."""
+    return WORD_RE.findall(_norm(s))
 
 
 @functools.lru_cache(maxsize=8)
@@ -675,7 +698,10 @@ def faker_names(locales: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str
             ("first_names_male", first),
             ("last_names", last),
         ):
-            for n in getattr(prov, attr, ()) or ():
+            values = getattr(prov, attr, ()) or ()
+            if not isinstance(values, (list, tuple, dict, set, frozenset)):
+                continue  # some locales compute their lists (properties): not a list to read
+            for n in values:
                 if isinstance(n, str) and n[:1].isalpha() and len(n) > 1 and _LATIN.fullmatch(n):
                     bucket.add(_norm(n))
     return frozenset(first), frozenset(last)
@@ -716,50 +742,112 @@ def gazetteer_names(kind: str, min_population: int = 0, countries: tuple[str, ..
 
 # -------------------- names
 
-# A capitalised word (Title-case, with inner apostrophes/hyphens), an initial ("J."), or a particle-led
-# surname.
-_CAP_TOKEN = re.compile(
-    r"(?<![\w'’-])(?:Mc|Mac|O['’]|D['’])?[A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿĀ-ž]+(?:['’-][A-ZÀ-ÖØ-ÞĀ-Ž]?[a-zß-öø-ÿĀ-ž]+)*(?![\w'’-])"
-    r"|(?<![\w.])[A-Z]\.(?!\w)"
-)
-_GAP_RE = re.compile(r"[ \t]{1,2}")
 _LATIN = re.compile(r"[A-Za-zÀ-ÖØ-öø-ž'’ -]+")
-_CUE_WORD = re.compile(r"[\w'’.-]*\w\.?|[—–]|--")
+
+# Word classes of the name recognizer, as bits of one lookup table.
+FIRST, LAST, COMMON, CLINICAL, STOP = 1, 2, 4, 8, 16
+_INITIAL_RE = re.compile(r"[^\W\d_]")
 
 
-@dataclass
-class _Tok:
-    start: int
-    end: int
-    text: str
-    low: str
-    initial: bool
+@functools.lru_cache(maxsize=1)
+def english_words() -> frozenset[str]:
+    """Common English words: the entries of Webster's Second International (the english-words package's web2
+    list) written in lower case; proper nouns are written capitalised there and so left out."""
+    from english_words import get_english_words_set
+
+    return frozenset(w for w in get_english_words_set(["web2"], lower=False, alpha=True) if w.islower())
+
+
+#: Titles after which even an English word is taken as a surname ("DR SMALL"); other titles ("nurse", "ms"
+#: without a period, which notes also use for mental status) need a known name or an unknown word.
+_STRONG_TITLES = frozenset({"dr", "doctor", "drs", "mr", "mrs", "prof", "professor"})
+
+_SUFFIXES = (
+    ("'s", ""),
+    ("ies", "y"),
+    ("ied", "y"),
+    ("es", ""),
+    ("s", ""),
+    ("ed", ""),
+    ("ed", "e"),
+    ("ing", ""),
+    ("ing", "e"),
+    ("'d", ""),
+    ("d", ""),
+    ("ly", ""),
+    ("er", ""),
+    ("ers", ""),
+    ("ness", ""),
+)
+
+
+def _derived_class(rec: NameRecognizer | Mapping[str, int], word: str) -> int:
+    """Classes of a word the table lacks: an inflected English word ("called", "continues") is common; a
+    hyphenated word takes the name classes of its parts and is clinical when all parts are."""
+    table = rec.classes if isinstance(rec, NameRecognizer) else rec
+    c = 0
+    if "-" in word:
+        parts = [p for p in word.split("-") if p]
+        for p in parts:
+            c |= table.get(p, 0) & (FIRST | LAST)
+        if parts and all(table.get(p, 0) & (STOP | CLINICAL | COMMON) for p in parts):
+            c |= COMMON
+        if parts and all(table.get(p, 0) & CLINICAL for p in parts):
+            c |= CLINICAL
+        return c
+    for suffix, repl in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= (2 if repl else 3):
+            stem = word[: len(word) - len(suffix)] + repl
+            sc = table.get(stem, 0)
+            if sc & (COMMON | CLINICAL | STOP):
+                return COMMON | (sc & CLINICAL)
+            if len(stem) > 3 and stem[-1] == stem[-2] and table.get(stem[:-1], 0) & COMMON:  # stopped -> stop
+                return COMMON
+    return 0
 
 
 @dataclass(frozen=True)
 class NameRecognizer:
-    """Person names from dictionary evidence and context cues (kind ``phi_names``)."""
+    """Person names, whatever their case, from cues and dictionaries (kind ``phi_names``).
 
-    first: frozenset[str]
-    last: frozenset[str]
-    common: frozenset[str]
-    stop: frozenset[str]
-    cue_max_words: int
+    Every comparison is on folded words (:class:`~anonpsy.phi.tokens.TextView`), so all-caps and lower-case
+    notes are read like mixed-case ones. A word after a title ("DR", "mrs.") is a name unless it is a stop
+    word, a clinical term, or a common English word that no name list has; after a kinship word ("son",
+    "DTR") it must be a known name or a word no English dictionary has; before a credential (", RN", "MD")
+    the name-like words are taken. Without a cue, a known first name followed by a known surname or an
+    unknown word is a name, an initial followed by a surname is one, and a known first name that is not
+    also an English word is one (with the lower single-name score). Names continue over further name words
+    and initials, and across "and" / "&" / "," after a cued name ("DR CAMARDA AND CLIFFORD").
+    """
+
+    classes: Mapping[str, int]
     cue_ids: Mapping[str, str]
-    credential: re.Pattern[str] | None
+    cue_kinds: Mapping[str, str]
+    cue_max_words: int
+    credentials: Mapping[str, str]
+    credential_max_words: int
     cue_score: float
     pair_score: float
     single_score: float
     dictionary_id: str
     credential_id: str
+    first: frozenset[str] = frozenset()
+    last: frozenset[str] = frozenset()
+    stop: frozenset[str] = frozenset()
+    frequent: frozenset[str] = frozenset()
+    cue_last: frozenset[str] = frozenset()
+    credential_first: frozenset[str] = frozenset()
+    cue_words: frozenset[str] = frozenset()
+    memo: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def from_rules(cls, rules: Iterable[NameRule]) -> NameRecognizer:
-        """Build the recognizer from all ``phi_names`` entries."""
+    def from_rules(cls, rules: Iterable[NameRule], clinical: Iterable[str] = ()) -> NameRecognizer:
+        """Build the recognizer from all ``phi_names`` entries; ``clinical`` words are never names."""
         locales: list[str] = []
         stop: set[str] = set()
-        cue_words: dict[str, str] = {}
-        cred_words: list[str] = []
+        cue_ids: dict[str, str] = {}
+        cue_kinds: dict[str, str] = {}
+        credentials: dict[str, str] = {}
         cue_score, pair_score, single_score = 0.9, 0.85, 0.55
         dictionary_id = credential_id = "person"
         for r in rules:
@@ -769,116 +857,313 @@ class NameRecognizer:
             elif r.cue == "not_a_name":
                 stop.update(_norm(w) for w in r.words)
             elif r.cue == "credential":
-                cred_words.extend(r.words)
+                for w in r.words:
+                    credentials[" ".join(_words(w))] = r.id
                 credential_id = r.id
             else:
                 for w in r.words:
-                    cue_words[w] = r.id
-                cue_score = max(cue_score, r.score) if r.cue == "title" else cue_score
+                    key = " ".join(_words(w))
+                    if key:
+                        cue_ids[key] = r.id
+                        cue_kinds[key] = r.cue
+                if r.cue == "title":
+                    cue_score = max(cue_score, r.score)
         first, last = faker_names(tuple(locales))
-        cred_alt = "|".join(re.escape(w) for w in sorted(set(cred_words), key=lambda w: (-len(w), w)))
-        credential = re.compile(rf"^,?[ \t]+(?:{cred_alt})(?![\w])") if cred_alt else None
-        lowered = {_norm(" ".join(_CUE_WORD.findall(w))): rid for w, rid in cue_words.items()}
+        common = english_words()
+        clinical_set = {_norm(c) for c in clinical}
+        table: dict[str, int] = {}
+        for bucket, bit in ((first, FIRST), (last, LAST), (common, COMMON), (clinical_set, CLINICAL), (stop, STOP)):
+            for w in bucket:
+                table[w] = table.get(w, 0) | bit
+        # A name that is also an inflected English word ("Weeks", "Banks") is common too.
+        for w in first | last:
+            if not table[w] & COMMON and _derived_class(table, w) & COMMON:
+                table[w] |= COMMON
         return cls(
-            first=first,
-            last=last,
-            common=common_english_words(),
-            stop=frozenset(stop),
-            cue_max_words=max((len(k.split()) for k in lowered), default=1),
-            cue_ids=lowered,
-            credential=credential,
+            classes=table,
+            cue_ids=cue_ids,
+            cue_kinds=cue_kinds,
+            cue_max_words=max((len(k.split()) for k in cue_ids), default=1),
+            credentials=credentials,
+            credential_max_words=max((len(k.split()) for k in credentials), default=1),
             cue_score=cue_score,
             pair_score=pair_score,
             single_score=single_score,
             dictionary_id=dictionary_id,
             credential_id=credential_id,
+            first=first,
+            last=last,
+            stop=frozenset(stop),
+            frequent=common_english_words() | frozenset(stop),
+            cue_last=frozenset(k.split()[-1] for k in cue_ids) | frozenset(k.split()[-1] + "'s" for k in cue_ids),
+            credential_first=frozenset(k.split()[0] for k in credentials),
+            cue_words=frozenset(w for k in [*cue_ids, *credentials] for w in k.split()),
         )
 
-    def _runs(self, text: str) -> Iterator[list[_Tok]]:
-        run: list[_Tok] = []
-        for m in _CAP_TOKEN.finditer(text):
-            word = m.group()
-            end = m.end() - 2 if len(word) > 3 and _norm(word).endswith("'s") else m.end()
-            tok = _Tok(
-                m.start(), end, text[m.start() : end], _norm(text[m.start() : end]), word.endswith(".")
-            )
-            if run and not _GAP_RE.fullmatch(text[run[-1].end : tok.start]):
-                yield run
-                run = []
-            run.append(tok)
-        if run:
-            yield run
+    # -- word classes
 
-    def _is_name_word(self, tok: _Tok) -> bool:
-        base = tok.low[:-2] if tok.low.endswith("'s") else tok.low
-        return base not in self.stop
+    def _cls(self, word: str) -> int:
+        c = self.classes.get(word)
+        if c is not None:
+            return c
+        memo = self.memo
+        c = memo.get(word)
+        if c is None:
+            if len(memo) > 200_000:
+                memo.clear()
+            c = memo[word] = _derived_class(self, word)
+        return c
 
-    def _cue_id(self, text: str, start: int) -> str | None:
-        """Rule id of the cue phrase ending just before ``start`` (blanks, colon or comma between)."""
-        before = text[max(0, start - 40) : start]
-        stripped = before.rstrip(" \t:,")
-        if len(before) - len(stripped) > 4:
-            return None
-        words = _CUE_WORD.findall(stripped)[-self.cue_max_words :]
-        if words and stripped and not stripped.endswith(words[-1]):
-            return None
-        for k in range(len(words), 0, -1):
-            rid = self.cue_ids.get(_norm(" ".join(words[-k:])))
-            if rid is not None:
-                return rid
-        return None
+    @staticmethod
+    def _is_initial(view: TextView, i: int) -> bool:
+        """A single letter standing alone ("W. MAROTTA"), not the tail of "90's" or "a.m."."""
+        if len(view.words[i]) != 1:
+            return False
+        start = view.starts[i]
+        if not view.uncased and not view.text[start].isupper():
+            return False  # "a", "i" in a text that uses case
+        return start == 0 or view.text[start - 1] in " \t\n(,;-"
 
-    def find(self, text: str) -> Iterator[Span]:
-        """Candidate PERSON spans."""
-        for run in self._runs(text):
-            i = 0
-            n = len(run)
-            while i < n:
-                tok = run[i]
-                if not self._is_name_word(tok) and not tok.initial:
-                    i += 1
-                    continue
-                # Longest sequence of name-like tokens starting at i (at most four words).
-                j = i
-                while j < n and j - i < 4 and (run[j].initial or self._is_name_word(run[j])):
-                    j += 1
-                seq = run[i:j]
-                span = self._judge(text, seq, self._cue_id(text, seq[0].start))
-                if span is not None:
-                    yield span
-                    i = j
-                else:
-                    i += 1
+    def _name_word(self, view: TextView, i: int, *, cued: str | None) -> bool:
+        """Whether token ``i`` can be (part of) a name under a cue of kind ``cued`` (None: no cue).
 
-    def _judge(self, text: str, seq: list[_Tok], cue: str | None) -> Span | None:
-        start, end = seq[0].start, seq[-1].end
-        if cue is not None and not (len(seq) == 1 and seq[0].initial):
-            return Span(start, end, EntityType.PERSON.value, "rule", self.cue_score, cue)
-        if self.credential is not None and self.credential.search(text[end : end + 20]):
-            return Span(start, end, EntityType.PERSON.value, "rule", self.cue_score, self.credential_id)
-        words = [t for t in seq if not t.initial]
-        if not words:
-            return None
-        lows = [t.low[:-2] if t.low.endswith("'s") else t.low for t in words]
-        firsts = [w in self.first for w in lows]
-        lasts = [w in self.last for w in lows]
-        commons = [w in self.common for w in lows]
-        if len(seq) >= 2:
-            # "First Last", "First M. Last", "A. Last", "First L."
-            if (
-                len(words) >= 2
-                and firsts[0]
-                and (lasts[-1] or firsts[-1])
-                and not (commons[0] and commons[-1])
+        After a title a surname may be an English word ("DR SMALL"), a first name may not ("PA LINE"); after
+        a kinship word, a credential or inside a name any known name or unknown word of three letters or more
+        will do; after a trigger ("per", "spoke with") only a known name that is no English word.
+        """
+        w = view.words[i]
+        if len(w) == 1:
+            return False
+        c = self._cls(w)
+        if cued == "title" and c & LAST and (w not in self.stop or len(w) >= 4):
+            return True  # DR WHITE, Dr. Foley, Mrs. Park: a surname after a title, whatever else the word is
+        capital = view.capitalised_at(view.starts[i])
+        if cued == "title" and capital and c & CLINICAL and not c & STOP and w not in self.credential_first:
+            return True  # "Dr. Art White": a capital after a title in a text that uses case
+        if c & (STOP | CLINICAL):
+            return False
+        if c & COMMON:
+            if c & (FIRST | LAST) and cued in ("kinship", "credential", "continue"):
+                return True
+            if c & FIRST and cued == "trigger" and capital:
+                return True  # "per NP Patty"
+            # an English word as a surname only where case cannot tell or shows a capital ("Dr. advised" is no name)
+            if cued in ("title", "continue") and (
+                view.capitalised_at(view.starts[i]) or (cued == "title" and view.uncased)
             ):
-                return Span(start, end, EntityType.PERSON.value, "rule", self.pair_score, self.dictionary_id)
-            if seq[0].initial and lasts[-1] and not commons[-1]:
-                return Span(start, end, EntityType.PERSON.value, "rule", self.pair_score, self.dictionary_id)
-            if len(words) == 1 and seq[-1].initial and seq[0] is words[0] and firsts[0] and not commons[0]:
-                return Span(start, end, EntityType.PERSON.value, "rule", self.pair_score, self.dictionary_id)
-        if len(words) == 1 and len(seq) == 1 and firsts[0] and not commons[0]:
-            return Span(start, end, EntityType.PERSON.value, "rule", self.single_score, self.dictionary_id)
+                return w not in self.frequent
+            return False
+        if cued in ("title", "kinship", "credential", "continue"):
+            return bool(c & (FIRST | LAST)) or len(w) >= 3
+        if cued == "trigger":
+            return bool(c & (FIRST | LAST)) or (len(w) >= 3 and view.capitalised_at(view.starts[i]))
+        return False
+
+    # -- cues
+
+    def _cue_before(self, view: TextView, i: int) -> tuple[str, str] | None:
+        """(rule id, cue kind) of the cue phrase ending right before token ``i``."""
+        if i == 0:
+            return None
+        prev = view.words[i - 1]
+        if prev not in self.cue_last:
+            tail = prev.rsplit("-", 1)[-1]  # "REASSON-DR. WILLIAMS": the cue ends a hyphenated word
+            if tail not in self.cue_last or tail == prev:
+                return None
+            key = tail.removesuffix("'s")
+            gap = view.before(i)
+            rid = self.cue_ids.get(key)
+            if rid is None or len(gap) > 4 or gap.strip(" \t.") != "":
+                return None
+            return rid, self.cue_kinds[key]
+        gap = view.before(i)
+        if len(gap) > 6 or gap.strip(" \t:,.;(-'?)") not in ("", "s"):
+            return None
+        titled = gap.strip(" \t.'s") == ""  # "DR. X", "DR X", "DR'S X"; a title never takes a colon
+        for k in range(1, min(self.cue_max_words, i) + 1):
+            j = i - k
+            if any(view.gap(x).strip(" \t.") for x in range(j, i - 1)):
+                continue
+            key = " ".join(view.words[j:i])
+            if key.endswith("'s"):
+                key = key[:-2]
+            rid = self.cue_ids.get(key)
+            if rid is not None and (titled or self.cue_kinds[key] != "title"):
+                kind = self.cue_kinds[key]
+                if kind == "title" and key not in _STRONG_TITLES and not (key == "ms" and "." in gap):
+                    kind = "kinship"  # "NURSE", "MS" (mental status): a name must look like one
+                return rid, kind
         return None
+
+    def _credential_after(self, view: TextView, i: int) -> bool:
+        """Whether a credential ("RN", ", MD", "R.N.") follows token ``i``."""
+        gap = view.gap(i)
+        if len(gap) > 3 or gap.strip(" ,.") != "":
+            return False
+        n = len(view)
+        for k in range(min(self.credential_max_words, n - i - 1), 0, -1):
+            key = " ".join(view.words[i + 1 : i + 1 + k])
+            if key in self.credentials:
+                end = i + k
+                after = view.gap(end)[:1]
+                return not after or not after.isalnum()
+        return False
+
+    # -- search
+
+    def _extend(self, view: TextView, i: int, limit: int = 3) -> int:
+        """Index after the name that starts at token ``i``: further name words and initials, single gaps."""
+        j = i + 1
+        n = len(view)
+        while j < n and j - i < limit:
+            gap = view.before(j)
+            if gap not in (" ", ". ", " . ", "-", ".", "  "):
+                break
+            if self._is_initial(view, j):
+                # an initial must be followed by a name word ("EDWARD C. JONES")
+                if j + 1 < n and view.before(j + 1) in (". ", " ") and self._name_word(view, j + 1, cued="continue"):
+                    j += 2
+                    continue
+                break
+            if not self._name_word(view, j, cued="continue"):
+                break
+            j += 1
+        return j
+
+    def _span(self, view: TextView, i: int, j: int, score: float, rid: str) -> Span:
+        start, end = view.starts[i], view.ends[j - 1]
+        if view.words[j - 1].endswith("'s"):
+            end -= 2
+        elif len(view.words[j - 1]) == 1 and view.text[end : end + 1] == ".":
+            end += 1  # "Anna S."
+        return Span(start, end, EntityType.PERSON.value, "rule", score, rid)
+
+    def find(self, text: str | TextView) -> Iterator[Span]:
+        """Candidate PERSON spans."""
+        view = text if isinstance(text, TextView) else TextView(text)
+        n = len(view)
+        words = view.words
+        get = self.classes.get
+        cue_last = self.cue_last
+        credential_first = self.credential_first
+        # Most words are plain English or clinical words with no cue before and no credential after: find the
+        # few positions worth a look in one pass of lookups, then visit only those.
+        names_bits = FIRST | LAST
+        cand = {i for i, w in enumerate(words) if get(w, 0) & names_bits or len(w) == 1}
+        cand.update(i + 1 for i, w in enumerate(words) if w in cue_last or w.rsplit("-", 1)[-1] in cue_last)
+        for i in [i for i, w in enumerate(words) if w in credential_first]:
+            cand.update((i - 1, i - 2, i - 3))
+        cand.update(i for i, w in enumerate(words) if "-" in w and self._cls(w) & names_bits)
+        order = sorted(x for x in cand if 0 <= x < n)
+        i = 0
+        last_cued = -10
+        last_cue: tuple[str, str] | None = None
+        while i < n:
+            if i not in cand and i != last_cued:
+                pos = bisect.bisect_left(order, i)
+                jump = order[pos] if pos < len(order) else n
+                i = min(jump, last_cued) if last_cued > i else jump
+                continue
+            w = words[i]
+            c = get(w)
+            if c is None:
+                c = self._cls(w)
+            cue = self._cue_before(view, i)
+            if cue is None and last_cue is not None and last_cued == i:
+                cue = (last_cue[0], "continue")
+            if cue is None and c & (STOP | CLINICAL) and len(w) > 1 and not c & LAST:
+                i += 1
+                continue
+            if cue is not None:
+                rid, kind = cue
+                initial = len(w) == 1 and (kind == "title" or self._is_initial(view, i))  # "Dr. o rourke"
+                if initial and i + 1 < n and self._name_word(view, i + 1, cued="continue"):
+                    j = self._extend(view, i + 1)
+                    yield self._span(view, i, j, self.cue_score, rid)
+                    last_cued, last_cue, i = self._after_name(view, j), cue, j
+                    continue
+                if self._name_word(view, i, cued=kind):
+                    j = self._extend(view, i)
+                    yield self._span(view, i, j, self.cue_score if kind == "title" else self.pair_score, rid)
+                    last_cued, last_cue, i = self._after_name(view, j), cue, j
+                    continue
+            # a credential after one to three name words
+            if self._name_word(view, i, cued="credential") or (
+                self._is_initial(view, i) and i + 1 < n and self._name_word(view, i + 1, cued="credential")
+            ):
+                j = self._extend(view, i)
+                if j > i and self._credential_after(view, j - 1) and not self._is_initial(view, j - 1):
+                    yield self._span(view, i, j, self.cue_score, self.credential_id)
+                    i = j
+                    continue
+            if c & (STOP | CLINICAL):
+                i += 1
+                continue
+            # dictionaries: a first name with a surname or an unknown word after it; a rare first name alone
+            if c & FIRST and i + 1 < n and view.gap(i) in (" ", "  "):
+                nc = self._cls(words[i + 1])
+                nxt = words[i + 1]
+                if (
+                    not nc & (STOP | CLINICAL)
+                    and len(nxt) > 1
+                    and (
+                        (nc & LAST and not (c & COMMON and nc & COMMON))
+                        or (not nc & COMMON and not c & COMMON and len(nxt) >= 3)
+                    )
+                ):
+                    j = self._extend(view, i + 1)
+                    yield self._span(view, i, j, self.pair_score, self.dictionary_id)
+                    i = j
+                    continue
+            if (
+                c & FIRST
+                and i + 2 < n
+                and len(words[i + 1]) == 1
+                and view.gap(i) == " "
+                and view.gap(i + 1)[:1] == "."
+                and (not c & COMMON or view.capitalised_at(view.starts[i]))
+            ):
+                yield self._span(view, i, i + 2, self.pair_score, self.dictionary_id)
+                i += 2
+                continue
+            if (
+                (c & FIRST and not c & COMMON and len(w) >= 4)
+                or (c & (FIRST | LAST) and not c & COMMON and len(w) >= 3 and view.capitalised_at(view.starts[i]))
+                or (c & FIRST and len(w) >= 3 and self._mid_sentence_capital(view, i))
+            ):
+                yield self._span(view, i, i + 1, self.single_score, self.dictionary_id)
+                i += 1
+                continue
+            if (
+                self._is_initial(view, i)
+                and view.gap(i) == ". "
+                and i + 1 < n
+                and not self._cls(words[i + 1]) & (COMMON | STOP | CLINICAL | FIRST)
+                and (self._cls(words[i + 1]) & LAST or len(words[i + 1]) >= 4)
+            ):
+                yield self._span(view, i, i + 2, self.pair_score, self.dictionary_id)
+                i += 2
+                continue
+            i += 1
+
+    @staticmethod
+    def _mid_sentence_capital(view: TextView, i: int) -> bool:
+        """A capitalised word inside a sentence of a text whose case carries a signal ("ask to page Hank")."""
+        if not view.capitalised_at(view.starts[i]) or i == 0:
+            return False
+        gap = view.before(i)
+        return gap.strip(" \t,") == "" and not view.capitalised_at(view.starts[i - 1])
+
+    def _after_name(self, view: TextView, j: int) -> int:
+        """Token index a coordinated name would start at after a name ending before ``j`` ("and X", ", X")."""
+        if j >= len(view):
+            return -10
+        gap = view.before(j)
+        if gap.strip() in (",", "&", "/") and len(gap) <= 3:
+            return j
+        if view.words[j] in ("and", "or") and view.before(j).strip() == "" and j + 1 < len(view):
+            return j + 1
+        return -10
 
 
 # -------------------- gazetteer
@@ -886,85 +1171,229 @@ class NameRecognizer:
 
 @dataclass(frozen=True)
 class GazetteerRecognizer:
-    """Literal place or institution names looked up by capitalised token n-grams (kind ``phi_gazetteer``)."""
+    """Place and institution names, whatever their case (kind ``phi_gazetteer``).
 
-    entries: Mapping[str, tuple[str, str, float, bool]]  # name -> (entity_type, rule id, score, ambiguous)
-    max_words: int
+    Listed names (states, countries, cities, literal terms) are found by one Aho-Corasick automaton over the
+    folded text and kept at word boundaries, longest first; a one-word name that is also an English word or
+    a person name ("Mobile", "Laurel", "Jackson") needs a place word before it ("in", "from", "lives in").
+    ``heads`` rules find institutions by their head noun and the name words before it ("CALVERT HOSPITAL",
+    "kernan hosp", "Baltimore Rehab"); ``cues`` rules take the place-like words after a phrase such as
+    "transferred to" or "lives in" ("sent to GH", "lives in catonsville").
+    """
+
+    entries: Mapping[str, tuple[str, str, float, bool, bool]]  # name -> (type, rule id, score, ambiguous, any case)
+    automaton: Any
     ambiguous_context: re.Pattern[str] | None
+    heads: Mapping[str, tuple[str, str, float]]  # folded head -> (entity_type, rule id, score)
+    head_automaton: Any
+    modifiers: frozenset[str]
+    cues: Mapping[str, tuple[str, str, float]]
+    cue_re: re.Pattern[str] | None
+    names: NameRecognizer | None
     coarse_ids: frozenset[str] = field(default_factory=frozenset)
-    first_words: frozenset[str] = field(default_factory=frozenset)
     rule_ids: frozenset[str] = field(default_factory=frozenset)
 
     @classmethod
     def from_rules(
-        cls, rules: Iterable[GazetteerRule], ambiguous_words: frozenset[str]
+        cls,
+        rules: Iterable[GazetteerRule],
+        ambiguous_words: frozenset[str],
+        names: NameRecognizer | None = None,
     ) -> GazetteerRecognizer:
         """Build from ``phi_gazetteer`` entries; names in ``ambiguous_words`` need a context word before."""
-        entries: dict[str, tuple[str, str, float, bool]] = {}
+        import ahocorasick
+
+        entries: dict[str, tuple[str, str, float, bool, bool]] = {}
+        heads: dict[str, tuple[str, str, float]] = {}
+        cues: dict[str, tuple[str, str, float]] = {}
+        modifiers: set[str] = set()
         ctx: list[str] = []
         coarse: set[str] = set()
         for r in rules:
-            names = (
+            if r.gazetteer == "heads":
+                for t in r.terms:
+                    heads[" ".join(_words(t))] = (r.entity_type.value, r.id, r.score)
+                modifiers.update(" ".join(_words(m)) for m in r.modifiers)
+                continue
+            if r.gazetteer == "cues":
+                for t in r.terms:
+                    cues[" ".join(_words(t))] = (r.entity_type.value, r.id, r.score)
+                continue
+            names_ = (
                 frozenset(r.terms)
                 if r.gazetteer == "terms"
                 else gazetteer_names(r.gazetteer, r.min_population, tuple(r.countries)) | frozenset(r.terms)
             )
-            excluded = {e.lower() for e in r.exclude}
+            excluded = {_norm(e) for e in r.exclude}
             if not r.below_state:
                 coarse.add(r.id)
             ctx.extend(r.ambiguous_context)
-            for name in names:
-                if name.lower() in excluded or name in entries:
+            for name in names_:
+                key = _norm(name)
+                if key in excluded or key in entries:
                     continue
-                words = name.split()
-                ambiguous = r.require_context or (len(words) == 1 and name.lower() in ambiguous_words)
-                entries[name] = (r.entity_type.value, r.id, r.score, ambiguous)
-        max_words = max((len(k.split()) for k in entries), default=1)
-        firsts = frozenset(k.split()[0] for k in entries) | frozenset(
-            k.split()[0].rstrip(".") for k in entries
+                one_word = len(_words(key)) == 1
+                ambiguous = r.require_context or (one_word and _ambiguous_word(key, ambiguous_words, names))
+                entries[key] = (r.entity_type.value, r.id, r.score, ambiguous, r.any_case)
+        auto = ahocorasick.Automaton()
+        for key in entries:
+            auto.add_word(spaced_key(key), (key, spaced_key(key), _PLAIN.sub("", key)))
+        auto.make_automaton()
+        head_auto = ahocorasick.Automaton()
+        for key in heads:
+            head_auto.add_word(spaced_key(key), (key, spaced_key(key)))
+        head_auto.make_automaton()
+        cue_alt = "|".join(re.escape(k).replace(r"\ ", r"[\s.,]+") for k in sorted(cues, key=lambda k: (-len(k), k)))
+        cue_re = re.compile(rf"(?<![\w'])(?:{cue_alt})(?![\w'])[\s:,]+(?:the\s+)?") if cue_alt else None
+        ids = frozenset(v[1] for v in entries.values()) | {v[1] for v in heads.values()} | {v[1] for v in cues.values()}
+        return cls(
+            entries,
+            auto,
+            words_regex(ctx),
+            heads,
+            head_auto,
+            frozenset(modifiers),
+            cues,
+            cue_re,
+            names,
+            frozenset(coarse),
+            frozenset(ids),
         )
-        ids = frozenset(v[1] for v in entries.values())
-        return cls(entries, max_words, words_regex(ctx, ignore_case=False), frozenset(coarse), firsts, ids)
 
-    _TOKEN = re.compile(r"(?<![\w'’-])[A-Z][\w'’.-]*[\w]|(?<![\w'’-])[A-Z](?![\w'’-])")
+    # -- word tests
 
-    def find(self, text: str) -> Iterator[Span]:
-        """Candidate spans: the longest listed name at each capitalised position."""
-        toks = [(m.start(), m.end()) for m in self._TOKEN.finditer(text)]
-        n = len(toks)
-        i = 0
-        firsts = self.first_words
-        while i < n:
-            if (
-                text[toks[i][0] : toks[i][1]] not in firsts
-                and text[toks[i][0] : toks[i][1]].rstrip(".") not in firsts
-            ):
-                i += 1
+    def _cls(self, word: str) -> int:
+        return self.names._cls(word) if self.names is not None else 0
+
+    def _place_word(self, view: TextView, i: int) -> bool:
+        """A word that can be part of a place or institution name after a cue. An English word ("court",
+        "harbor") counts only where case cannot tell (all capitals) or tells a name (a capital initial)."""
+        word = view.words[i]
+        if word in self.entries:
+            return True
+        c = self._cls(word)
+        english = bool(c & COMMON) or word in self.modifiers
+        if english and not (view.uncased or view.capitalised_at(view.starts[i])):
+            return False
+        if word in self.modifiers:
+            return True
+        if c & (STOP | CLINICAL):
+            return False
+        if c & COMMON:
+            return bool(c & LAST)
+        return len(word) >= 2
+
+    def _modifier(self, word: str) -> bool:
+        """A word that can stand before an institution's head noun ("calvert", "union", "holy")."""
+        if word in self.modifiers or word in self.entries:
+            return True
+        c = self._cls(word)
+        if c & (STOP | CLINICAL):
+            return False
+        return not c & COMMON or bool(c & (FIRST | LAST))
+
+    # -- search
+
+    def find(self, text: str | TextView) -> Iterator[Span]:
+        """Candidate spans of listed names, institution heads and cued places."""
+        view = text if isinstance(text, TextView) else TextView(text)
+        yield from self._listed(view)
+        if self.heads:
+            yield from self._headed(view)
+        if self.cue_re is not None:
+            yield from self._cued(view)
+
+    def _listed(self, view: TextView) -> Iterator[Span]:
+        folded = view.folded
+        best: dict[int, tuple[int, str]] = {}
+        for end_idx, (key, spaced, plain) in self.automaton.iter(view.spaced):
+            s, e = core_span(end_idx, spaced)
+            # the text may differ from the name in blanks, dots and hyphens only ("St Louis"), not in other
+            # punctuation ("u/s" is no "U.S.")
+            if folded[s:e] != key and _PLAIN.sub("", folded[s:e]) != plain:
                 continue
-            matched = False
-            for k in range(min(self.max_words, n - i), 0, -1):
-                # Tokens must be separated by a single space or hyphen-free gap; the n-gram is the raw text.
-                s, e = toks[i][0], toks[i + k - 1][1]
-                if k > 1 and any(toks[x + 1][0] - toks[x][1] != 1 for x in range(i, i + k - 1)):
-                    continue
-                name = text[s:e]
-                hit = self.entries.get(name) or (self.entries.get(name[:-1]) if name.endswith(".") else None)
-                if hit is None:
-                    continue
-                etype, rid, score, ambiguous = hit
-                if name.endswith(".") and name not in self.entries:
-                    e -= 1
-                if ambiguous and not (
-                    self.ambiguous_context is not None
-                    and self.ambiguous_context.search(text[max(0, s - 12) : s])
-                ):
-                    continue
-                yield Span(s, e, etype, "rule", score, rid)
-                i += k
-                matched = True
-                break
-            if not matched:
-                i += 1
+            if s not in best or best[s][0] < e:
+                best[s] = (e, key)
+        covered = -1
+        for s in sorted(best):
+            e, key = best[s]
+            if s < covered:
+                continue
+            etype, rid, score, ambiguous, any_case = self.entries[key]
+            capital = view.capitalised_at(s)
+            if not any_case and not capital:
+                continue
+            if ambiguous and not (capital and self._context_right_before(folded, s)):
+                continue
+            covered = e
+            yield Span(s, e, etype, "rule", score, rid)
+
+    def _context_right_before(self, folded: str, start: int) -> bool:
+        """Whether a place word ("in", "from", "lives in") ends right before ``start`` (blanks between)."""
+        if self.ambiguous_context is None:
+            return False
+        last = None
+        for last in self.ambiguous_context.finditer(folded, max(0, start - 16), start):  # noqa: B007
+            pass
+        return last is not None and not folded[last.end() : start].strip()
+
+    def _headed(self, view: TextView) -> Iterator[Span]:
+        starts = view.index_at
+        for end_idx, (key, spaced) in self.head_automaton.iter(view.spaced):
+            s, e = core_span(end_idx, spaced)
+            if s not in starts:
+                continue
+            i = starts[s]
+            j = i
+            while (
+                j > 0 and i - j < 3 and view.gap(j - 1) in (" ", ". ", "-", "  ") and self._modifier(view.words[j - 1])
+            ):
+                j -= 1
+            # "ST. MARY'S", "SAINT AGNES": a saint's name before the head or standing alone
+            if j == i:
+                continue
+            if j + 1 == i and view.words[j] in _GENERIC_PLACE_WORDS:
+                continue  # "university hospital", "community clinic": a kind of institution, not one
+
+            etype, rid, score = self.heads[key]
+            yield Span(view.starts[j], e, etype, "rule", score, rid)
+
+    def _cued(self, view: TextView) -> Iterator[Span]:
+        assert self.cue_re is not None
+        folded = view.folded
+        starts = view.index_at
+        for m in self.cue_re.finditer(folded):
+            pos = m.end()
+            i = starts.get(pos)
+            if i is None:
+                continue
+            cue = " ".join(_words(folded[m.start() : m.end()]))
+            cue = next((k for k in self.cues if cue.startswith(k)), cue)
+            etype, rid, score = self.cues.get(cue, (EntityType.LOCATION.value, "", 0.7))
+            j = i
+            while j < len(view) and j - i < 3 and self._place_word(view, j):
+                if j > i and view.before(j) not in (" ", "-", ". "):
+                    break
+                j += 1
+            if j - i == 1 and view.words[i] in _GENERIC_PLACE_WORDS:
+                continue  # "resides in community shelter": a kind of place, not a place
+            if j > i:
+                yield Span(view.starts[i], view.ends[j - 1], etype, "rule", score, rid)
+
+
+_PLAIN = re.compile(r"[\s.\-]+")
+_GENERIC_PLACE_WORDS = frozenset(
+    {"community", "general", "county", "city", "state", "university", "regional", "central", "home"}
+)
+
+
+def _ambiguous_word(key: str, ambiguous_words: frozenset[str], names: NameRecognizer | None) -> bool:
+    """A one-word place name that is also an English word, a person name or a clinical term."""
+    if key in ambiguous_words:
+        return True
+    if names is None:
+        return False
+    return bool(names._cls(key) & (COMMON | FIRST | LAST | CLINICAL | STOP))
 
 
 # -------------------- safe list

@@ -15,9 +15,7 @@ from anonpsy.phi.recognizers import Safelist, SafeRule
 from anonpsy.yamlio import load_yaml
 
 # Keys of lexicon entries whose string values are names of the thing (ids use underscores for spaces).
-_NAME_KEYS = frozenset(
-    {"id", "name", "names", "generic", "brand", "brands", "aliases", "synonyms", "synonym"}
-)
+_NAME_KEYS = frozenset({"id", "name", "names", "generic", "brand", "brands", "aliases", "synonyms", "synonym"})
 
 
 def lexicon_terms(doc: Any) -> list[str]:
@@ -49,9 +47,28 @@ def load_lexicons(rules_root: Path, names: Iterable[str]) -> dict[str, list[str]
     return result
 
 
+#: Safe-list categories whose single words are never (part of) a person name. Eponyms are left out: "Dr.
+#: Parkinson" is a person.
+NOT_NAME_CATEGORIES = frozenset({"medication", "scale", "clinical_word", "abbreviation"})
+
+
+def clinical_words(rules: Iterable[SafeRule], lexicons: dict[str, list[str]]) -> frozenset[str]:
+    """Folded single words of the safe-list entries that can never be a name (drugs, scales, abbreviations)."""
+    out: set[str] = set()
+    for r in rules:
+        if r.category not in NOT_NAME_CATEGORIES:
+            continue
+        terms = list(r.terms) + (list(lexicons.get(r.from_lexicon, [])) if r.from_lexicon else [])
+        for t in terms:
+            words = t.replace("’", "'").lower().split()
+            if len(words) == 1:
+                out.add(words[0])
+    return frozenset(out)
+
+
 def build_safelist(rules: Iterable[SafeRule], lexicons: dict[str, list[str]]) -> Safelist:
     """Compile safe-list entries (with lexicon terms resolved) into a :class:`Safelist`."""
     return Safelist.from_rules(rules, lexicons)
 
 
-__all__ = ["build_safelist", "lexicon_terms", "load_lexicons"]
+__all__ = ["NOT_NAME_CATEGORIES", "build_safelist", "clinical_words", "lexicon_terms", "load_lexicons"]

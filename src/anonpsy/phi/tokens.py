@@ -1,0 +1,128 @@
+"""One tokenisation pass per analysed text, shared by every lexical recognizer.
+
+:class:`TextView` holds the text, its case-folded copy (same length, so offsets are shared) and the word tokens
+(letters with inner apostrophes and hyphens: "O'Rourke", "Kessler-Adventist"), found by one compiled regex.
+Name cues, name dictionaries, place gazetteers and the clinical safe-list all read these tokens instead of
+scanning the text again, and all of them compare the folded form, so "HEALEY", "Healey" and "healey" are the
+same word.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+
+_NONWORD = re.compile(r"[^\w']")
+_UPPER = re.compile(r"[A-Z]")
+_LOWER = re.compile(r"[a-z]")
+WORD_RE = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*(?:-[^\W\d_]+)*")
+
+
+def spaced_key(phrase: str) -> str:
+    """The form of a phrase that :attr:`TextView.spaced` holds: folded, every non-word character a blank,
+    padded with one blank each side, so an automaton finds it only as whole words."""
+    return " " + _NONWORD.sub(" ", fold(phrase).strip()) + " "
+
+
+def core_span(end_idx: int, key: str) -> tuple[int, int]:
+    """Offsets in the text of an automaton hit of ``key`` (a :func:`spaced_key`) ending at ``end_idx`` of
+    :attr:`TextView.spaced`."""
+    lead = len(key) - len(key.lstrip(" "))
+    trail = len(key) - len(key.rstrip(" "))
+    start = end_idx - len(key) + 1
+    return start + lead - 1, end_idx + 1 - trail - 1
+
+
+def fold(text: str) -> str:
+    """Lower-cased ``text`` with the same length (characters whose lower case is longer are kept)."""
+    low = text.lower()
+    if len(low) == len(text):
+        return low.replace("’", "'")
+    return "".join(c if len(c.lower()) != 1 else c.lower() for c in text).replace("’", "'")
+
+
+@dataclass
+class TextView:
+    """A text, its folded copy and its word tokens (parallel lists of starts, ends and folded words)."""
+
+    text: str
+    folded: str = field(init=False)
+    starts: list[int] = field(init=False)
+    ends: list[int] = field(init=False)
+    words: list[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.folded = fold(self.text)
+        found = list(WORD_RE.finditer(self.folded))
+        self.starts = [m.start() for m in found]
+        self.ends = [m.end() for m in found]
+        self.words = [m.group() for m in found]
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    @cached_property
+    def spaced(self) -> str:
+        """The folded text with every non-word character a blank, padded with one blank each side (offsets
+        shifted by one): whole-word automaton matching needs no boundary checks on it."""
+        return " " + _NONWORD.sub(" ", self.folded) + " "
+
+    @cached_property
+    def positions(self) -> dict[str, list[int]]:
+        """Token indexes by folded word."""
+        out: dict[str, list[int]] = {}
+        for i, w in enumerate(self.words):
+            out.setdefault(w, []).append(i)
+        return out
+
+    def phrase_hits(self, phrase: str) -> list[tuple[int, int]]:
+        """``(start, end)`` of every occurrence of a folded phrase as whole tokens separated by blanks."""
+        parts = phrase.split(" ")
+        out: list[tuple[int, int]] = []
+        k = len(parts)
+        for i in self.positions.get(parts[0], ()):
+            if k == 1:
+                out.append((self.starts[i], self.ends[i]))
+            elif self.words[i : i + k] == parts and all(not self.gap(j).strip() for j in range(i, i + k - 1)):
+                out.append((self.starts[i], self.ends[i + k - 1]))
+        return out
+
+    @cached_property
+    def index_at(self) -> dict[int, int]:
+        """Token index by start offset."""
+        return {s: i for i, s in enumerate(self.starts)}
+
+    def gap(self, i: int) -> str:
+        """The characters between token ``i`` and token ``i + 1`` (empty past the last token)."""
+        if i + 1 >= len(self.starts):
+            return self.text[self.ends[i] :] if i < len(self.ends) else ""
+        return self.text[self.ends[i] : self.starts[i + 1]]
+
+    def before(self, i: int) -> str:
+        """The characters between token ``i - 1`` and token ``i``."""
+        return self.text[self.ends[i - 1] if i > 0 else 0 : self.starts[i]]
+
+    @cached_property
+    def uncased(self) -> bool:
+        """Whether case carries no signal here: the text is written mostly in capitals, or almost all in lower
+        case (as many nursing notes are)."""
+        upper = len(_UPPER.findall(self.text))
+        lower = len(_LOWER.findall(self.text))
+        return upper > lower or upper * 40 < lower
+
+    def capitalised_at(self, start: int) -> bool:
+        """Whether the word at ``start`` is written with a capital in a text whose case carries a signal."""
+        return not self.uncased and self.text[start : start + 1].isupper()
+
+    def is_upper(self, i: int) -> bool:
+        """Whether token ``i`` is written in capitals."""
+        return self.text[self.starts[i] : self.ends[i]].isupper()
+
+    def is_title(self, i: int) -> bool:
+        """Whether token ``i`` starts with a capital followed by a lower-case letter."""
+        w = self.text[self.starts[i] : self.ends[i]]
+        return w[:1].isupper() and not w.isupper()
+
+
+__all__ = ["WORD_RE", "TextView", "core_span", "fold", "spaced_key"]

@@ -1,0 +1,82 @@
+"""The shared tokenisation pass and the case-insensitive recognizers built on it.
+
+Texts here are synthetic look-alikes of ICU nursing lines written for these tests.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import example, given
+from tests.strategies import note_texts
+
+from anonpsy.phi.analyzer import Analyzer, analyze
+from anonpsy.phi.tokens import TextView, core_span, fold, spaced_key
+
+
+@given(note_texts())
+@example("İstanbul DR ŞAHIN")  # a character whose lower case is longer
+def test_tokens_keep_offsets(text: str) -> None:
+    view = TextView(text)
+    assert len(view.folded) == len(text)
+    assert len(view.spaced) == len(text) + 2
+    for s, e, w in zip(view.starts, view.ends, view.words, strict=True):
+        assert view.folded[s:e] == w and 0 <= s < e <= len(text)
+
+
+@given(note_texts())
+@example("DR ORLOWSKI AND BRANNIGAN 7/22")
+def test_spans_stay_inside_the_text_and_disjoint(text: str) -> None:
+    spans = analyze(text)
+    for a, b in itertools.pairwise(spans):
+        assert a.end <= b.start
+    assert all(0 <= s.start < s.end <= len(text) for s in spans)
+
+
+def test_spaced_keys_find_whole_words_only() -> None:
+    view = TextView("Sent to ST. MARY'S; stmary no.")
+    key = spaced_key("st. mary's")
+    at = view.spaced.find(key)
+    assert at >= 0
+    assert core_span(at + len(key) - 1, key) == (8, 18)
+    assert view.spaced.find(spaced_key("mary")) == -1 or "stmary" not in key
+
+
+def test_fold_keeps_length_and_apostrophes() -> None:
+    assert fold("O’ROURKE") == "o'rourke"
+    assert len(fold("İ")) == 1
+
+
+def _found(text: str) -> set[tuple[str, str]]:
+    return {(text[s.start : s.end], s.type) for s in analyze(text)}
+
+
+def test_the_same_note_in_capitals_and_lower_case() -> None:
+    """Cue-based names, dates, institutions and pagers do not depend on case."""
+    base = "Seen by Dr Orlowski 7/22, transferred from Westbrook Hospital, pager 40417."
+    for text in (base, base.upper(), base.lower()):
+        got = {(v.lower(), t) for v, t in _found(text)}
+        assert ("orlowski", "PERSON") in got, text
+        assert ("7/22", "DATE") in got, text
+        assert ("westbrook hospital", "ORGANIZATION") in got, text
+        assert ("40417", "TELEPHONE_NUMBER") in got, text
+
+
+def test_clinical_shorthand_is_left_alone() -> None:
+    text = "PMH: CAD, S/P CABG, PTCA. DDD PACER. NIDDM. BUN 54, CR 2.8. ON PSV 10/5, D5 1/2 NS. NEO WEANED."
+    assert analyze(text) == []
+
+
+def test_relatives_and_clinicians_by_cue() -> None:
+    text = "SOCIAL: HUSBAND JOHN AND DAUGHTER ROSALIND IN TO VISIT. DR. L. KOWALCZYK AWARE. HELENA MARCHETTI, RN"
+    got = {v for v, t in _found(text) if t == "PERSON"}
+    assert {"JOHN", "ROSALIND", "L. KOWALCZYK", "HELENA MARCHETTI"} <= got
+
+
+def test_years_and_ages_over_89() -> None:
+    got = _found("PMH: MI '91, CABG 1994, CVA 86'. 93 YO FEMALE.")
+    assert {("91", "DATE"), ("1994", "DATE"), ("86", "DATE"), ("93", "AGE")} <= got
+
+
+def test_analyzer_is_built_once_per_rules_directory() -> None:
+    assert Analyzer.default() is Analyzer.default()
