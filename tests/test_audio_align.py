@@ -121,7 +121,7 @@ def test_alignment_places_each_token_inside_its_spoken_segment() -> None:
 
 
 def test_moonshine_recogniser_words_and_times() -> None:
-    pytest.importorskip("moonshine_cpp", reason="needs the extra: pip install 'anonpsy[audio-moonshine]'")
+    pytest.importorskip("moonshine_cpp", reason="needs moonshine-cpp (audio extra, Linux x86-64)")
     from anonpsy.audio.asr import MoonshineRecognizer
     from anonpsy.audio.vad import voiced_regions
 

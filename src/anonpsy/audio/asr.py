@@ -16,6 +16,7 @@ analysis signal):
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from collections.abc import Sequence
@@ -121,34 +122,61 @@ class MoonshineRecognizer:
 
     name = "moonshine"
 
-    def __init__(self, *, max_utterance_s: float = 15.0, pad_s: float = 0.15, second_pass_s: float = 0.6) -> None:
-        self._mc = require("moonshine_cpp")
+    def __init__(
+        self,
+        *,
+        max_utterance_s: float = 15.0,
+        pad_s: float = 0.15,
+        second_pass_s: float = 0.6,
+        recycle_s: float = 20.0,
+    ) -> None:
+        require("moonshine_cpp")
         from anonpsy.audio.align import Aligner
 
         self.version = _package_version("moonshine-cpp")
         self.max_utterance_s = max_utterance_s
         self.pad_s = pad_s
-        self._model = self._mc.MoonshineModel(language="en", model_type="base")
+        self.recycle_s = recycle_s
+        self._worker: _MoonshineWorker | None = None
         self._aligner = Aligner()
         self.second_pass_s = second_pass_s
         self.unaligned = 0
         self.second_pass = 0
+        self.worker_cpu_s = 0.0
+        self.workers = 0
 
     def text(self, chunk: npt.NDArray[np.float32]) -> str:
-        """Moonshine's transcript of a 16 kHz chunk."""
-        import ctypes
+        """Moonshine's transcript of a 16 kHz chunk.
 
-        x = np.ascontiguousarray(chunk, dtype=np.float32)
-        out = ctypes.c_char_p(0)
-        lib = self._mc.moonshine_lib
-        status = lib.moonshine_transcribe(
-            self._model.model_handle, x.ctypes.data_as(ctypes.POINTER(ctypes.c_float)), len(x), ctypes.byref(out)
-        )
-        if status != 0:
-            raise AnonpsyError(A103_TRANSCRIPTION, f"the embedded recogniser failed (status {status})")
-        text = (out.value or b"").decode("utf-8", errors="replace")
-        lib.moonshine_free_text(out)
+        moonshine-cpp 0.1.4 keeps about 40 MB per second of audio it transcribes until its process ends (freeing
+        the model does not return it), so the model runs in a worker process that is replaced after
+        ``recycle_s`` seconds of audio; memory stays bounded (about 1.5 GB) on recordings of any length.
+        """
+        seconds = len(chunk) / ANALYSIS_RATE
+        if self._worker is not None and self._worker.seconds and self._worker.seconds + seconds > self.recycle_s:
+            self._worker.close()
+            self._worker = None
+        if self._worker is None:
+            self._worker = _MoonshineWorker()
+            self.workers += 1
+        text, cpu = self._worker.transcribe(chunk)
+        self.worker_cpu_s += cpu
         return text
+
+    def close(self) -> None:
+        """Stop the worker process."""
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+
+    def __enter__(self) -> MoonshineRecognizer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        self.close()
 
     def _utterance(self, signal: npt.NDArray[np.float32], a: float, b: float) -> list[Word]:
         total = len(signal) / ANALYSIS_RATE
@@ -183,6 +211,59 @@ class MoonshineRecognizer:
             words.extend(extra)
         words.sort(key=lambda w: (w.start, w.end))
         return words
+
+
+class _MoonshineWorker:
+    """One Moonshine worker process (:mod:`anonpsy.audio.moonshine_worker`) and the audio it has heard."""
+
+    def __init__(self) -> None:
+        import subprocess
+        import sys
+
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "anonpsy.audio.moonshine_worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        self.seconds = 0.0
+
+    def transcribe(self, chunk: npt.NDArray[np.float32]) -> tuple[str, float]:
+        from anonpsy.audio.moonshine_worker import REPLY, REQUEST, read_exact
+
+        x = np.ascontiguousarray(chunk, dtype="<f4")
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        try:
+            self._proc.stdin.write(REQUEST.pack(len(x)) + x.tobytes())
+            self._proc.stdin.flush()
+            head = read_exact(self._proc.stdout, REPLY.size)
+            if len(head) < REPLY.size:
+                raise EOFError
+            status, cpu, n = REPLY.unpack(head)
+            text = read_exact(self._proc.stdout, n).decode("utf-8", errors="replace")
+        except (EOFError, OSError):
+            raise AnonpsyError(
+                A103_TRANSCRIPTION, f"the embedded recogniser stopped (exit code {self._proc.poll()})"
+            ) from None
+        if status != 0:
+            raise AnonpsyError(A103_TRANSCRIPTION, f"the embedded recogniser failed (status {status})")
+        self.seconds += len(x) / ANALYSIS_RATE
+        return text, float(cpu)
+
+    def close(self) -> None:
+        from anonpsy.audio.moonshine_worker import REQUEST
+
+        with contextlib.suppress(OSError):
+            if self._proc.stdin is not None:
+                self._proc.stdin.write(REQUEST.pack(0))
+                self._proc.stdin.close()
+        try:
+            self._proc.wait(timeout=5)
+        except Exception:
+            self._proc.kill()
+            self._proc.wait()
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
 
 
 def _spread(tokens: Sequence[str], start: float, end: float) -> list[Word]:

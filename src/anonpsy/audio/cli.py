@@ -53,9 +53,9 @@ def resolve_asr(asr: str) -> str:
 @click.option("--passes", type=int, default=2, show_default=True, help="LLM passes per chunk.")
 @click.option("--asr", type=click.Choice(["auto", "pocketsphinx", "moonshine", "server"]), default="auto",
               show_default=True,
-              help="auto: moonshine when installed, else pocketsphinx; pocketsphinx: embedded, light, but it "
-                   "misses most identifiers; moonshine: embedded Moonshine base with PocketSphinx word timing "
-                   "(pip install 'anonpsy[audio-moonshine]'); server: an OpenAI-compatible "
+              help="auto: moonshine where its wheel is installed (Linux x86-64), else pocketsphinx; moonshine: "
+                   "embedded Moonshine base with PocketSphinx word timing; pocketsphinx: embedded, light, but it "
+                   "misses most identifiers; server: an OpenAI-compatible "
                    "/v1/audio/transcriptions server (whisper.cpp, faster-whisper) with word timestamps.")
 @click.option("--asr-url", metavar="URL", default="http://127.0.0.1:8178/v1", show_default=True,
               help="Base URL of the transcription server (with --asr server).")
@@ -139,11 +139,13 @@ def audio_deid(
             closers.append(ts)
             recognizer = ServerRecognizer(ts)
         elif asr == "moonshine":
-            recognizer = MoonshineRecognizer()
+            ms = MoonshineRecognizer()
+            closers.append(ms)
+            recognizer = ms
         else:
             click.echo(
-                "note: PocketSphinx alone recognises too few words to find most identifiers; for the embedded "
-                "Moonshine recogniser: pip install 'anonpsy[audio-moonshine]'",
+                "note: PocketSphinx alone recognises too few words to find most identifiers; the embedded "
+                "Moonshine recogniser (pip install moonshine-cpp, Linux x86-64) or --asr server finds them",
                 err=True,
             )
             recognizer = PocketSphinxRecognizer()
