@@ -176,7 +176,8 @@ class MoonshineRecognizer:
         self.close()
 
     def __del__(self) -> None:
-        self.close()
+        with contextlib.suppress(Exception):
+            self.close()
 
     def _utterance(self, signal: npt.NDArray[np.float32], a: float, b: float) -> list[Word]:
         total = len(signal) / ANALYSIS_RATE
@@ -251,11 +252,9 @@ class _MoonshineWorker:
         return text, float(cpu)
 
     def close(self) -> None:
-        from anonpsy.audio.moonshine_worker import REQUEST
-
         with contextlib.suppress(OSError):
             if self._proc.stdin is not None:
-                self._proc.stdin.write(REQUEST.pack(0))
+                self._proc.stdin.write(bytes(4))  # a request of zero samples ends the worker
                 self._proc.stdin.close()
         try:
             self._proc.wait(timeout=5)
