@@ -23,6 +23,7 @@ import ipaddress
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -102,6 +103,9 @@ class PatternsFile(_Model):
     rules: list[PatternRule]
 
 
+#: A word list file under ``rules/phi/lists/`` (one lower-case word a line, ``#`` comments).
+ListFile = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_.-]*\.txt$")]
+
 Cue = Literal["title", "kinship", "trigger", "credential", "dictionary", "not_a_name"]
 
 
@@ -114,6 +118,8 @@ class NameRule(_Model):
     source: str | None = None
     words: list[str] = []
     locales: list[str] = []
+    first_lists: list[ListFile] = []
+    last_lists: list[ListFile] = []
     score: Score = 0.85
     single_score: Score = 0.55
 
@@ -707,6 +713,15 @@ def faker_names(locales: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str
     return frozenset(first), frozenset(last)
 
 
+@functools.lru_cache(maxsize=16)
+def word_list(path: str) -> frozenset[str]:
+    """The words of a list file (one a line, lower-cased; blank lines and ``#`` comments skipped)."""
+    with open(path, encoding="utf-8") as fh:
+        return frozenset(
+            w for w in (line.strip().lower() for line in fh) if w and not w.startswith("#")
+        )
+
+
 @functools.lru_cache(maxsize=1)
 def common_english_words() -> frozenset[str]:
     """Frequent English words (Faker's en_US lorem list): names equal to one need more evidence."""
@@ -746,6 +761,9 @@ _LATIN = re.compile(r"[A-Za-zÀ-ÖØ-öø-ž'’ -]+")
 
 # Word classes of the name recognizer, as bits of one lookup table.
 FIRST, LAST, COMMON, CLINICAL, STOP = 1, 2, 4, 8, 16
+#: A name known only from the long census lists (rare surnames such as "Przybylo", but also words such as "Perl"
+#: or "Vea" that clinical shorthand uses): part of a name next to a cue or another name, never a name alone.
+LISTED = 32
 _INITIAL_RE = re.compile(r"[^\W\d_]")
 
 
@@ -841,9 +859,14 @@ class NameRecognizer:
     memo: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def from_rules(cls, rules: Iterable[NameRule], clinical: Iterable[str] = ()) -> NameRecognizer:
-        """Build the recognizer from all ``phi_names`` entries; ``clinical`` words are never names."""
+    def from_rules(
+        cls, rules: Iterable[NameRule], clinical: Iterable[str] = (), lists_dir: Path | None = None
+    ) -> NameRecognizer:
+        """Build the recognizer from all ``phi_names`` entries; ``clinical`` words are never names; name list
+        files are read from ``lists_dir`` (``rules/phi/lists``)."""
         locales: list[str] = []
+        list_first: set[str] = set()
+        list_last: set[str] = set()
         stop: set[str] = set()
         cue_ids: dict[str, str] = {}
         cue_kinds: dict[str, str] = {}
@@ -853,6 +876,11 @@ class NameRecognizer:
         for r in rules:
             if r.cue == "dictionary":
                 locales.extend(r.locales)
+                for names_, bucket in ((r.first_lists, list_first), (r.last_lists, list_last)):
+                    for fname in names_:
+                        if lists_dir is None:
+                            raise ValueError("name list files need the rules directory")
+                        bucket.update(word_list(str(lists_dir / fname)))
                 pair_score, single_score, dictionary_id = r.score, r.single_score, r.id
             elif r.cue == "not_a_name":
                 stop.update(_norm(w) for w in r.words)
@@ -879,6 +907,16 @@ class NameRecognizer:
         for w in first | last:
             if not table[w] & COMMON and _derived_class(table, w) & COMMON:
                 table[w] |= COMMON
+        # Census names add what the common lists lack, and only words that are no English or clinical word
+        # ("Far", "Son" and "Husband" are census surnames too).
+        for bucket, bit in ((list_first - first, FIRST), (list_last - last, LAST)):
+            for w in bucket:
+                c = table.get(w, 0)
+                if c & (COMMON | CLINICAL | STOP) or (not c and _derived_class(table, w) & COMMON):
+                    continue
+                table[w] = c | bit | (0 if c & (FIRST | LAST) else LISTED)
+        first = first | {w for w in list_first if table.get(w, 0) & FIRST}
+        last = last | {w for w in list_last if table.get(w, 0) & LAST}
         return cls(
             classes=table,
             cue_ids=cue_ids,
@@ -1108,7 +1146,7 @@ class NameRecognizer:
                     and len(nxt) > 1
                     and (
                         (nc & LAST and not (c & COMMON and nc & COMMON))
-                        or (not nc & COMMON and not c & COMMON and len(nxt) >= 3)
+                        or (not nc & COMMON and not c & (COMMON | LISTED) and len(nxt) >= 3)
                     )
                 ):
                     j = self._extend(view, i + 1)
@@ -1126,7 +1164,7 @@ class NameRecognizer:
                 yield self._span(view, i, i + 2, self.pair_score, self.dictionary_id)
                 i += 2
                 continue
-            if (
+            if not c & LISTED and (
                 (c & FIRST and not c & COMMON and len(w) >= 4)
                 or (c & (FIRST | LAST) and not c & COMMON and len(w) >= 3 and view.capitalised_at(view.starts[i]))
                 or (c & FIRST and len(w) >= 3 and self._mid_sentence_capital(view, i))
@@ -1393,7 +1431,7 @@ def _ambiguous_word(key: str, ambiguous_words: frozenset[str], names: NameRecogn
         return True
     if names is None:
         return False
-    return bool(names._cls(key) & (COMMON | FIRST | LAST | CLINICAL | STOP))
+    return bool(names._cls(key) & (COMMON | CLINICAL | STOP))
 
 
 # -------------------- safe list
