@@ -31,13 +31,13 @@ PHI_DIR = rules_dir() / "phi"
 # Pinned rule counts per file: adding or removing a recognizer is a deliberate act.
 RULE_COUNTS = {
     "addresses": 8,
-    "ages": 7,
+    "ages": 8,
     "contact": 13,
-    "dates": 17,
+    "dates": 18,
     "demographics": 7,
     "ids": 21,
     "locations": 10,
-    "names": 6,
+    "names": 7,
     "organizations": 7,
     "safelist": 6,
 }

@@ -106,7 +106,7 @@ class PatternsFile(_Model):
 #: A word list file under ``rules/phi/lists/`` (one lower-case word a line, ``#`` comments).
 ListFile = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_.-]*\.txt$")]
 
-Cue = Literal["title", "kinship", "trigger", "credential", "dictionary", "not_a_name"]
+Cue = Literal["title", "kinship", "trigger", "credential", "follower", "dictionary", "not_a_name"]
 
 
 class NameRule(_Model):
@@ -849,6 +849,8 @@ class NameRecognizer:
     single_score: float
     dictionary_id: str
     credential_id: str
+    unknown_score: float = 0.6
+    follower_id: str = "person"
     first: frozenset[str] = frozenset()
     last: frozenset[str] = frozenset()
     stop: frozenset[str] = frozenset()
@@ -856,6 +858,9 @@ class NameRecognizer:
     cue_last: frozenset[str] = frozenset()
     credential_first: frozenset[str] = frozenset()
     cue_words: frozenset[str] = frozenset()
+    title_ids: frozenset[str] = frozenset()
+    followers: Mapping[str, str] = field(default_factory=dict)
+    follower_max_words: int = 1
     memo: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -871,6 +876,9 @@ class NameRecognizer:
         cue_ids: dict[str, str] = {}
         cue_kinds: dict[str, str] = {}
         credentials: dict[str, str] = {}
+        followers: dict[str, str] = {}
+        title_ids: set[str] = set()
+        follower_id = "person"
         cue_score, pair_score, single_score = 0.9, 0.85, 0.55
         dictionary_id = credential_id = "person"
         for r in rules:
@@ -884,6 +892,10 @@ class NameRecognizer:
                 pair_score, single_score, dictionary_id = r.score, r.single_score, r.id
             elif r.cue == "not_a_name":
                 stop.update(_norm(w) for w in r.words)
+            elif r.cue == "follower":
+                for w in r.words:
+                    followers[" ".join(_words(w))] = r.id
+                follower_id = r.id
             elif r.cue == "credential":
                 for w in r.words:
                     credentials[" ".join(_words(w))] = r.id
@@ -896,6 +908,7 @@ class NameRecognizer:
                         cue_kinds[key] = r.cue
                 if r.cue == "title":
                     cue_score = max(cue_score, r.score)
+                    title_ids.add(r.id)
         first, last = faker_names(tuple(locales))
         common = english_words()
         clinical_set = {_norm(c) for c in clinical}
@@ -936,6 +949,10 @@ class NameRecognizer:
             cue_last=frozenset(k.split()[-1] for k in cue_ids) | frozenset(k.split()[-1] + "'s" for k in cue_ids),
             credential_first=frozenset(k.split()[0] for k in credentials),
             cue_words=frozenset(w for k in [*cue_ids, *credentials] for w in k.split()),
+            title_ids=frozenset(title_ids),
+            follower_id=follower_id,
+            followers=followers,
+            follower_max_words=max((len(k.split()) for k in followers), default=1),
         )
 
     # -- word classes
@@ -1088,6 +1105,8 @@ class NameRecognizer:
         # few positions worth a look in one pass of lookups, then visit only those.
         names_bits = FIRST | LAST
         cand = {i for i, w in enumerate(words) if get(w, 0) & names_bits or len(w) == 1}
+        if not view.uncased:  # unknown capitalised words of a cased text
+            cand.update(i for i, w in enumerate(words) if len(w) >= 3 and w not in self.classes)
         cand.update(i + 1 for i, w in enumerate(words) if w in cue_last or w.rsplit("-", 1)[-1] in cue_last)
         for i in [i for i, w in enumerate(words) if w in credential_first]:
             cand.update((i - 1, i - 2, i - 3))
@@ -1125,6 +1144,10 @@ class NameRecognizer:
                     yield self._span(view, i, j, self.cue_score if kind == "title" else self.pair_score, rid)
                     last_cued, last_cue, i = self._after_name(view, j), cue, j
                     continue
+                if rid in self.title_ids and self._title_initial(view, i):
+                    yield self._span(view, i, i + 1, self.pair_score, rid)  # "MS S. CARE", "Dr. K."
+                    i += 1
+                    continue
             # a credential after one to three name words
             if self._name_word(view, i, cued="credential") or (
                 self._is_initial(view, i) and i + 1 < n and self._name_word(view, i + 1, cued="credential")
@@ -1136,6 +1159,30 @@ class NameRecognizer:
                     continue
             if c & (STOP | CLINICAL):
                 i += 1
+                continue
+            # a first name before a verb of visiting or calling, at the start of a clause ("social: bob visited")
+            if c & FIRST and not c & LISTED and self.followers and self._follower_after(view, i):
+                yield self._span(view, i, i + 1, self.pair_score, self.follower_id)
+                i += 1
+                continue
+            # two capitalised words of a cased text that no word list has, or such a word before a known
+            # surname: a name no list knows ("Ilse Brandauer" where neither is listed)
+            if (
+                not c
+                and i + 1 < n
+                and len(w) >= 3
+                and w not in self.cue_words
+                and "'" not in w
+                and view.gap(i) == " "
+                and not view.uncased
+                and view.is_title(i)
+                and view.is_title(i + 1)
+                and len(words[i + 1]) >= 3
+                and self._unknown_or_surname(words[i + 1])
+                and not _derived_class(self, w)
+            ):
+                yield self._span(view, i, i + 2, self.unknown_score, self.dictionary_id)
+                i += 2
                 continue
             # dictionaries: a first name with a surname or an unknown word after it; a rare first name alone
             if c & FIRST and i + 1 < n and view.gap(i) in (" ", "  "):
@@ -1183,6 +1230,36 @@ class NameRecognizer:
                 i += 2
                 continue
             i += 1
+
+    def _unknown_or_surname(self, word: str) -> bool:
+        """A word no list has (nor its English stem), or a surname that is no English word."""
+        c = self._cls(word)
+        return (not c and not _derived_class(self, word)) or (bool(c & LAST) and not c & (COMMON | STOP | CLINICAL))
+
+    @staticmethod
+    def _title_initial(view: TextView, i: int) -> bool:
+        """A capital letter standing alone with a period after it ("S." in "MS S. CARE")."""
+        w = view.words[i]
+        start = view.starts[i]
+        return len(w) == 1 and view.text[start].isupper() and view.text[start + 1 : start + 2] == "."
+
+    def _follower_after(self, view: TextView, i: int) -> bool:
+        """Whether a follower phrase ("called", "in to visit") comes right after token ``i`` and the token opens a
+        clause (text start, after ":", ".", ";", "(", "," or "and")."""
+        n = len(view)
+        if i + 1 >= n or view.gap(i) not in (" ", "  "):
+            return False
+        for k in range(min(self.follower_max_words, n - i - 1), 0, -1):
+            if " ".join(view.words[i + 1 : i + 1 + k]) in self.followers:
+                break
+        else:
+            return False
+        if i == 0:
+            return True
+        before = view.before(i).strip(" \t")
+        if before[-1:] in (":", ".", ";", "(", ",", "\n") or "\n" in view.before(i):
+            return True
+        return before == "" and view.words[i - 1] in ("and", "&")
 
     @staticmethod
     def _mid_sentence_capital(view: TextView, i: int) -> bool:
