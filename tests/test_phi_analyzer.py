@@ -36,7 +36,7 @@ RULE_COUNTS = {
     "dates": 18,
     "demographics": 7,
     "ids": 21,
-    "locations": 10,
+    "locations": 12,
     "names": 7,
     "organizations": 7,
     "safelist": 6,

@@ -130,7 +130,13 @@ class Analyzer:
         # long census surname list (Baltimore, Calvert, Towson are surnames too) does not make a place ambiguous.
         first, last = faker_names(tuple(loc for r in name_rules for loc in r.locales))
         ambiguous = common_english_words() | first | last | names.stop
-        gazetteer = GazetteerRecognizer.from_rules(gaz_rules, frozenset(ambiguous), names)
+        try:
+            gazetteer = GazetteerRecognizer.from_rules(gaz_rules, frozenset(ambiguous), names, lists_dir)
+        except OSError:
+            raise AnonpsyError(
+                R100_RULE_SCHEMA,
+                "a place list file of the phi_gazetteer rules cannot be read; run `anonpsy rules check`",
+            ) from None
         suppressible = frozenset(t.value for r in safe_rules for t in r.suppresses)
         return cls(
             tuple(patterns),

@@ -134,7 +134,7 @@ class NamesFile(_Model):
     rules: list[NameRule]
 
 
-Gazetteer = Literal["us_states", "countries", "cities", "terms", "heads", "cues"]
+Gazetteer = Literal["us_states", "countries", "cities", "terms", "heads", "cues", "wards"]
 
 
 class GazetteerRule(_Model):
@@ -146,12 +146,14 @@ class GazetteerRule(_Model):
     description: str = ""
     source: str | None = None
     terms: list[str] = []
+    lists: list[ListFile] = []
     min_population: int = 0
     countries: list[str] = []
     below_state: bool = True
     score: Score = 0.7
     ambiguous_context: list[str] = []
     require_context: bool = False
+    drop_ambiguous: bool = False
     exclude: list[str] = []
     modifiers: list[str] = []
     any_case: bool = True
@@ -717,9 +719,7 @@ def faker_names(locales: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str
 def word_list(path: str) -> frozenset[str]:
     """The words of a list file (one a line, lower-cased; blank lines and ``#`` comments skipped)."""
     with open(path, encoding="utf-8") as fh:
-        return frozenset(
-            w for w in (line.strip().lower() for line in fh) if w and not w.startswith("#")
-        )
+        return frozenset(w for w in (line.strip().lower() for line in fh) if w and not w.startswith("#"))
 
 
 @functools.lru_cache(maxsize=1)
@@ -824,6 +824,18 @@ def _derived_class(rec: NameRecognizer | Mapping[str, int], word: str) -> int:
     return 0
 
 
+def _spelling_vocabulary(frequent: Iterable[str], clinical: Iterable[str]) -> frozenset[str]:
+    """Words a misspelling is measured against: frequent English words with their regular inflections, and
+    clinical words (four letters or more)."""
+    out: set[str] = set()
+    for w in frequent:
+        out.update((w, w + "s", w + "es", w + "d", w + "ed", w + "ing"))
+        if w.endswith("e"):
+            out.add(w[:-1] + "ing")
+    out.update(clinical)
+    return frozenset(w for w in out if len(w) >= 4 and w.isalpha())
+
+
 @dataclass(frozen=True)
 class NameRecognizer:
     """Person names, whatever their case, from cues and dictionaries (kind ``phi_names``).
@@ -862,6 +874,8 @@ class NameRecognizer:
     followers: Mapping[str, str] = field(default_factory=dict)
     follower_max_words: int = 1
     memo: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
+    spelling: frozenset[str] = frozenset()
+    spelt_memo: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def from_rules(
@@ -913,8 +927,15 @@ class NameRecognizer:
         common = english_words()
         clinical_set = {_norm(c) for c in clinical}
         table: dict[str, int] = {}
-        for bucket, bit in ((first, FIRST), (last, LAST), (common, COMMON), (clinical_set, CLINICAL), (stop, STOP)):
-            for w in bucket:
+        buckets: tuple[tuple[Iterable[str], int], ...] = (
+            (first, FIRST),
+            (last, LAST),
+            (common, COMMON),
+            (clinical_set, CLINICAL),
+            (stop, STOP),
+        )
+        for words, bit in buckets:
+            for w in words:
                 table[w] = table.get(w, 0) | bit
         # A name that is also an inflected English word ("Weeks", "Banks") is common too.
         for w in first | last:
@@ -922,8 +943,8 @@ class NameRecognizer:
                 table[w] |= COMMON
         # Census names add what the common lists lack, and only words that are no English or clinical word
         # ("Far", "Son" and "Husband" are census surnames too).
-        for bucket, bit in ((list_first - first, FIRST), (list_last - last, LAST)):
-            for w in bucket:
+        for extra, bit in ((list_first - first, FIRST), (list_last - last, LAST)):
+            for w in extra:
                 c = table.get(w, 0)
                 if c & (COMMON | CLINICAL | STOP) or (not c and _derived_class(table, w) & COMMON):
                     continue
@@ -949,6 +970,7 @@ class NameRecognizer:
             cue_last=frozenset(k.split()[-1] for k in cue_ids) | frozenset(k.split()[-1] + "'s" for k in cue_ids),
             credential_first=frozenset(k.split()[0] for k in credentials),
             cue_words=frozenset(w for k in [*cue_ids, *credentials] for w in k.split()),
+            spelling=_spelling_vocabulary(common_english_words(), clinical_set),
             title_ids=frozenset(title_ids),
             follower_id=follower_id,
             followers=followers,
@@ -968,6 +990,19 @@ class NameRecognizer:
                 memo.clear()
             c = memo[word] = _derived_class(self, word)
         return c
+
+    def misspelt(self, word: str) -> bool:
+        """Whether ``word`` is one edit (a letter added, dropped, changed, or two swapped) from a frequent English
+        word or a clinical word: "recieved", "basline", "fetanyl" are words, not names or places."""
+        hit = self.spelt_memo.get(word)
+        if hit is None:
+            from rapidfuzz import distance, process
+
+            if len(self.spelt_memo) > 50_000:
+                self.spelt_memo.clear()
+            found = process.extractOne(word, self.spelling, scorer=distance.OSA.distance, score_cutoff=1)
+            hit = self.spelt_memo[word] = found is not None
+        return hit
 
     @staticmethod
     def _is_initial(view: TextView, i: int) -> bool:
@@ -1307,6 +1342,8 @@ class GazetteerRecognizer:
     names: NameRecognizer | None
     coarse_ids: frozenset[str] = field(default_factory=frozenset)
     rule_ids: frozenset[str] = field(default_factory=frozenset)
+    ward: tuple[str, str, float] | None = None  # (entity_type, rule id, score) of the word + number rule
+    ward_re: re.Pattern[str] | None = None
 
     @classmethod
     def from_rules(
@@ -1314,13 +1351,17 @@ class GazetteerRecognizer:
         rules: Iterable[GazetteerRule],
         ambiguous_words: frozenset[str],
         names: NameRecognizer | None = None,
+        lists_dir: Path | None = None,
     ) -> GazetteerRecognizer:
-        """Build from ``phi_gazetteer`` entries; names in ``ambiguous_words`` need a context word before."""
+        """Build from ``phi_gazetteer`` entries; names in ``ambiguous_words`` need a context word before; list
+        files are read from ``lists_dir`` (``rules/phi/lists``)."""
         import ahocorasick
 
         entries: dict[str, tuple[str, str, float, bool, bool]] = {}
         heads: dict[str, tuple[str, str, float]] = {}
         cues: dict[str, tuple[str, str, float]] = {}
+        ward: tuple[str, str, float] | None = None
+        ward_re: re.Pattern[str] | None = None
         modifiers: set[str] = set()
         ctx: list[str] = []
         coarse: set[str] = set()
@@ -1334,11 +1375,21 @@ class GazetteerRecognizer:
                 for t in r.terms:
                     cues[" ".join(_words(t))] = (r.entity_type.value, r.id, r.score)
                 continue
+            if r.gazetteer == "wards":
+                ward = (r.entity_type.value, r.id, r.score)
+                units = "|".join(re.escape(_norm(t)) for t in sorted(r.terms, key=lambda t: (-len(t), t)))
+                veto = rf"(?!\s*(?:{units})(?![a-z]))" if units else ""
+                ward_re = re.compile(rf"(?<![\w'’-])([a-z]{{5,}}) ([1-9])(?![\w./%:’'-]){veto}")
+                continue
             names_ = (
                 frozenset(r.terms)
                 if r.gazetteer == "terms"
                 else gazetteer_names(r.gazetteer, r.min_population, tuple(r.countries)) | frozenset(r.terms)
             )
+            for fname in r.lists:
+                if lists_dir is None:
+                    raise ValueError("place list files need the rules directory")
+                names_ = names_ | word_list(str(lists_dir / fname))
             excluded = {_norm(e) for e in r.exclude}
             if not r.below_state:
                 coarse.add(r.id)
@@ -1349,6 +1400,8 @@ class GazetteerRecognizer:
                     continue
                 one_word = len(_words(key)) == 1
                 ambiguous = r.require_context or (one_word and _ambiguous_word(key, ambiguous_words, names))
+                if ambiguous and r.drop_ambiguous:
+                    continue
                 entries[key] = (r.entity_type.value, r.id, r.score, ambiguous, r.any_case)
         auto = ahocorasick.Automaton()
         for key in entries:
@@ -1372,7 +1425,9 @@ class GazetteerRecognizer:
             cue_re,
             names,
             frozenset(coarse),
-            frozenset(ids),
+            frozenset(ids | ({ward[1]} if ward else set())),
+            ward,
+            ward_re,
         )
 
     # -- word tests
@@ -1384,7 +1439,8 @@ class GazetteerRecognizer:
         """A word that can be part of a place or institution name after a cue. An English word ("court",
         "harbor") counts only where case cannot tell (all capitals) or tells a name (a capital initial)."""
         word = view.words[i]
-        if word in self.entries:
+        entry = self.entries.get(word)
+        if entry is not None and not entry[3]:
             return True
         c = self._cls(word)
         english = bool(c & COMMON) or word in self.modifiers
@@ -1417,6 +1473,25 @@ class GazetteerRecognizer:
             yield from self._headed(view)
         if self.cue_re is not None:
             yield from self._cued(view)
+        if self.ward_re is not None:
+            yield from self._wards(view)
+
+    def _wards(self, view: TextView) -> Iterator[Span]:
+        """A word no list has followed by a one-digit number, as hospitals name units ("QUARTERMAIN 2",
+        "branwell 4"): the word is the span, the unit number stays. Misspelt words ("recieved 3 breaths") and words
+        followed by a unit are left alone."""
+        assert self.ward_re is not None and self.ward is not None
+        etype, rid, score = self.ward
+        names = self.names
+        for m in self.ward_re.finditer(view.folded):
+            word = m.group(1)
+            if word in self.entries or word in self.heads or word in self.modifiers:
+                continue
+            if names is not None and (
+                names._cls(word) or _derived_class(names, word) or word in names.cue_words or names.misspelt(word)
+            ):
+                continue
+            yield Span(m.start(1), m.end(1), etype, "rule", score, rid)
 
     def _listed(self, view: TextView) -> Iterator[Span]:
         folded = view.folded
