@@ -1565,8 +1565,8 @@ class GazetteerRecognizer:
                 if j > i and view.before(j) not in (" ", "-", ". "):
                     break
                 j += 1
-            if j - i == 1 and view.words[i] in _GENERIC_PLACE_WORDS:
-                continue  # "resides in community shelter": a kind of place, not a place
+            if j - i == 1 and (view.words[i] in _GENERIC_PLACE_WORDS or view.words[i] in self.heads):
+                continue  # "resides in community shelter", "admitted to hosp": a kind of place, not a place
             if j > i:
                 yield Span(view.starts[i], view.ends[j - 1], etype, "rule", score, rid)
 
