@@ -231,6 +231,13 @@ class Analyzer:
             for span in self._propagate(view, kept)
             if not (span.type in self.suppressible and self.safelist.suppresses(text, span))
         )
+        persons = [s for s in kept if s.type == EntityType.PERSON.value]
+        if persons:
+            kept.extend(
+                span
+                for span in self.names.coordinated(view, persons)
+                if not (span.type in self.suppressible and self.safelist.suppresses(text, span))
+            )
         resolved = resolve_overlaps(kept, TYPE_PRIORITY)
         if entities is not None:
             wanted = {str(e) for e in entities}

@@ -764,6 +764,9 @@ FIRST, LAST, COMMON, CLINICAL, STOP = 1, 2, 4, 8, 16
 #: A name known only from the long census lists (rare surnames such as "Przybylo", but also words such as "Perl"
 #: or "Vea" that clinical shorthand uses): part of a name next to a cue or another name, never a name alone.
 LISTED = 32
+#: A census first name that is also an English word ("Hank", "Pat", "Will"): a name only beside strong evidence, a
+#: kinship word or another name, and only with a capital in a text that uses case.
+WEAK = 64
 _INITIAL_RE = re.compile(r"[^\W\d_]")
 
 
@@ -947,6 +950,8 @@ class NameRecognizer:
             for w in extra:
                 c = table.get(w, 0)
                 if c & (COMMON | CLINICAL | STOP) or (not c and _derived_class(table, w) & COMMON):
+                    if bit == FIRST and c & COMMON and not c & (CLINICAL | STOP | FIRST):
+                        table[w] = c | WEAK
                     continue
                 table[w] = c | bit | (0 if c & (FIRST | LAST) else LISTED)
         first = first | {w for w in list_first if table.get(w, 0) & FIRST}
@@ -1035,6 +1040,8 @@ class NameRecognizer:
         if c & COMMON:
             if c & (FIRST | LAST) and cued in ("kinship", "credential", "continue"):
                 return True
+            if c & WEAK and cued == "kinship" and capital and not view.uncased:
+                return True  # "her son Hank"
             if c & FIRST and cued == "trigger" and capital:
                 return True  # "per NP Patty"
             # an English word as a surname only where case cannot tell or shows a capital ("Dr. advised" is no name)
@@ -1128,6 +1135,38 @@ class NameRecognizer:
             end += 1  # "Anna S."
         return Span(start, end, EntityType.PERSON.value, "rule", score, rid)
 
+    def coordinated(self, view: TextView, spans: Iterable[Span]) -> Iterator[Span]:
+        """A first name joined by "and" or "&" to a person ``spans`` holds ("Both Suzette and Hank are his
+        proxies", "Hank and Suzette"): in a text that uses case a capitalised first name, even one that is an
+        English word; in capitals or lower case only a first name that is no English word."""
+        spans = list(spans)
+        starts, words = view.starts, view.words
+        n = len(view)
+        taken = [(s.start, s.end) for s in spans]
+        for s in spans:
+            after = bisect.bisect_left(starts, s.end)
+            before = bisect.bisect_left(starts, s.start) - 1
+            for conj, cand in ((after, after + 1), (before, before - 1)):
+                if not (0 <= conj < n and 0 <= cand < n) or words[conj] not in ("and", "&"):
+                    continue
+                around = (view.before(conj), view.gap(conj))
+                if any(g.strip(" ") or not 0 < len(g) <= 2 for g in around):
+                    continue
+                if any(a < view.ends[cand] and view.starts[cand] < b for a, b in taken):
+                    continue
+                if self._coordinated_name(view, cand):
+                    taken.append((view.starts[cand], view.ends[cand]))
+                    yield self._span(view, cand, cand + 1, self.pair_score, self.dictionary_id)
+
+    def _coordinated_name(self, view: TextView, i: int) -> bool:
+        w = view.words[i]
+        c = self._cls(w)
+        if len(w) < 3 or c & (STOP | CLINICAL) or w in self.cue_words:
+            return False
+        if view.uncased:
+            return bool(c & FIRST) and not c & (COMMON | LISTED)
+        return bool(c & (FIRST | WEAK)) and view.is_title(i)
+
     def find(self, text: str | TextView) -> Iterator[Span]:
         """Candidate PERSON spans."""
         view = text if isinstance(text, TextView) else TextView(text)
@@ -1138,7 +1177,7 @@ class NameRecognizer:
         credential_first = self.credential_first
         # Most words are plain English or clinical words with no cue before and no credential after: find the
         # few positions worth a look in one pass of lookups, then visit only those.
-        names_bits = FIRST | LAST
+        names_bits = FIRST | LAST | WEAK
         cand = {i for i, w in enumerate(words) if get(w, 0) & names_bits or len(w) == 1}
         if not view.uncased:  # unknown capitalised words of a cased text
             cand.update(i for i, w in enumerate(words) if len(w) >= 3 and w not in self.classes)
@@ -1190,6 +1229,16 @@ class NameRecognizer:
                 j = self._extend(view, i)
                 if j > i and self._credential_after(view, j - 1) and not self._is_initial(view, j - 1):
                     yield self._span(view, i, j, self.cue_score, self.credential_id)
+                    i = j
+                    continue
+            # a name before a kinship word in parentheses ("Hank Przybylo (son)", "MARY (DAUGHTER)")
+            if self._kin_name_word(view, i):
+                j = i + 1
+                while j < n and j - i < 3 and view.before(j) == " " and self._kin_name_word(view, j):
+                    j += 1
+                rid = self._kinship_after(view, j - 1)
+                if rid is not None:
+                    yield self._span(view, i, j, self.pair_score, rid)
                     i = j
                     continue
             if c & (STOP | CLINICAL):
@@ -1265,6 +1314,28 @@ class NameRecognizer:
                 i += 2
                 continue
             i += 1
+
+    def _kin_name_word(self, view: TextView, i: int) -> bool:
+        """A word that can be part of a name before "(son)": a known name, a capitalised census first name of a
+        cased text, or an unknown word of three letters or more."""
+        w = view.words[i]
+        c = self._cls(w)
+        if len(w) < 3 or c & (STOP | CLINICAL) or w in self.cue_words:
+            return False
+        if c & COMMON:
+            if c & (FIRST | LAST):
+                return view.uncased or view.is_title(i)
+            return bool(c & WEAK) and not view.uncased and view.is_title(i)
+        return bool(c & (FIRST | LAST)) or not _derived_class(self, w)
+
+    def _kinship_after(self, view: TextView, i: int) -> str | None:
+        """The kinship rule id when token ``i`` is followed by a kinship word in parentheses ("(son)")."""
+        if i + 1 >= len(view) or view.gap(i).strip(" ") != "(" or len(view.gap(i)) > 3:
+            return None
+        key = view.words[i + 1]
+        if self.cue_kinds.get(key) != "kinship" or view.gap(i + 1)[:1] != ")":
+            return None
+        return self.cue_ids[key]
 
     def _unknown_or_surname(self, word: str) -> bool:
         """A word no list has (nor its English stem), or a surname that is no English word."""
