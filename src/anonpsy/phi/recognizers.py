@@ -1692,7 +1692,8 @@ class Safelist:
         )
 
     def suppresses(self, text: str, span: Span) -> bool:
-        """True when a safe phrase covers the whole span, or a safe follower word comes right after it."""
+        """True when a safe phrase covers the whole span, or a safe follower word comes right after a one-word
+        span."""
         lo = max(0, span.start - 60)
         hi = min(len(text), span.end + 60)
         toks = [(m.start() + lo, m.end() + lo, _norm(m.group())) for m in _SAFE_TOKEN.finditer(text[lo:hi])]
@@ -1711,7 +1712,8 @@ class Safelist:
                     types = self.phrases.get(phrase[:-2])
                 if types is not None and span.type in types and s <= span.start:
                     return True
-        if self.followers:
+        if self.followers and not any(c.isspace() for c in text[span.start : span.end]):
+            # an eponym is one word ("Braden scale"); "U Maryland scale" names the institution that wrote it
             nxt = [t for t in toks if t[0] >= span.end][:1]
             if nxt:
                 types = self.followers.get(nxt[0][2])
