@@ -804,13 +804,16 @@ _SUFFIXES = (
 
 def _derived_class(rec: NameRecognizer | Mapping[str, int], word: str) -> int:
     """Classes of a word the table lacks: an inflected English word ("called", "continues") is common; a
-    hyphenated word takes the name classes of its parts and is clinical when all parts are."""
+    hyphenated word takes the name classes of its parts, unless it ends in a plain word that is no name
+    ("hemi-paresis"; "wife-Mary" keeps them), and is clinical when all parts are."""
     table = rec.classes if isinstance(rec, NameRecognizer) else rec
     c = 0
     if "-" in word:
         parts = [p for p in word.split("-") if p]
+        last = table.get(parts[-1], 0) if parts else 0
+        plain = bool(last & (STOP | CLINICAL | COMMON)) and not last & (FIRST | LAST)
         for p in parts:
-            c |= table.get(p, 0) & (FIRST | LAST)
+            c |= 0 if plain else table.get(p, 0) & (FIRST | LAST)
         if parts and all(table.get(p, 0) & (STOP | CLINICAL | COMMON) for p in parts):
             c |= COMMON
         if parts and all(table.get(p, 0) & CLINICAL for p in parts):
@@ -1044,6 +1047,10 @@ class NameRecognizer:
                 return True  # "her son Hank"
             if c & FIRST and cued == "trigger" and capital:
                 return True  # "per NP Patty"
+            # a title in capitals of a cased text before a word that is no name is an abbreviation: "changes in
+            # MS. Aspiration precautions" (mental status)
+            if cued == "title" and not c & (FIRST | LAST) and i > 0 and not view.uncased and view.is_upper(i - 1):
+                return False
             # an English word as a surname only where case cannot tell or shows a capital ("Dr. advised" is no name)
             if cued in ("title", "continue") and (
                 view.capitalised_at(view.starts[i]) or (cued == "title" and view.uncased)
@@ -1052,8 +1059,10 @@ class NameRecognizer:
             return False
         if cued in ("title", "kinship", "credential", "continue"):
             return bool(c & (FIRST | LAST)) or len(w) >= 3
-        if cued == "trigger":
-            return bool(c & (FIRST | LAST)) or (len(w) >= 3 and view.capitalised_at(view.starts[i]))
+        if cued == "trigger":  # "Seen by Cardic Transplant": a misspelt word is no name
+            return bool(c & (FIRST | LAST)) or (
+                len(w) >= 3 and view.capitalised_at(view.starts[i]) and not self.misspelt(w)
+            )
         return False
 
     # -- cues
@@ -1236,9 +1245,9 @@ class NameRecognizer:
                 j = i + 1
                 while j < n and j - i < 3 and view.before(j) == " " and self._kin_name_word(view, j):
                     j += 1
-                rid = self._kinship_after(view, j - 1)
-                if rid is not None:
-                    yield self._span(view, i, j, self.pair_score, rid)
+                kin_id = self._kinship_after(view, j - 1)
+                if kin_id is not None:
+                    yield self._span(view, i, j, self.pair_score, kin_id)
                     i = j
                     continue
             if c & (STOP | CLINICAL):
