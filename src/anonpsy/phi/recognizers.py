@@ -1186,10 +1186,14 @@ class NameRecognizer:
         credential_first = self.credential_first
         # Most words are plain English or clinical words with no cue before and no credential after: find the
         # few positions worth a look in one pass of lookups, then visit only those.
-        names_bits = FIRST | LAST | WEAK
+        names_bits = FIRST | LAST
         cand = {i for i, w in enumerate(words) if get(w, 0) & names_bits or len(w) == 1}
-        if not view.uncased:  # unknown capitalised words of a cased text
-            cand.update(i for i, w in enumerate(words) if len(w) >= 3 and w not in self.classes)
+        if not view.uncased:  # unknown capitalised words of a cased text, and census first names that are words
+            cand.update(
+                i
+                for i, w in enumerate(words)
+                if (len(w) >= 3 and w not in self.classes) or (get(w, 0) & WEAK and view.is_title(i))
+            )
         cand.update(i + 1 for i, w in enumerate(words) if w in cue_last or w.rsplit("-", 1)[-1] in cue_last)
         for i in [i for i, w in enumerate(words) if w in credential_first]:
             cand.update((i - 1, i - 2, i - 3))
@@ -1240,7 +1244,8 @@ class NameRecognizer:
                     yield self._span(view, i, j, self.cue_score, self.credential_id)
                     i = j
                     continue
-            # a name before a kinship word in parentheses ("Hank Przybylo (son)", "MARY (DAUGHTER)")
+            # a name before a kinship word or a role in parentheses ("Hank Przybylo (son)", "MARY (DAUGHTER)",
+            # "Kowalczyk (resident)")
             if self._kin_name_word(view, i):
                 j = i + 1
                 while j < n and j - i < 3 and view.before(j) == " " and self._kin_name_word(view, j):
@@ -1338,13 +1343,18 @@ class NameRecognizer:
         return bool(c & (FIRST | LAST)) or not _derived_class(self, w)
 
     def _kinship_after(self, view: TextView, i: int) -> str | None:
-        """The kinship rule id when token ``i`` is followed by a kinship word in parentheses ("(son)")."""
+        """The rule id when token ``i`` is followed by a kinship word, a role or a credential in parentheses
+        ("(son)", "(resident)", "(RN)")."""
         if i + 1 >= len(view) or view.gap(i).strip(" ") != "(" or len(view.gap(i)) > 3:
             return None
         key = view.words[i + 1]
-        if self.cue_kinds.get(key) != "kinship" or view.gap(i + 1)[:1] != ")":
+        if view.gap(i + 1)[:1] != ")":
             return None
-        return self.cue_ids[key]
+        if key in self.credentials:
+            return self.credentials[key]
+        if self.cue_kinds.get(key) in ("kinship", "title", "trigger"):
+            return self.cue_ids[key]
+        return None
 
     def _unknown_or_surname(self, word: str) -> bool:
         """A word no list has (nor its English stem), or a surname that is no English word."""
