@@ -378,6 +378,25 @@ def word_texts(draw: Any, min_words: int = 0, max_words: int = 60) -> str:
     return " ".join(w + ("." if e else "") for w, e in zip(words, ends, strict=True))
 
 
+GENERAL_WORDS = ["history", "of", "HTN", "hypertension", "type", "2", "diabetes", "mellitus", "chest", "pain", "CXR",
+                 "x-ray", "lap", "chole", "cholecystectomy", "MRI", "the", "brain", "Ancef", "1", "g", "IV", "total",
+                 "knee", "arthroplasty", "TKA", "echo", "echogenic", "status", "post", "CAD", "MI", "withdrawn",
+                 "scope", "COPD", "chronic", "obstructive", "pulmonary", "disease", "(", ")", ",", "/", "-"]
+
+
+@st.composite
+def general_clinical_texts(draw: Any, max_words: int = 40) -> str:
+    """General-medicine text (problems, drugs, procedures, tests, abbreviations, punctuation) in any letter case:
+    ``"status post TKA, HISTORY OF HTN. chest pain"``"""
+    words = draw(st.lists(st.sampled_from(GENERAL_WORDS + WORDS), max_size=max_words))
+    cases = draw(st.lists(st.sampled_from(["as", "upper", "lower"]), min_size=len(words), max_size=len(words)))
+    seps = draw(st.lists(st.sampled_from([" ", " ", ". ", "\n", "  "]), min_size=len(words), max_size=len(words)))
+    out = []
+    for w, c, sep in zip(words, cases, seps, strict=True):
+        out.append((w if c == "as" else w.upper() if c == "upper" else w.lower()) + sep)
+    return "".join(out)
+
+
 # --------------------------------------------------------------------------------------------------------------
 # Coded questionnaire tables (anonpsy.tabular)
 

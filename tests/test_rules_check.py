@@ -121,5 +121,10 @@ PINNED_COUNTS: dict[str, int] = {
     "sex_specific": 48,
     "stressors": 22,
     "test_values": 62,
+    "twin_icd10cm": 397,
+    "twin_lookalikes": 9,
+    "twin_medications": 282,
+    "twin_procedures": 143,
+    "twin_tests": 42,
     "visit_scaffold": 12,
 }
