@@ -30,10 +30,12 @@ bench-eval:
     python tests/bench/bench_similarity.py
     python tests/bench/bench_evaluate.py
 
-# Throughput of the llm backend against the scripted server (100 ms per call).
+# Throughput of the llm backend against the scripted server (100 ms per call), and the fixture cases with 30 % of
+# requests failing.
 bench-llm:
     python tests/bench/bench_llm_throughput.py
     python tests/bench/bench_llm_throughput.py --processes 2
+    python tests/bench/bench_llm_faults.py --rate 0.3
 
 # Audio de-identification on synthetic espeak-ng dictations (needs espeak-ng and the audio extra).
 bench-audio:

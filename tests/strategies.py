@@ -356,6 +356,24 @@ def transcripts(max_size: int = 30) -> st.SearchStrategy[list[str]]:
     return st.lists(st.sampled_from(TRANSCRIPT_WORDS), max_size=max_size)
 
 
+WRITTEN_TOKENS = ("She", "reports", "9th,", "1974.", "555-0127", "42-year-old", "Dr.", "Mr.", "100", "mg",
+                  "(253)", "12:30", "3/14/1982", "ninety-three", "O'Brien's", "St.", "%", "&", "--", "...", "2005")
+
+
+def written_tokens() -> st.SearchStrategy[str]:
+    """Tokens as a recogniser that writes text prints them: numerals, dashes, abbreviations, stray characters."""
+    return st.one_of(st.sampled_from(WRITTEN_TOKENS), st.text(max_size=12))
+
+
+CASED_WORDS = ("She", "reports", "low", "mood.", "Her", "sister,", "Zoramathan", "called", "the", "clinic.",
+               "Maria", "Okonkwo", "de", "La", "Croix,", "in", "Beringham.", "takes", "Lexapro", "Mr.", "I")
+
+
+def cased_transcripts(max_size: int = 30) -> st.SearchStrategy[list[str]]:
+    """Word lists as a recogniser that writes case and punctuation prints them."""
+    return st.lists(st.sampled_from(CASED_WORDS), max_size=max_size)
+
+
 @st.composite
 def mute_plans(draw: Any) -> tuple[int, int, int, list[tuple[float, float]]]:
     """(rate, frames, channels, intervals in seconds) for muting properties; intervals may overrun the end."""
@@ -376,6 +394,25 @@ def word_texts(draw: Any, min_words: int = 0, max_words: int = 60) -> str:
     words = draw(st.lists(st.sampled_from(WORDS), min_size=min_words, max_size=max_words))
     ends = draw(st.lists(st.booleans(), min_size=len(words), max_size=len(words)))
     return " ".join(w + ("." if e else "") for w, e in zip(words, ends, strict=True))
+
+
+GENERAL_WORDS = ["history", "of", "HTN", "hypertension", "type", "2", "diabetes", "mellitus", "chest", "pain", "CXR",
+                 "x-ray", "lap", "chole", "cholecystectomy", "MRI", "the", "brain", "Ancef", "1", "g", "IV", "total",
+                 "knee", "arthroplasty", "TKA", "echo", "echogenic", "status", "post", "CAD", "MI", "withdrawn",
+                 "scope", "COPD", "chronic", "obstructive", "pulmonary", "disease", "(", ")", ",", "/", "-"]
+
+
+@st.composite
+def general_clinical_texts(draw: Any, max_words: int = 40) -> str:
+    """General-medicine text (problems, drugs, procedures, tests, abbreviations, punctuation) in any letter case:
+    ``"status post TKA, HISTORY OF HTN. chest pain"``"""
+    words = draw(st.lists(st.sampled_from(GENERAL_WORDS + WORDS), max_size=max_words))
+    cases = draw(st.lists(st.sampled_from(["as", "upper", "lower"]), min_size=len(words), max_size=len(words)))
+    seps = draw(st.lists(st.sampled_from([" ", " ", ". ", "\n", "  "]), min_size=len(words), max_size=len(words)))
+    out = []
+    for w, c, sep in zip(words, cases, seps, strict=True):
+        out.append((w if c == "as" else w.upper() if c == "upper" else w.lower()) + sep)
+    return "".join(out)
 
 
 # --------------------------------------------------------------------------------------------------------------

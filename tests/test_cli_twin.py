@@ -44,7 +44,8 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_table_files_and_manifest(pipeline: Path) -> None:
     t = pipeline / "t"
     man = json.loads((t / "manifest.json").read_text())
-    assert man["documents"] == 49 and man["types"] == ["diagnosis", "symptom", "medication", "therapy", "test"]
+    assert man["documents"] == 49
+    assert man["types"] == ["diagnosis", "symptom", "medication", "therapy", "procedure", "test"]
     header = (t / "table.csv").read_text().splitlines()[0]
     assert header == "doc_id,concept,mentions"
     vocab = (t / "vocabulary.csv").read_text()

@@ -166,17 +166,64 @@ def test_connection_refused_raises_connection_error(template: PromptTemplate) ->
     assert info.value.attempts == 2 and info.value.code == "E123"
 
 
-def test_malformed_json_reasks_once_then_succeeds(template: PromptTemplate) -> None:
+def test_malformed_json_is_retried_before_the_reask(template: PromptTemplate) -> None:
     faults = [Fault("malformed_json", at=0)]
     with ScriptedOpenAIServer(script={"echo": GOOD}, faults=faults) as srv:
-        with LLMClient(config(srv)) as client:
+        with LLMClient(config(srv, seed=5)) as client:
             assert ask(client, template, case_id="m") == GOOD
-            assert client.metrics.summary("m")["reasks"] == 1
-        _, second = srv.chat_requests
-    assert second.body is not None
-    messages = second.body["messages"]
+            summary = client.metrics.summary("m")
+            assert summary["reasks"] == 0 and summary["retries"] == 1
+        first, second = srv.chat_requests
+    assert first.body is not None and second.body is not None
+    # The same conversation again (no re-ask spent), with the next seed so a seeded sampler does not repeat itself.
+    assert second.body["messages"] == first.body["messages"]
+    assert (first.body["seed"], second.body["seed"]) == (5, 6)
+
+
+def test_malformed_json_after_its_retries_spends_the_reask(template: PromptTemplate) -> None:
+    faults = [Fault("malformed_json", times=3)]
+    with ScriptedOpenAIServer(script={"echo": GOOD}, faults=faults) as srv:
+        with LLMClient(config(srv, retries=2)) as client:
+            assert ask(client, template, case_id="m") == GOOD
+            summary = client.metrics.summary("m")
+            assert summary["reasks"] == 1 and summary["retries"] == 2
+        last = srv.chat_requests[-1]
+    assert len(srv.chat_requests) == 4 and last.body is not None
+    messages = last.body["messages"]
     assert messages[-2] == {"role": "assistant", "content": '{"echo": "unterminated'}
     assert messages[-1]["role"] == "user" and "not valid JSON" in messages[-1]["content"]
+
+
+def test_a_reply_cut_at_max_tokens_is_reasked_at_once_with_a_hint(template: PromptTemplate) -> None:
+    with ScriptedOpenAIServer(script={"echo": GOOD}, faults=[Fault("truncated")]) as srv:
+        with LLMClient(config(srv)) as client:
+            assert ask(client, template, case_id="t") == GOOD
+            summary = client.metrics.summary("t")
+        reask = srv.chat_requests[-1].body
+    assert summary["retries"] == 0 and summary["reasks"] == 1, "asking again unchanged would be cut the same way"
+    assert reask is not None and "answer more briefly" in reask["messages"][-1]["content"]
+
+
+def test_http_faults_and_reply_faults_share_one_retry_budget(template: PromptTemplate) -> None:
+    faults = [Fault("http_500", at=0), Fault("empty", at=1), Fault("http_500", at=2)]
+    with (
+        ScriptedOpenAIServer(script={"echo": GOOD}, faults=faults) as srv,
+        LLMClient(config(srv, retries=2)) as client,
+        pytest.raises(LLMHTTPError) as info,
+    ):
+        ask(client, template)
+    assert [r.status for r in srv.chat_requests] == [500, 200, 500]
+    assert info.value.attempts == 3, "the error counts every request of the ask"
+
+
+def test_schema_violation_is_not_retried_but_reasked(template: PromptTemplate) -> None:
+    with (
+        ScriptedOpenAIServer(script={"echo": GOOD}, faults=[Fault("schema_violation")]) as srv,
+        LLMClient(config(srv)) as client,
+    ):
+        assert ask(client, template, case_id="s") == GOOD
+        assert client.metrics.summary("s")["reasks"] == 1
+        assert client.metrics.summary("s")["retries"] == 0
 
 
 def test_schema_violation_twice_raises_reply_error(template: PromptTemplate) -> None:
@@ -244,14 +291,15 @@ def test_pydantic_failure_also_reasks(template: PromptTemplate) -> None:
     assert reply.count == 4
 
 
-def test_empty_content_reasks_then_fails(template: PromptTemplate) -> None:
+def test_empty_content_is_retried_then_reasked_then_fails(template: PromptTemplate) -> None:
     with (
-        ScriptedOpenAIServer(script={"echo": GOOD}, faults=[Fault("empty", times=2)]) as srv,
-        LLMClient(config(srv)) as client,
+        ScriptedOpenAIServer(script={"echo": GOOD}, faults=[Fault("empty", times=None)]) as srv,
+        LLMClient(config(srv, retries=1)) as client,
         pytest.raises(LLMReplyError) as info,
     ):
         ask(client, template)
-    assert info.value.errors == ["/: reply is empty"]
+    assert info.value.errors == ["/: reply is empty"] and info.value.attempts == 2
+    assert len(srv.chat_requests) == 4  # (1 + 1 retry) per ask, two asks
 
 
 def test_code_fences_are_stripped(template: PromptTemplate) -> None:

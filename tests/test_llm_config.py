@@ -12,10 +12,10 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from anonpsy.llm import LLMConfig, LLMConfigError, LLMRemoteEndpointError, load_config, load_profile
-from anonpsy.llm.config import available_profiles, ensure_allowed_endpoint, host_class
+from anonpsy.llm.config import available_profiles, ensure_allowed_endpoint, host_class, resolve_config
 from anonpsy.paths import adapters_dir, schemas_dir
 
-PROFILES = ["llama-server", "llama-cpp-python", "vllm", "ollama", "lmstudio", "scripted"]
+PROFILES = ["llama-server", "llama-cpp-python", "vllm", "ollama", "lmstudio", "scripted", "openai-compatible"]
 
 
 def test_bundled_profiles_are_pinned() -> None:
@@ -159,3 +159,59 @@ def test_api_key_comes_from_environment(monkeypatch: pytest.MonkeyPatch) -> None
 def test_unknown_operator_temperature() -> None:
     with pytest.raises(LLMConfigError, match="unknown operator"):
         LLMConfig(profile="vllm").temperatures.for_operator("summarise")
+
+
+# -- resolve_config: configuration file, or the OpenAI conventions --------------------------------------------------
+
+
+def test_without_a_file_the_openai_environment_is_read() -> None:
+    env = {"OPENAI_BASE_URL": "http://127.0.0.1:9001/v1"}
+    cfg = resolve_config(None, environ=env)
+    assert (cfg.endpoint.name, cfg.endpoint.base_url, cfg.endpoint.api_key_env) == (
+        "openai-compatible", "http://127.0.0.1:9001/v1", "OPENAI_API_KEY"
+    )
+    flagged = resolve_config(None, base_url="http://localhost:9002/v1", model="qwen", environ=env)
+    assert (flagged.endpoint.base_url, flagged.endpoint.model) == ("http://localhost:9002/v1", "qwen")
+
+
+def test_with_a_file_the_flags_override_it_and_the_environment_is_not_read(tmp_path: Path) -> None:
+    path = tmp_path / "llm.yaml"
+    path.write_text("profile: vllm\nmodel: served\ntimeouts: {read: 9}\n")
+    env = {"OPENAI_BASE_URL": "https://api.example.org/v1"}  # would be refused if it were read
+    cfg = resolve_config(path, environ=env)
+    assert (cfg.endpoint.name, cfg.endpoint.base_url, cfg.endpoint.model) == (
+        "vllm", "http://127.0.0.1:8000/v1", "served"
+    )
+    over = resolve_config(path, base_url="http://127.0.0.1:8123/v1", model="other", environ=env)
+    assert (over.endpoint.base_url, over.endpoint.model, over.timeouts.read) == (
+        "http://127.0.0.1:8123/v1", "other", 9
+    )
+
+
+def test_no_endpoint_at_all_is_one_clear_error() -> None:
+    with pytest.raises(LLMConfigError) as info:
+        resolve_config(None, environ={})
+    assert info.value.code == "E121" and "--llm-url" in str(info.value) and "OPENAI_BASE_URL" in str(info.value)
+    with pytest.raises(LLMConfigError, match="base_url"):
+        resolve_config(None, base_url="not a url", environ={})
+
+
+@given(st.sampled_from(["OPENAI_BASE_URL", "--llm-url"]), st.ip_addresses(v=4) | st.ip_addresses(v=6))
+@example("OPENAI_BASE_URL", __import__("ipaddress").IPv4Address("10.0.0.1"))
+def test_remote_endpoints_from_flags_or_environment_are_always_refused(source: str, addr: object) -> None:
+    host = f"[{addr}]" if ":" in str(addr) else str(addr)
+    url = f"http://{host}:8000/v1"
+    env = {"OPENAI_BASE_URL": url} if source == "OPENAI_BASE_URL" else {}
+    flag = url if source == "--llm-url" else None
+    if host_class(url) == "loopback":
+        assert resolve_config(None, base_url=flag, environ=env).endpoint.base_url == url
+    else:
+        with pytest.raises(LLMRemoteEndpointError):
+            resolve_config(None, base_url=flag, environ=env)
+
+
+def test_allow_remote_comes_only_from_a_file(tmp_path: Path) -> None:
+    path = tmp_path / "llm.yaml"
+    path.write_text("profile: vllm\nallow_remote: true\n")
+    cfg = resolve_config(path, base_url="https://llm.example.org/v1", environ={})
+    assert cfg.allow_remote and cfg.endpoint.base_url == "https://llm.example.org/v1"

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from anonpsy.testing import Fault, ScriptedOpenAIServer
+from anonpsy.testing import MIXED_FAULTS, Fault, FaultMix, ScriptedOpenAIServer
 from anonpsy.testing.openai_server import response_format_type, template_of
 
 
@@ -104,6 +104,40 @@ def test_fault_by_index_and_template() -> None:
         assert statuses == [200, 500, 200]
         assert content(chat(srv, template="other")) == ""
         assert content(chat(srv, template="other")) == ""
+
+
+def _mixed_run(mix: FaultMix, order: list[int]) -> dict[tuple[int, int], str | None]:
+    """Faults met by 3 sends of each of 40 distinct requests, sent in the given order of request numbers."""
+    seen: dict[tuple[int, int], str | None] = {}
+    count: dict[int, int] = {}
+    with ScriptedOpenAIServer(script={"*": "ok"}, fault_mix=mix) as srv:
+        for n in order:
+            k = count.get(n, 0)
+            count[n] = k + 1
+            chat(srv, template="echo", messages=[{"role": "system", "content": "[template:echo@v1]"},
+                                                 {"role": "user", "content": f"request {n}"}])
+            seen[(n, k)] = srv.chat_requests[-1].fault
+    return seen
+
+
+def test_fault_mix_is_seeded_and_independent_of_arrival_order() -> None:
+    mix = FaultMix(0.3, seed=4, retry_after="0")
+    forward = [n for n in range(40) for _ in range(3)]
+    backward = [n for _ in range(3) for n in reversed(range(40))]
+    a, b = _mixed_run(mix, forward), _mixed_run(mix, backward)
+    assert a == b, "the same request meets the same fault whatever the order"
+    kinds = [f for f in a.values() if f is not None]
+    assert 0.15 < len(kinds) / len(a) < 0.45 and set(kinds) <= set(MIXED_FAULTS)
+    assert any(a[(n, 0)] != a[(n, 1)] for n in range(40)), "a resend draws again"
+    assert _mixed_run(FaultMix(0.3, seed=5), forward) != a
+    assert all(f is None for f in _mixed_run(FaultMix(0.0), forward[:30]).values())
+
+
+def test_fault_mix_rejects_bad_settings() -> None:
+    with pytest.raises(ValueError):
+        FaultMix(1.5)
+    with pytest.raises(ValueError):
+        FaultMix(0.1, kinds=("reject_format",))
 
 
 def test_reject_format_only_for_listed_types() -> None:

@@ -136,6 +136,18 @@ def test_template_words_never_read_as_a_concept() -> None:
     assert line_sentence(Line(0, (Slot(None, None, "symptom"),)), __import__("random").Random(0)) is None
 
 
+def test_every_entity_type_is_written() -> None:
+    """A line naming only one type still gives a sentence naming it, for every type the table reads."""
+    import random
+
+    from anonpsy.twin.concepts import ENTITY_TYPES
+
+    assert set(_CLAUSES) == set(ENTITY_TYPES)
+    for etype in ENTITY_TYPES:
+        got = line_sentence(Line(0, (Slot("x:y", "total knee arthroplasty", etype),)), random.Random(0))
+        assert got is not None and "total knee arthroplasty" in got.lower() and got[0].isupper(), etype
+
+
 @settings(max_examples=8, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
 @given(st.integers(0, 2**31), st.sampled_from(["recordtwin", "orge", "orgd", "replace"]))
 def test_generation_is_deterministic_given_a_seed(corpus: Corpus, seed: int, method: str) -> None:

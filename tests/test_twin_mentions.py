@@ -76,4 +76,4 @@ def test_types_are_configurable() -> None:
     assert parse_types("test,diagnosis") == ("diagnosis", "test")
     only = Matcher(("medication",), H)
     assert {s.concept for s in only.spans("Depression treated with sertraline.")} == {"rx:sertraline"}
-    assert len(ENTITY_TYPES) == 5
+    assert len(ENTITY_TYPES) == 6

@@ -6,7 +6,7 @@ sensitive as the input. It is never logged.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -39,6 +39,19 @@ class Unmapped(_Model):
     reason: str
 
 
+class Fallback(_Model):
+    """A step of the llm backend that the deterministic rules backend did instead, and why."""
+
+    stage: Literal["extraction", "perturbation", "generation"]
+    step: str = Field(description="Template id, with the item for per-item steps: perturb_steb:sx_insomnia, "
+                                  "generate_block:3, or extract_graph for the whole graph.")
+    backend: Literal["rules-fallback"] = "rules-fallback"
+    code: str = Field(description="Error code of the step's last failure (E123, E124, E125, E127).")
+    template_id: str | None = None
+    attempts: int = Field(default=0, description="HTTP requests or replies the step used before giving up.")
+    error: str = Field(description="The one-line error (codes, template ids and counts only; no case text).")
+
+
 class Audit(_Model):
     case_id: str
     seed: int
@@ -50,6 +63,7 @@ class Audit(_Model):
     generalized: list[Change] = Field(default_factory=list)
     violations: list[dict[str, Any]] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    fallbacks: list[Fallback] = Field(default_factory=list)
 
     def changed_paths(self) -> set[str]:
         return {c.path for c in self.changes}

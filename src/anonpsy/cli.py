@@ -236,7 +236,7 @@ def check_cmd(original: Path, perturbed: Path, as_json: bool) -> None:
 
 
 # Commands defined in their own modules attach themselves to ``main`` on import.
-from anonpsy import cli_deid, cli_evaluate  # noqa: E402, F401
+from anonpsy import cli_deid, cli_evaluate, cli_llm  # noqa: E402, F401
 from anonpsy.phi import cli as _phi_cli  # noqa: E402
 
 for _cmd in _phi_cli.COMMANDS:

@@ -32,6 +32,9 @@ E106_BINARY = "E106"
 E107_TOO_LARGE = "E107"
 E108_MALFORMED_JSON = "E108"
 E109_BAD_OPTION = "E109"
+# Outputs refused (E13x): the de-identified text is not written (only to --quarantine DIR)
+E130_LEAK_AUDIT = "E130"
+E131_INVARIANT = "E131"
 # Rules errors (R1xx)
 R100_RULE_SCHEMA = "R100"
 R101_RULE_YAML = "R101"

@@ -79,7 +79,7 @@ def main() -> None:
             words = sum(len(json.loads(x)["text"].split()) for x in MTS.read_text(encoding="utf-8").splitlines())
             print(f"deid-batch --jobs 2 on MTSamples ({summary['total']} notes, {words} words): {dt:.2f} s wall "
                   f"incl. start-up, {summary['total'] / dt:.2f} cases/s; ok={summary['ok']} "
-                  f"flagged={summary['flagged']} failed={summary['failed']} (exit {proc.returncode})")
+                  f"rejected={summary['rejected']} failed={summary['failed']} (exit {proc.returncode})")
     subprocess.run([sys.executable, str(ROOT / "tests" / "bench" / "extraction_quality.py")], check=False)
 
 

@@ -6,7 +6,13 @@ Only :mod:`anonpsy.llm.client` touches the network. Typical use::
 
     with LLMClient(load_config("llm.yaml")) as client:
         reply = client.complete_json(load_template("echo"), {"text": "..."}, operator="extraction")
+
+The client logs retries, re-asks and format fallbacks to the ``anonpsy.llm`` logger (template ids, statuses and
+counts only, never text). Nothing is printed unless the application configures :mod:`logging`; the command line
+reports fallbacks in the audit and `anonpsy llm check` reports retries.
 """
+
+import logging
 
 from anonpsy.llm.cache import ResponseCache, cache_key
 from anonpsy.llm.client import AsyncLLMClient, LLMClient, TranscriptionClient, template_marker
@@ -49,3 +55,5 @@ __all__ = [
     "load_template",
     "template_marker",
 ]
+
+logging.getLogger("anonpsy.llm").addHandler(logging.NullHandler())

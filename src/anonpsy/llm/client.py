@@ -11,14 +11,17 @@ Behaviour:
 
 * explicit ``httpx.Timeout(connect, read, write, pool)``; proxies from the environment are ignored
   (``trust_env=False``) so case text cannot be routed off the machine by an inherited ``HTTP_PROXY``;
-* at most ``retries`` extra attempts (default 2) on 408, 409, 429, 5xx and connection errors / timeouts,
-  with exponential backoff and full jitter capped at ``backoff_cap``, honouring ``Retry-After`` (seconds or
-  HTTP date, capped at ``retry_after_cap``) and ``retry-after-ms``;
+* at most ``retries`` extra attempts (default 2) per ask on transient faults — 408, 409, 429, 5xx,
+  connection errors / timeouts, and replies that are empty or not JSON at all — with exponential backoff and
+  full jitter capped at ``backoff_cap``, honouring ``Retry-After`` (seconds or HTTP date, capped at
+  ``retry_after_cap``) and ``retry-after-ms``; a transient reply fault is asked again unchanged (with the next
+  seed, so a seeded sampler does not repeat itself) before the re-ask is spent;
 * structured output requested in the profile's form; when the server rejects that form (HTTP 400/422, or 500
   naming ``response_format``) the next form of the profile's ``fallback`` chain is used from then on;
 * the reply is parsed as JSON (```` ```json ```` fences stripped), validated against the template's JSON
-  Schema, then by a pydantic model if given; on failure the client re-asks ONCE, appending its reply and the
-  list of problems; a second failure raises :class:`LLMReplyError` with ``attempts=2``;
+  Schema, then by a pydantic model if given; on a schema failure (or a transient reply fault that outlived its
+  retries) the client re-asks ONCE, appending its reply and the list of problems; a second failure raises
+  :class:`LLMReplyError` with ``attempts=2``;
 * a system-message marker ``[template:<id>@v<N>]`` names the template for servers and logs;
 * logs carry only template id, attempt, mode, HTTP status, latency and token counts — never prompt or reply
   text.
@@ -28,7 +31,7 @@ Error mapping (all subclasses of :class:`anonpsy.llm.errors.LLMError`)::
     httpx.TimeoutException / httpx.TransportError  -> LLMConnectionError  (after retries)
     HTTP 408/409/429/5xx                           -> LLMHTTPError(status) (after retries)
     other HTTP 4xx, malformed response envelope    -> LLMHTTPError(status)
-    unparsable / invalid reply after one re-ask    -> LLMReplyError(template_id, attempts, errors)
+    unparsable / invalid reply after retries and one re-ask -> LLMReplyError(template_id, attempts, errors)
 """
 
 from __future__ import annotations
@@ -185,10 +188,15 @@ def _safe_schema_problem(err: jsonschema.ValidationError, known: set[str]) -> st
 
 @dataclass(frozen=True)
 class Problem:
-    """One reason a reply was rejected: ``safe`` for errors and logs, ``detail`` only for the re-ask."""
+    """One reason a reply was rejected: ``safe`` for errors and logs, ``detail`` only for the re-ask.
+
+    ``transient``: the reply is empty or not JSON at all — a glitch worth asking again unchanged, not a
+    misunderstanding of the schema worth explaining in a re-ask.
+    """
 
     safe: str
     detail: str
+    transient: bool = False
 
 
 def check_reply(
@@ -198,12 +206,12 @@ def check_reply(
     known = _schema_names(schema) | (_model_names(model_cls) if model_cls is not None else set())
     text = strip_fences(content)
     if not text:
-        return None, [Problem("/: reply is empty", "The reply was empty; answer with one JSON value.")]
+        return None, [Problem("/: reply is empty", "The reply was empty; answer with one JSON value.", True)]
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}: {exc.msg}"
-        return None, [Problem(f"/: not valid JSON ({where})", f"The reply is not valid JSON ({where}).")]
+        return None, [Problem(f"/: not valid JSON ({where})", f"The reply is not valid JSON ({where}).", True)]
     if schema is not None:
         validator = jsonschema.Draft202012Validator(schema)
         errors = sorted(
@@ -223,6 +231,14 @@ def check_reply(
                 for e in exc.errors()
             ]
     return value, []
+
+
+def _truncated(problem: Problem) -> Problem:
+    return Problem(
+        f"{problem.safe} (reply cut at max_tokens)",
+        f"{problem.detail} Your reply was cut off at the token limit: answer more briefly.",
+        False,
+    )
 
 
 def reask_message(problems: list[Problem]) -> str:
@@ -284,6 +300,22 @@ class _Response:
 
 
 @dataclass
+class _Budget:
+    """Retries left to one ask, shared by HTTP faults and transient reply faults."""
+
+    limit: int
+    used: int = 0
+    requests: int = 0  # requests sent for this ask, whatever their outcome
+
+    def take(self) -> bool:
+        """Use one retry; False when none is left."""
+        if self.used >= self.limit:
+            return False
+        self.used += 1
+        return True
+
+
+@dataclass
 class _Stats:
     requests: int = 0
     retries: int = 0
@@ -303,6 +335,7 @@ class _Reply:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    truncated: bool = False  # the server stopped at max_tokens (finish_reason / done_reason "length")
 
 
 class _Core:
@@ -448,9 +481,11 @@ class _Core:
                     "prompt_tokens": payload.get("prompt_eval_count", 0),
                     "completion_tokens": payload.get("eval_count", 0),
                 }
+                finish = payload.get("done_reason")
             else:
                 content = payload["choices"][0]["message"].get("content")
                 usage = payload.get("usage") or {}
+                finish = payload["choices"][0].get("finish_reason")
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
             raise LLMHTTPError(
                 status, template_id=template_id, attempts=attempts, reason="response is not a chat completion"
@@ -463,7 +498,12 @@ class _Core:
         def _int(v: Any) -> int:
             return int(v) if isinstance(v, int | float) else 0
 
-        return _Reply(content or "", _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")))
+        return _Reply(
+            content or "",
+            _int(usage.get("prompt_tokens")),
+            _int(usage.get("completion_tokens")),
+            truncated=finish == "length",
+        )
 
     # -- the state machine ---------------------------------------------------------------------------------
 
@@ -475,15 +515,19 @@ class _Core:
         seed: int | None,
         schema: dict[str, Any] | None,
         stats: _Stats,
+        budget: _Budget,
     ) -> _Step[_Reply]:
-        """One logical request: retries on retryable failures, format fallback. Returns the reply text."""
-        retries_done = 0
-        attempts = 0
+        """One logical request: retries on retryable failures, format fallback. Returns the reply text.
+
+        Errors report as ``attempts`` every request of the ask so far (``budget.requests``), transient reply
+        faults included.
+        """
         while True:
             used = self._mode_index
             mode: StructuredOutput = self._chain[used] if schema is not None else "none"
             post = self._build(mode, messages, template, temperature, seed, schema)
-            attempts += 1
+            budget.requests += 1
+            attempts = budget.requests
             stats.requests += 1
             resp = yield post
             assert resp is not None
@@ -497,11 +541,10 @@ class _Core:
                 resp.latency_s * 1000,
             )
             if resp.error is not None:
-                if retries_done >= self.config.retries:
+                if not budget.take():
                     raise LLMConnectionError(resp.error, template_id=template.id, attempts=attempts)
-                retries_done += 1
                 stats.retries += 1
-                yield _Sleep(self._retry_delay(retries_done, None))
+                yield _Sleep(self._retry_delay(budget.used, None))
                 continue
             status = resp.status or 0
             if (
@@ -518,11 +561,10 @@ class _Core:
                 )
                 continue
             if status in RETRYABLE_STATUS or status >= 500:
-                if retries_done >= self.config.retries:
+                if not budget.take():
                     raise LLMHTTPError(status, template_id=template.id, attempts=attempts)
-                retries_done += 1
                 stats.retries += 1
-                yield _Sleep(self._retry_delay(retries_done, resp.headers))
+                yield _Sleep(self._retry_delay(budget.used, resp.headers))
                 continue
             if status >= 400 or status < 200:
                 raise LLMHTTPError(status, template_id=template.id, attempts=attempts)
@@ -610,16 +652,36 @@ class _Core:
         try:
             while True:
                 asks += 1
-                reply = yield from self._exchange(conversation, template, temperature, seed, schema, stats)
-                if want_json:
-                    value, problems = check_reply(reply.content, schema, model_cls)
-                else:
-                    value = reply.content
-                    problems = (
-                        []
-                        if reply.content.strip()
-                        else [Problem("/: reply is empty", "The reply was empty; answer the request.")]
+                budget = _Budget(self.config.retries)
+                ask_seed = seed
+                while True:
+                    reply = yield from self._exchange(
+                        conversation, template, temperature, ask_seed, schema, stats, budget
                     )
+                    if want_json:
+                        value, problems = check_reply(reply.content, schema, model_cls)
+                        if problems and reply.truncated:
+                            # Cut at max_tokens: asking again unchanged would be cut the same way.
+                            problems = [_truncated(p) for p in problems]
+                    else:
+                        value = reply.content
+                        problems = (
+                            []
+                            if reply.content.strip()
+                            else [Problem("/: reply is empty", "The reply was empty; answer the request.", True)]
+                        )
+                    if not problems or not all(p.transient for p in problems) or not budget.take():
+                        break
+                    stats.retries += 1
+                    log.warning(
+                        "llm reply unusable template=%s ask=%d retry=%d problems=%s",
+                        template.ref,
+                        asks,
+                        budget.used,
+                        [p.safe for p in problems[:3]],
+                    )
+                    ask_seed = None if seed is None else seed + budget.used
+                    yield _Sleep(self._retry_delay(budget.used, None))
                 if not problems:
                     if self.cache is not None:
                         self.cache.put(
@@ -777,6 +839,28 @@ class LLMClient(_Core):
             )
         )
         return result
+
+    def list_models(self) -> list[str]:
+        """Model ids the server lists (``GET <base_url>/models``); one attempt, no retries.
+
+        Raises :class:`LLMConnectionError` when the server cannot be reached and :class:`LLMHTTPError` when it
+        answers with an error status or not with an OpenAI model list.
+        """
+        url = self.profile.base_url.rstrip("/") + "/models"
+        with self._slots:
+            try:
+                r = self._http.get(url)
+            except httpx.TransportError as exc:
+                raise LLMConnectionError(_transport_kind(exc), template_id=None, attempts=1) from None
+        if r.status_code != 200:
+            raise LLMHTTPError(r.status_code, template_id=None, attempts=1, reason="listing the models")
+        try:
+            data = r.json()["data"]
+            return [str(m["id"]) for m in data if isinstance(m, dict) and "id" in m]
+        except (ValueError, KeyError, TypeError):
+            raise LLMHTTPError(
+                200, template_id=None, attempts=1, reason="the model list is not an OpenAI list"
+            ) from None
 
     def close(self) -> None:
         """Close the HTTP connection pool and the cache if this client opened it."""

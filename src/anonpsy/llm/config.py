@@ -7,6 +7,12 @@ temperatures.
 
 Endpoints must be loopback addresses (127.0.0.0/8, ::1, ``localhost``) unless ``allow_remote`` is true: case
 text goes to that server. API keys come only from the environment variable named by ``api_key_env``.
+
+Commands find their configuration with :func:`resolve_config`: a configuration file when one is given (``--llm-url``
+and ``--llm-model`` override its endpoint and model), otherwise the OpenAI conventions — ``--llm-url`` or
+``OPENAI_BASE_URL``, ``--llm-model``, the key in ``OPENAI_API_KEY`` — with the ``openai-compatible`` profile.
+``allow_remote`` can only be set in a configuration file, so an inherited ``OPENAI_BASE_URL`` never sends case text
+off the machine.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -287,3 +294,55 @@ def load_config(path: str | Path | None = None) -> LLMConfig:
         return LLMConfig.model_validate(data)
     except ValidationError as exc:
         raise LLMConfigError("; ".join(_pydantic_problems(exc)), location=str(cfg_path)) from None
+
+
+#: Profile used when no configuration file is given (``--llm-url`` / ``OPENAI_BASE_URL``).
+ENV_PROFILE = "openai-compatible"
+
+
+def resolve_config(
+    path: str | Path | None,
+    *,
+    base_url: str | None = None,
+    model: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> LLMConfig:
+    """The configuration of a command run.
+
+    With a configuration file, ``base_url`` / ``model`` (``--llm-url`` / ``--llm-model``) override its endpoint and
+    model and the environment is not read. Without one, the endpoint is ``base_url`` or ``OPENAI_BASE_URL``, the
+    model ``model`` (else the profile's placeholder name), and the key ``OPENAI_API_KEY``; the loopback rule applies
+    either way. Raises :class:`LLMConfigError` when no endpoint is given at all.
+    """
+    env = os.environ if environ is None else environ
+    if path is not None:
+        cfg = load_config(path)
+        updates = {k: v.strip() for k, v in (("base_url", base_url), ("model", model)) if v}
+        if not updates:
+            return cfg
+        problems = _schema_problems(updates, "config.json")
+        if problems:
+            raise LLMConfigError("; ".join(problems), location="--llm-url" if "base_url" in updates else "--llm-model")
+        try:
+            return LLMConfig.model_validate({**cfg.model_dump(exclude={"profile"}), "profile": cfg.profile, **updates})
+        except ValidationError as exc:
+            raise LLMConfigError("; ".join(_pydantic_problems(exc)), location="--llm-url") from None
+    url = base_url or env.get("OPENAI_BASE_URL") or None
+    if url is None:
+        raise LLMConfigError(
+            "no language-model server given: pass --llm-config PATH (see adapters/config.example.yaml), "
+            "--llm-url URL, or set OPENAI_BASE_URL",
+            location="--llm-url",
+        )
+    data: dict[str, Any] = {"profile": ENV_PROFILE, "base_url": url.strip()}
+    if model:
+        data["model"] = model
+    problems = _schema_problems({k: v for k, v in data.items() if k != "profile"}, "config.json")
+    if problems:
+        raise LLMConfigError("; ".join(problems), location="--llm-url" if base_url else "OPENAI_BASE_URL")
+    try:
+        return LLMConfig.model_validate(data)
+    except ValidationError as exc:
+        raise LLMConfigError(
+            "; ".join(_pydantic_problems(exc)), location="--llm-url" if base_url else "OPENAI_BASE_URL"
+        ) from None

@@ -3,7 +3,10 @@
 Stages (one template each): case attributes (demographics, family history, tests) → diagnoses (or the given
 metadata) → symptoms with STEB frames → treatments → visit event → past history → temporal episodes → causal
 links. Every quoted text is verified against the source (:mod:`anonpsy.llm_backend.evidence`); an item with
-invented evidence is re-asked once and then dropped with a note. Labels map to ``rules/dsm`` with
+invented evidence is re-asked once and then dropped with a note. A stage whose model call still fails after the
+client's retries and re-ask takes the rules backend's findings for that stage instead (``rules_*`` functions), and
+the fallback is recorded (:meth:`StepContext.fall_back`); a graph that fails structural validation is replaced by
+the rules backend's graph the same way (step ``extract_graph``). Labels map to ``rules/dsm`` with
 :func:`anonpsy.rules.dsm.match_label`, headwords to the symptom lexicon, medications to the medication lexicon.
 Deterministic relations (MANIFESTS_AS, TREATMENT_OF, etiologic-morphology INDUCES) reuse the rules backend's
 relation logic; the core temporal engine normalises the result, which must pass structural validation.
@@ -15,11 +18,12 @@ import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from anonpsy import lexicon
 from anonpsy.errors import E104_UNKNOWN_DIAGNOSIS, AnonpsyError
 from anonpsy.extract.assembly.accumulator import Accumulator
+from anonpsy.extract.assembly.build import withhold_identified
 from anonpsy.extract.assembly.relations import derive_relations
 from anonpsy.extract.assembly.visit import SAFETY_FROM_HEADWORD
 from anonpsy.extract.assertion.context import classify
@@ -60,11 +64,17 @@ from anonpsy.graph import (
     VisitEvent,
 )
 from anonpsy.llm_backend.evidence import SourceText, clean_quote, invented
-from anonpsy.llm_backend.steps import LLMBackendError, StepContext
+from anonpsy.llm_backend.steps import LLMBackendError, StepContext, run_step
+from anonpsy.perturb.contexts import SourceIdentifiers
 from anonpsy.rules import dsm as dsm_rules
 from anonpsy.rules import tables
 from anonpsy.temporal import TimeSpec, normalize, parse_expression
 from anonpsy.validate import structural_violations
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    N = TypeVar("N", bound=BaseModel)
 
 OPERATOR = "extraction"
 STEB_FIELDS = ("situation", "thought", "emotion", "behavior")
@@ -699,35 +709,134 @@ def _allowed_edges(ctx: StepContext, acc: Accumulator) -> list[Edge]:
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# Rules-backend fallbacks, one per stage: the rules extractor's findings for what the failed stage would have asked.
+# Node ids follow the same conventions in both backends, so a fallback stage merges with the model's stages.
 
 
-def extract_with_llm(text: str, ctx: StepContext, *, options: dict[str, Any] | None = None) -> CaseGraph:
-    """LLM-backed extraction of a temporally normalised case graph (see the module docstring)."""
-    opts = options or {}
-    source = SourceText(text)
-    sents = sentences(text)
-    demo, tests, mental_status, omitted, family = case_attributes(ctx, source, sents)
-    parts = _Parts(
-        acc=Accumulator(),
-        demographics=demo,
-        tests=tests,
-        visit=VisitEvent(),
-        sentence_starts=[s.start for s in sents],
-        mental_status=mental_status,
-        omitted=omitted,
-    )
-    parts.acc.family = family
-    given = opts.get("diagnoses")
-    diagnoses(ctx, source, parts, list(given) if given is not None else None)
-    symptoms(ctx, source, parts, no_steb=bool(opts.get("no_steb")))
-    treatments(ctx, source, parts)
-    visit(ctx, source, parts)
-    past_history(ctx, source, parts)
-    timeline(ctx, source, parts)
-    derive_relations(text, [], parts.acc)
+def _fresh(node: N) -> N:
+    """A copy of a rules-backend node without its durations (the timeline stage assigns them)."""
+    return node.model_copy(update={"duration_ids": []}, deep=True)
+
+
+def rules_case_attributes(
+    ctx: StepContext,
+) -> tuple[Demographics, TestResults, MentalStatus, list[Omission], list[FamilyHistory]]:
+    """Stage 1 by the rules backend."""
+    rg = ctx.rules_graph()
+    return (rg.demographics, rg.test_results, rg.mental_status, list(rg.omitted),
+            [f.model_copy() for f in rg.family_history])
+
+
+def rules_diagnoses(ctx: StepContext, source: SourceText, parts: _Parts) -> None:
+    """Stage 2 by the rules backend: current diagnoses, and historical ones as past history."""
+    rg = ctx.rules_graph()
+    for d in rg.diagnoses:
+        if d.id not in parts.acc.diagnoses:
+            parts.acc.diagnoses[d.id] = _fresh(d)
+            parts.mention(d.id, source.locate(d.evidence_text))
+    for p in rg.past_history:
+        rule = dsm_rules.match_label(p.condition)
+        if rule is not None and p.id == f"ph_{_slug(rule.id)}" and p.id not in parts.acc.past:
+            parts.acc.past[p.id] = _fresh(p)
+            parts.mention(p.id, source.locate(p.evidence_text))
+
+
+def rules_symptoms(ctx: StepContext, source: SourceText, parts: _Parts, *, no_steb: bool) -> None:
+    """Stage 3 by the rules backend (one frame per symptom with ``no_steb``)."""
+    for sx in ctx.rules_graph().symptoms:
+        if sx.id in parts.acc.symptoms:
+            continue
+        node = _fresh(sx)
+        if no_steb:
+            node.contexts = node.contexts[:1]
+        parts.acc.symptoms[sx.id] = node
+        parts.mention(sx.id, source.locate(sx.evidence_text))
+
+
+def rules_treatments(ctx: StepContext, source: SourceText, parts: _Parts) -> None:
+    """Stage 4 by the rules backend; medications get their lexicon class as in the model's stage."""
+    meds = lexicon.medication_by_id()
+    for t in ctx.rules_graph().treatments:
+        if t.id in parts.acc.treatments:
+            continue
+        parts.acc.treatments[t.id] = _fresh(t)
+        parts.mention(t.id, source.locate(t.evidence_text))
+        if t.type != TreatmentType.medication:
+            continue
+        hits = lexicon.find_terms(t.name, "medication")
+        entry = meds.get(hits[0].id) if hits else None
+        cls = entry.class_id if entry is not None else tables.class_for_drug(t.name)
+        if cls is not None:
+            parts.acc.med_class.setdefault(t.id, cls)
+
+
+def rules_visit(ctx: StepContext, parts: _Parts) -> None:
+    """Stage 5 by the rules backend, with the safety flags that follow from the current symptoms."""
+    ve = ctx.rules_graph().visit_event
+    current = {s.headword for s in parts.acc.symptoms.values() if s.current_symptom}
+    derived = {SafetyFlag(SAFETY_FROM_HEADWORD[h]) for h in current if h in SAFETY_FROM_HEADWORD}
+    flags = sorted(set(ve.safety_flags) | derived, key=lambda f: f.value)
+    parts.visit = ve.model_copy(update={"safety_flags": flags}, deep=True)
+
+
+def rules_past_history(ctx: StepContext, source: SourceText, parts: _Parts) -> None:
+    """Stage 6 by the rules backend; conditions that are current diagnoses are not repeated."""
+    for p in ctx.rules_graph().past_history:
+        rule = dsm_rules.match_label(p.condition)
+        if p.id in parts.acc.past or (rule is not None and f"dx_{_slug(rule.id)}" in parts.acc.diagnoses):
+            continue
+        parts.acc.past[p.id] = _fresh(p)
+        parts.mention(p.id, source.locate(p.evidence_text))
+
+
+def rules_timeline(ctx: StepContext, parts: _Parts) -> None:
+    """Stage 7 by the rules backend: the rules extractor's episodes of every node both backends found."""
+    rg = ctx.rules_graph()
+    dmap = rg.duration_map()
+    ref_nodes: list[Diagnosis | Symptom | Treatment | PastHistory] = [
+        *rg.diagnoses, *rg.symptoms, *rg.treatments, *rg.past_history
+    ]
+    found = {n.id: n for n in ref_nodes}
     acc = parts.acc
-    acc.edges = _allowed_edges(ctx, acc)
-    graph = CaseGraph(
+    nodes: list[Diagnosis | Symptom | Treatment | PastHistory] = [
+        *acc.diagnoses.values(), *acc.symptoms.values(), *acc.treatments.values(), *acc.past.values()
+    ]
+    for node in nodes:
+        ref = found.get(node.id)
+        if ref is None:
+            continue
+        for rid in ref.duration_ids:
+            d = dmap.get(rid)
+            if d is None:
+                continue
+            did = acc.duration_for(TimeSpec(d.offset, d.span, d.unit, ongoing=d.ongoing))
+            if did not in node.duration_ids:
+                node.duration_ids = [*node.duration_ids, did]
+
+
+def rules_causal(ctx: StepContext, graph: CaseGraph) -> CaseGraph:
+    """Stage 8 by the rules backend: its INDUCES edges between nodes of this graph."""
+    types = graph.node_types()
+    existing = {e.key() for e in graph.edges}
+    added: list[Edge] = []
+    for e in ctx.rules_graph().edges:
+        if e.type != RelationType.INDUCES or e.source not in types or e.target not in types:
+            continue
+        if e.key() in existing or not tables.edge_pair_allowed(
+            "INDUCES", types[e.source].value, types[e.target].value
+        ):
+            continue
+        existing.add(e.key())
+        added.append(e.model_copy())
+    return graph.model_copy(update={"edges": [*graph.edges, *added]}) if added else graph
+
+
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _assemble(ctx: StepContext, parts: _Parts) -> CaseGraph:
+    acc = parts.acc
+    return CaseGraph(
         case_id=ctx.case_id,
         demographics=parts.demographics,
         mental_status=parts.mental_status,
@@ -742,10 +851,63 @@ def extract_with_llm(text: str, ctx: StepContext, *, options: dict[str, Any] | N
         edges=list({e.key(): e for e in acc.edges}.values()),
         omitted=parts.omitted,
     )
-    graph = causal(ctx, source, graph)
-    graph = normalize(graph)
+
+
+def extract_with_llm(text: str, ctx: StepContext, *, options: dict[str, Any] | None = None) -> CaseGraph:
+    """LLM-backed extraction of a temporally normalised case graph (see the module docstring)."""
+    opts = options or {}
+    if ctx.source_text is None:
+        ctx.source_text = text
+    source = SourceText(text)
+    sents = sentences(text)
+    no_steb = bool(opts.get("no_steb"))
+
+    def stage(template_id: str, llm: Callable[[], Any], rules: Callable[[], Any]) -> Any:
+        return run_step(ctx, stage="extraction", step=template_id, template_id=template_id, llm=llm, rules=rules)
+
+    demo, tests, mental_status, omitted, family = stage(
+        "extract_case", lambda: case_attributes(ctx, source, sents), lambda: rules_case_attributes(ctx)
+    )
+    parts = _Parts(
+        acc=Accumulator(),
+        demographics=demo,
+        tests=tests,
+        visit=VisitEvent(),
+        sentence_starts=[s.start for s in sents],
+        mental_status=mental_status,
+        omitted=omitted,
+    )
+    parts.acc.family = family
+    given = opts.get("diagnoses")
+    if given is not None:
+        diagnoses(ctx, source, parts, list(given))
+    else:
+        stage(
+            "extract_diagnoses",
+            lambda: diagnoses(ctx, source, parts, None),
+            lambda: rules_diagnoses(ctx, source, parts),
+        )
+    stage(
+        "extract_symptoms",
+        lambda: symptoms(ctx, source, parts, no_steb=no_steb),
+        lambda: rules_symptoms(ctx, source, parts, no_steb=no_steb),
+    )
+    stage("extract_treatments", lambda: treatments(ctx, source, parts), lambda: rules_treatments(ctx, source, parts))
+    stage("extract_visit", lambda: visit(ctx, source, parts), lambda: rules_visit(ctx, parts))
+    stage("extract_history", lambda: past_history(ctx, source, parts), lambda: rules_past_history(ctx, source, parts))
+    stage("extract_timeline", lambda: timeline(ctx, source, parts), lambda: rules_timeline(ctx, parts))
+    derive_relations(text, [], parts.acc)
+    parts.acc.edges = _allowed_edges(ctx, parts.acc)
+    graph = _assemble(ctx, parts)
+    graph = stage("extract_causal", lambda: causal(ctx, source, graph), lambda: rules_causal(ctx, graph))
+    if ctx.identifiers is None:
+        ctx.identifiers = SourceIdentifiers(text)
+    # As in the rules backend: a test value whose name or result holds a source identifier is withheld.
+    graph = normalize(withhold_identified(graph, ctx.identifiers.find))
     problems = structural_violations(graph)
     if problems:
         codes = ", ".join(sorted({v.code for v in problems}))
-        raise LLMBackendError(f"extracted graph is structurally invalid ({codes}); the case is not processed")
+        err = LLMBackendError(f"extracted graph is structurally invalid ({codes}); the case is not processed")
+        ctx.fall_back(err, stage="extraction", step="extract_graph")
+        graph = normalize(withhold_identified(ctx.rules_graph(), ctx.identifiers.find))
     return graph

@@ -6,6 +6,10 @@ block, and a closing call for past history, family history, diagnoses not yet st
 Bookkeeping makes each (item, duration) narrated once. Meta-text ("Here is…", "Sure", markdown) is stripped. A
 round trip through the rules extractor must find every diagnosis and current symptom; blocks that miss one are
 regenerated (bounded) and what is still missing is noted in the audit.
+
+A section whose model call still fails after the client's retries and re-ask is written by the template renderer
+(:class:`anonpsy.generate.templates.Renderer`, the rules backend) for that section alone, recorded in
+``audit.fallbacks``; a failed regeneration keeps the renderer's text for the section too.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from typing import Any
 
 from anonpsy.audit import Audit
 from anonpsy.generate.findings import mental_status_text, value_text
-from anonpsy.generate.plan import Block, plan_narrative
+from anonpsy.generate.plan import Block, NarrativePlan, plan_narrative
 from anonpsy.generate.templates import ARRIVAL_PHRASE, LEGAL_PHRASE, SAFETY_PHRASE, SETTING_PHRASE, Renderer
 from anonpsy.graph import (
     CaseGraph,
@@ -29,6 +33,7 @@ from anonpsy.graph import (
     TestValue,
     Treatment,
 )
+from anonpsy.llm.errors import LLMError
 from anonpsy.llm_backend.roundtrip import Gap, roundtrip_gaps
 from anonpsy.llm_backend.steps import StepContext
 
@@ -95,6 +100,9 @@ class Section:
     must: list[str] = field(default_factory=list)
     nodes: list[str] = field(default_factory=list)
     text: str = ""
+    block: Block | None = None
+    stated: frozenset[str] = frozenset()
+    by_rules: bool = False
 
 
 def _frames(contexts: list[Any]) -> list[dict[str, str]]:
@@ -185,7 +193,7 @@ def block_section(
         if dx.id not in stated:
             nodes.append(dx.id)
     payload["must_mention"] = must
-    return Section(f"block:{index}", "generate_block", payload, must, nodes)
+    return Section(f"block:{index}", "generate_block", payload, must, nodes, block=b, stated=stated)
 
 
 def _prompt_status(dx: Diagnosis) -> str:
@@ -225,8 +233,43 @@ def closing_section(graph: CaseGraph, unnamed: list[str], history: list[Any]) ->
     return Section("closing", "generate_closing", payload, must, [*unnamed, *(p.id for p in history)])
 
 
-def _generate(ctx: StepContext, sec: Section, feedback: str = "") -> str:
-    reply = ctx.ask(sec.template_id, sec.payload, operator=OPERATOR, feedback=feedback)
+def rules_section(graph: CaseGraph, seed: int, plan: NarrativePlan, sec: Section) -> str:
+    """The template renderer's text for one section (the rules backend), with the same content duties: the
+    lead; a block with its diagnosis unless stated before; the closing with the diagnoses no block named."""
+    r = Renderer(graph, seed)
+    if sec.key == "lead":
+        return r.lead()
+    b = sec.block
+    if b is not None:
+        r.dx_named = set(sec.stated)
+        if b.kind == "episode":
+            text = r.episode(b)
+        elif b.kind == "regimen":
+            text = r.regimen(b)
+        elif b.kind == "induces":
+            text = r.induces(b)
+        else:
+            text = r.history(b)
+        if b.diagnosis is not None and b.kind in ("induces", "history") and b.diagnosis.id not in sec.stated:
+            text += " " + r.dx_sentence(b.diagnosis)
+        return text
+    sentences = [r.dx_sentence(d) for d in graph.diagnoses if d.id in sec.nodes]
+    return " ".join([*sentences, *r.closing(plan)])
+
+
+def _step_name(sec: Section) -> str:
+    return f"generate_block:{sec.key.split(':', 1)[1]}" if sec.block is not None else sec.template_id
+
+
+def _generate(
+    ctx: StepContext, sec: Section, graph: CaseGraph, plan: NarrativePlan, feedback: str = ""
+) -> str:
+    try:
+        reply = ctx.ask(sec.template_id, sec.payload, operator=OPERATOR, feedback=feedback)
+    except LLMError as exc:
+        ctx.fall_back(exc, stage="generation", step=_step_name(sec))
+        sec.by_rules = True
+        return rules_section(graph, ctx.seed, plan, sec)
     text = strip_meta(str(reply["text"]))
     if not text:
         ctx.note("D_EMPTY_SECTION", f"{sec.key}: only meta-text; section left empty")
@@ -285,7 +328,7 @@ def generate_with_llm(graph: CaseGraph, ctx: StepContext, audit: Audit) -> str:
         for nid in sec.nodes:
             owner.setdefault(nid, i)
     for sec in sections:
-        sec.text = _generate(ctx, sec)
+        sec.text = _generate(ctx, sec, graph, plan)
     text = assemble(sections)
     gaps = roundtrip_gaps(graph, text)
     rounds = 0
@@ -294,12 +337,12 @@ def generate_with_llm(graph: CaseGraph, ctx: StepContext, audit: Audit) -> str:
         by_section: dict[int, list[Gap]] = {}
         for g in gaps:
             idx = owner.get(g.node_id)
-            if idx is not None:
+            if idx is not None and not sections[idx].by_rules:
                 by_section.setdefault(idx, []).append(g)
         if not by_section:
             break
         for idx, gs in sorted(by_section.items()):
-            sections[idx].text = _generate(ctx, sections[idx], _feedback(gs))
+            sections[idx].text = _generate(ctx, sections[idx], graph, plan, _feedback(gs))
         text = assemble(sections)
         gaps = roundtrip_gaps(graph, text)
     for g in gaps:

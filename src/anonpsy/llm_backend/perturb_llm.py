@@ -18,6 +18,13 @@ The mental status examination is structured findings (normalised values with no 
 no rewriting; the ``perturb_mse`` template of the free-text examination is no longer called.
 
 Every change is in the audit with the template or rule that allowed it; every fallback is a note.
+
+When a model call of a step still fails after the client's retries and re-ask, the rules backend does that field:
+its draws stand for the demographic suggestions, its context perturbation
+(:func:`anonpsy.perturb.contexts.perturb_contexts`) gives the symptom's STEB fields, and identifiers are scrubbed
+from the visit text; each such fallback is recorded in ``audit.fallbacks``. With ``strict`` (``--strict-llm``)
+nothing falls back to the rules backend: an invalid reply keeps the behaviour above (generalisation, scrubbing)
+and any other failure ends the case.
 """
 
 from __future__ import annotations
@@ -32,16 +39,17 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from anonpsy import lexicon
-from anonpsy.audit import Audit, Change
+from anonpsy.audit import Audit, Change, Kept
 from anonpsy.errors import AnonpsyError
 from anonpsy.graph import STEB, CaseGraph, Symptom
-from anonpsy.llm.errors import LLMReplyError
+from anonpsy.llm.errors import LLMError, LLMReplyError
 from anonpsy.llm_backend.steps import LLMBackendError, StepContext
 from anonpsy.perturb import check, perturb
 from anonpsy.perturb.contexts import (
     RULE_SCRUB,
     RULE_STRESSOR,
     SIMILARITY_MAX,
+    perturb_contexts,
     scrub_identifiers,
     stressor_category,
 )
@@ -66,6 +74,19 @@ _NO_SIMILARITY = frozenset({"emotion"})
 
 def _template_rule(template_id: str) -> str:
     return f"llm.{template_id}@v1"
+
+
+def _step_failed(ctx: StepContext, exc: LLMError, step: str, code: str, detail: str) -> bool:
+    """Handle a failed model call of a P step; True when the rules backend does the step (recorded).
+
+    The note ``code detail`` is always written. Under ``strict`` an invalid reply keeps the step's own degraded
+    behaviour (False) and any other failure is raised; otherwise :meth:`StepContext.fall_back` decides.
+    """
+    ctx.note(code, detail)
+    if ctx.strict and isinstance(exc, LLMReplyError):
+        return False
+    ctx.fall_back(exc, stage="perturbation", step=step)
+    return True
 
 
 @lru_cache(maxsize=1)
@@ -155,8 +176,11 @@ def suggest_demographics(graph: CaseGraph, original: CaseGraph, ctx: StepContext
     }
     try:
         reply = ctx.ask("perturb_demographics", payload, operator=OPERATOR)
-    except LLMReplyError:
-        ctx.note("P_SUGGESTION_FALLBACK", "perturb_demographics: reply invalid; deterministic draws kept")
+    except LLMError as exc:
+        _step_failed(
+            ctx, exc, "perturb_demographics", "P_SUGGESTION_FALLBACK",
+            f"perturb_demographics: {exc.code}; deterministic draws kept",
+        )
         return graph
     g = graph
     for name, options in (("ethnicity", eth_options), ("occupation", occ_options)):
@@ -257,7 +281,8 @@ def _rewrite_frames(
     *,
     episode_mode: bool,
     similarity: Callable[[str, str], float] | None,
-) -> dict[tuple[int, str], str]:
+) -> tuple[dict[tuple[int, str], str], bool]:
+    """Accepted rewrites by (frame index, field), and whether the rules backend is to do the fields left."""
     frames_in = [{f: str(getattr(fr, f)) for f in fr.present_fields()} for fr in s.contexts]
     payload = {
         "symptom": s.headword,
@@ -272,9 +297,12 @@ def _rewrite_frames(
     for _attempt in range(1 + MAX_REWRITE_RETRIES):
         try:
             reply = ctx.ask("perturb_steb", payload, operator=OPERATOR, feedback=feedback)
-        except LLMReplyError:
-            ctx.note("P_STEB_FALLBACK", f"{s.id}: reply invalid; generalised")
-            break
+        except LLMError as exc:
+            rules = _step_failed(
+                ctx, exc, f"perturb_steb:{s.id}", "P_STEB_FALLBACK",
+                f"{s.id}: {exc.code}; " + ("generalised" if ctx.strict else "rules backend"),
+            )
+            return accepted, rules
         frames_out: list[dict[str, Any]] = list(reply.get("frames") or [])
         problems: list[str] = []
         if len(frames_out) != len(frames_in):
@@ -303,7 +331,40 @@ def _rewrite_frames(
             + "\n".join(f"- {p}" for p in problems)
             + "\nAnswer again with all frames; rewrite those fields in different words."
         )
-    return accepted
+    return accepted, False
+
+
+class _RulesContexts:
+    """The rules backend's context perturbation of the whole graph, computed on the first symptom that needs it;
+    each symptom that falls back takes its frames and their audit entries from it."""
+
+    def __init__(self, graph: CaseGraph, ctx: StepContext, retro: bool) -> None:
+        self.graph, self.ctx, self.retro = graph, ctx, retro
+        self._result: tuple[dict[str, Symptom], Audit] | None = None
+
+    def field(self, sid: str, k: int, name: str, audit: Audit) -> str:
+        """The rules value of one STEB field; its audit entries (if it changed) are copied to ``audit``."""
+        if self._result is None:
+            scratch = Audit(case_id=self.graph.case_id, seed=self.ctx.seed)
+            done = perturb_contexts(
+                self.graph, seed=self.ctx.seed, audit=scratch, source_text=self.ctx.source_text, retro=self.retro,
+                identifiers=self.ctx.identifiers,
+            )
+            self._result = ({s.id: s for s in done.symptoms}, scratch)
+        symptoms, scratch = self._result
+        path = f"symptoms[{sid}].contexts[{k}].{name}"
+        found = False
+        for bucket, target in ((scratch.changes, audit.changes), (scratch.generalized, audit.generalized)):
+            for c in bucket:
+                if c.path == path:
+                    found = True
+                    detail = "; ".join(x for x in (c.detail, "rules backend (model step failed)") if x)
+                    target.append(c.model_copy(update={"detail": detail}))
+        if not found:
+            audit.kept.append(Kept(path=path, reason="RULES_FALLBACK_NOTHING_IDENTIFYING", rule_id=RULE_SCRUB,
+                                   detail="rules backend (model step failed): no identifying detail found"))
+        value = getattr(symptoms[sid].contexts[k], name)
+        return str(value) if value else UNSPECIFIED
 
 
 def rewrite_contexts(
@@ -313,8 +374,9 @@ def rewrite_contexts(
     similarity = embedding_similarity()
     window: list[dict[str, str]] = []
     new_contexts: dict[str, list[STEB]] = {}
+    rules = _RulesContexts(graph, ctx, retro)
     for s, start in _symptom_order(graph, retro):
-        accepted = _rewrite_frames(
+        accepted, by_rules = _rewrite_frames(
             ctx, s, _age_at(graph, start), window, episode_mode=episode_mode, similarity=similarity
         )
         frames: list[STEB] = []
@@ -334,6 +396,8 @@ def rewrite_contexts(
                             detail="rewritten; similarity filter passed",
                         )
                     )
+                elif by_rules:
+                    update[f] = rules.field(s.id, k, f, audit)
                 else:
                     update[f] = _generalise(old, f, path, audit)
             new_frame = frame.model_copy(update=update)
@@ -385,11 +449,15 @@ def rewrite_visit(graph: CaseGraph, ctx: StepContext, audit: Audit) -> CaseGraph
     current = headwords(" ".join(s.headword for s in graph.symptoms))
     accepted: dict[str, str] = {}
     feedback = ""
+    by_rules = False
     for _attempt in range(1 + MAX_REWRITE_RETRIES):
         try:
             reply = ctx.ask("perturb_visit", payload, operator=OPERATOR, feedback=feedback)
-        except LLMReplyError:
-            ctx.note("P_VISIT_FALLBACK", "perturb_visit: reply invalid; identifiers scrubbed instead")
+        except LLMError as exc:
+            by_rules = _step_failed(
+                ctx, exc, "perturb_visit", "P_VISIT_FALLBACK",
+                f"perturb_visit: {exc.code}; identifiers scrubbed instead",
+            )
             break
         problems: list[str] = []
         if _scaffold(reply) != scaffold:
@@ -438,7 +506,9 @@ def rewrite_visit(graph: CaseGraph, ctx: StepContext, audit: Audit) -> CaseGraph
                     rule_id=RULE_SCRUB,
                     old=old,
                     new=update[f],
-                    detail="model rewrite rejected; identifiers scrubbed",
+                    detail="rules backend (model step failed): identifiers scrubbed"
+                    if by_rules
+                    else "model rewrite rejected; identifiers scrubbed",
                 )
             )
     new_visit = ve.model_copy(update=update)

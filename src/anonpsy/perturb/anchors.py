@@ -106,6 +106,10 @@ def _sentence_initial(text: str, pos: int) -> bool:
     tail = text[max(0, pos - 40):pos].rstrip(" \t")
     if not tail:
         return True
+    # Comma-glued headers ("...Adderall.,PLAN:,  Discussed ..."): a comma right after a colon or full stop
+    # is the glue between fields, and what follows it opens a sentence.
+    if tail[-1] == "," and len(tail) > 1 and tail[-2] in ".:":
+        return True
     return tail[-1] in ".!?:;\n\"“(" or bool(_LIST_MARK.search(tail))
 
 

@@ -1,5 +1,5 @@
 """Test tooling shipped with the package: a scripted OpenAI-compatible server for the LLM client."""
 
-from anonpsy.testing.openai_server import Fault, LoggedRequest, ScriptedOpenAIServer
+from anonpsy.testing.openai_server import MIXED_FAULTS, Fault, FaultMix, LoggedRequest, ScriptedOpenAIServer
 
-__all__ = ["Fault", "LoggedRequest", "ScriptedOpenAIServer"]
+__all__ = ["MIXED_FAULTS", "Fault", "FaultMix", "LoggedRequest", "ScriptedOpenAIServer"]

@@ -10,7 +10,10 @@ Replies come from a *script* keyed by template id (read from the ``[template:<id
 
 Faults (:class:`Fault`) are injected per chat-request index (0-based) and/or per template: HTTP 500 or any
 status, 429 with ``Retry-After``, a read timeout (the server sleeps before answering), malformed JSON, JSON
-that violates the schema, empty content, or a 400 rejecting the requested ``response_format``.
+that violates the schema, empty content, or a 400 rejecting the requested ``response_format``. A
+:class:`FaultMix` adds seeded random faults at a given rate; whether a request fails depends only on the seed,
+the request's messages and how many times the same messages were sent before, so a run is reproducible
+whatever the order in which concurrent requests arrive.
 
 Transcription replies come from ``transcriptions``: a ``dict`` (sent as JSON), a ``str`` (sent as the raw
 body), a list of those served in turn (the last one repeats), or a callable ``(upload) -> reply`` given the
@@ -26,6 +29,7 @@ type and body, and the greatest number of simultaneous chat requests is kept in 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -47,6 +51,7 @@ FaultKind = Literal[
     "malformed_json",
     "schema_violation",
     "empty",
+    "truncated",
     "reject_format",
     "content",
 ]
@@ -67,6 +72,7 @@ class Fault:
     * ``timeout``: wait ``delay`` seconds, then answer normally (the client should have given up);
     * ``malformed_json``: content ``{"echo": ...`` (not JSON); ``schema_violation``: content ``{}`` (valid
       JSON that misses required fields); ``empty``: empty content; ``content``: the given ``content``;
+    * ``truncated``: the same unterminated JSON with ``finish_reason: "length"`` (cut at ``max_tokens``);
     * ``reject_format``: 400 naming ``response_format`` when the request's response_format type is in
       ``formats`` (``json_object+schema`` is llama-cpp-python's form, ``ollama_format`` the ``format`` field).
     """
@@ -80,6 +86,40 @@ class Fault:
     delay: float = 1.0
     content: str = ""
     formats: tuple[str, ...] = ("json_schema",)
+
+
+#: The mix of faults a real server under load shows: errors, rate limits and broken replies.
+MIXED_FAULTS: tuple[FaultKind, ...] = ("http_500", "rate_limit", "malformed_json", "schema_violation", "empty")
+
+
+@dataclass(frozen=True)
+class FaultMix:
+    """Seeded random faults: each chat request fails with probability ``rate``, its kind drawn from ``kinds``.
+
+    The draw hashes ``seed``, the request's messages and the number of earlier requests with the same messages
+    (a retry of a request draws again), so the same run meets the same faults. Explicit :class:`Fault` items are
+    served first. ``retry_after`` is the ``Retry-After`` header of ``rate_limit`` faults.
+    """
+
+    rate: float
+    kinds: tuple[FaultKind, ...] = MIXED_FAULTS
+    seed: int = 0
+    retry_after: str | None = "1"
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.rate <= 1.0:
+            raise ValueError("rate must be between 0 and 1")
+        if not self.kinds or any(k in ("reject_format", "content") for k in self.kinds):
+            raise ValueError("kinds must be a non-empty tuple of self-contained fault kinds")
+
+    def draw(self, messages_key: str, occurrence: int) -> Fault | None:
+        """The fault for the ``occurrence``-th request (0-based) with these messages, or None."""
+        digest = hashlib.sha256(f"{self.seed}\0{occurrence}\0{messages_key}".encode()).digest()
+        u = int.from_bytes(digest[:8], "big") / 2**64
+        if u >= self.rate:
+            return None
+        kind = self.kinds[int.from_bytes(digest[8:16], "big") % len(self.kinds)]
+        return Fault(kind, retry_after=self.retry_after)
 
 
 @dataclass(frozen=True)
@@ -185,6 +225,7 @@ class ScriptedOpenAIServer:
         *,
         responder: Responder | None = None,
         faults: Sequence[Fault] = (),
+        fault_mix: FaultMix | None = None,
         latency: float = 0.0,
         model: str = "scripted-model",
         api_key: str | None = None,
@@ -200,6 +241,8 @@ class ScriptedOpenAIServer:
         self.script: dict[str, ScriptValue] = dict(script or {})
         self.responder = responder
         self.faults = list(faults)
+        self.fault_mix = fault_mix
+        self._seen_messages: dict[str, int] = {}
         self.latency = latency
         self.model = model
         self.api_key = api_key
@@ -288,7 +331,19 @@ class ScriptedOpenAIServer:
 
     # -- behaviour -----------------------------------------------------------------------------------------
 
-    def _take_fault(self, index: int, template_id: str | None, rf_type: str | None) -> Fault | None:
+    def _take_fault(
+        self, index: int, template_id: str | None, rf_type: str | None, body: Mapping[str, Any]
+    ) -> Fault | None:
+        explicit = self._take_explicit_fault(index, template_id, rf_type)
+        if explicit is not None or self.fault_mix is None:
+            return explicit
+        key = hashlib.sha256(json.dumps(body.get("messages"), sort_keys=True).encode()).hexdigest()
+        with self._lock:
+            occurrence = self._seen_messages.get(key, 0)
+            self._seen_messages[key] = occurrence + 1
+        return self.fault_mix.draw(key, occurrence)
+
+    def _take_explicit_fault(self, index: int, template_id: str | None, rf_type: str | None) -> Fault | None:
         with self._lock:
             for i, fault in enumerate(self.faults):
                 left = self._remaining[i]
@@ -327,7 +382,7 @@ class ScriptedOpenAIServer:
             self._chat_index += 1
         template_id, _ = template_of(body)
         rf_type = response_format_type(body)
-        fault = self._take_fault(index, template_id, rf_type)
+        fault = self._take_fault(index, template_id, rf_type, body)
         delay = self.latency
         content: Content | None
         if fault is not None:
@@ -348,7 +403,7 @@ class ScriptedOpenAIServer:
             if kind == "timeout":
                 delay += fault.delay
                 content = self._scripted_content(template_id, body)
-            elif kind == "malformed_json":
+            elif kind in ("malformed_json", "truncated"):
                 content = '{"echo": "unterminated'
             elif kind == "schema_violation":
                 content = "{}"
@@ -381,7 +436,11 @@ class ScriptedOpenAIServer:
                 "created": int(time.time()),
                 "model": body.get("model", self.model),
                 "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": text},
+                        "finish_reason": "length" if fault is not None and fault.kind == "truncated" else "stop",
+                    }
                 ],
                 "usage": {
                     "prompt_tokens": prompt_tokens,

@@ -18,7 +18,7 @@ from anonpsy.cliutil import handle_errors
 from anonpsy.errors import AnonpsyError
 from anonpsy.twin.errors import T101_BAD_CORPUS, T103_BAD_OPTION, T105_VERIFY_FAILED
 
-DEFAULT_TYPES = "diagnosis,symptom,medication,therapy,test"
+DEFAULT_TYPES = "diagnosis,symptom,medication,therapy,procedure,test"
 
 
 class _Advance:

@@ -36,12 +36,13 @@ from anonpsy.rules import dsm as dsm_rules
 from anonpsy.rules import tables
 from anonpsy.rules.test_values import alias_key, load_test_values
 
-EntityType = Literal["diagnosis", "symptom", "medication", "therapy", "test"]
-ENTITY_TYPES: tuple[EntityType, ...] = ("diagnosis", "symptom", "medication", "therapy", "test")
+EntityType = Literal["diagnosis", "symptom", "medication", "therapy", "procedure", "test"]
+ENTITY_TYPES: tuple[EntityType, ...] = ("diagnosis", "symptom", "medication", "therapy", "procedure", "test")
 #: Overlapping mentions of different types: the longer wins; on equal length, the earlier type here.
-TYPE_PRIORITY: dict[str, int] = {t: i for i, t in enumerate(("diagnosis", "medication", "therapy", "test",
-                                                              "symptom"))}
-PREFIX: dict[str, str] = {"diagnosis": "dx", "symptom": "sx", "medication": "rx", "therapy": "tx", "test": "test"}
+TYPE_PRIORITY: dict[str, int] = {t: i for i, t in enumerate(("diagnosis", "medication", "therapy", "procedure",
+                                                              "test", "symptom"))}
+PREFIX: dict[str, str] = {"diagnosis": "dx", "symptom": "sx", "medication": "rx", "therapy": "tx",
+                          "procedure": "px", "test": "test"}
 
 SYMPTOM_DOMAIN_NAMES: dict[str, str] = {
     "mood": "mood symptom", "anxiety": "anxiety symptom", "obsessive_compulsive": "obsessive-compulsive symptom",
@@ -148,8 +149,10 @@ _RULE_SOURCES = {
 
 def rule_source(cid: str) -> str:
     """The rule file (and field) that places a concept under the generalisation ``cid``."""
+    from anonpsy.twin.vocabulary import RULE_SOURCES
+
     kind, _, x = cid.partition(":")
-    return _RULE_SOURCES.get(kind, "").format(x=x)
+    return (_RULE_SOURCES.get(kind) or RULE_SOURCES.get(kind, "")).format(x=x)
 
 
 def concept_type(cid: str) -> str:
@@ -238,19 +241,31 @@ def test_groups() -> tuple[TestGroup, ...]:
     return tuple(_group_tests())
 
 
-def build_hierarchy(collides: Callable[[str], bool] | None = None) -> Hierarchy:
-    """The hierarchy from the project's rules. ``collides(name)`` tells whether a generalisation's display name
-    would be read as a specific concept; such a node is left out and its children attach to the next level."""
+def build_hierarchy(collides: Callable[[str], bool] | None = None, *, general_vocabulary: bool = True,
+                    reads_as: Callable[[str], str | None] | None = None) -> Hierarchy:
+    """The hierarchy from the project's rules and, with ``general_vocabulary``, the general clinical vocabulary of
+    ``rules/twin`` (:mod:`~anonpsy.twin.vocabulary`). ``collides(name)`` tells whether a generalisation's display
+    name would be read as a specific concept; such a node is left out and its children attach to the next level.
+    ``reads_as(name)`` tells which concept a whole name is read as: a vocabulary concept is named by the first of
+    its forms that reads as itself (a form that a project lexicon reads first, such as "fatigue", would make a
+    generated document name the project's concept instead)."""
     nodes: list[Concept] = []
     titles = chapter_titles()
+    skipped: dict[str, str | None] = {}  # generalisation left out -> where its children go
 
     def general(cid: str, etype: EntityType, name: str, parent: str | None, level: int) -> str | None:
         """Add a generalisation unless its name collides; returns the id children should point to."""
         if collides is not None and collides(name):
+            skipped[cid] = parent
             return parent
         nodes.append(Concept(cid, etype, name, parent, level))
         return cid
 
+    vocab = None
+    if general_vocabulary:
+        from anonpsy.twin.vocabulary import load_vocabulary
+
+        vocab = load_vocabulary()
     # diagnoses
     dx_root = general(DX_ROOT, "diagnosis", DX_ROOT_NAME, None, 2)
     chapter_ids: dict[str, str | None] = {}
@@ -277,14 +292,23 @@ def build_hierarchy(collides: Callable[[str], bool] | None = None) -> Hierarchy:
             domain_ids[entry.domain] = general(f"sx.domain:{entry.domain}", "symptom", name, None, 1)
         nodes.append(Concept(f"sx:{entry.id}", "symptom", entry.headword, domain_ids[entry.domain], 0))
     # medications
+    other_level = 3 if vocab is not None else 2
     groups = {True: general("rx.group:psychotropic", "medication", "psychotropic medication", None, 2),
-              False: general("rx.group:other", "medication", "non-psychotropic medication", None, 2)}
+              False: general("rx.group:other", "medication", "non-psychotropic medication", None, other_level)}
+    atc: dict[str, str | None] = {}
+    if vocab is not None:
+        for n in vocab.nodes:
+            if n.id.startswith("rx.atc:"):
+                atc[n.id] = general(n.id, "medication", n.name, groups[False], n.level)
     class_ids: dict[str, str | None] = {}
     for med in lexicon.medication_lexicon().rules:
         cls = med.class_id
         if cls not in class_ids:
             info = tables.medication_class(cls)
-            group = groups[bool(info.psychotropic)] if info is not None else groups[False]
+            psych = bool(info.psychotropic) if info is not None else False
+            group = groups[psych]
+            if not psych and vocab is not None and cls in vocab.project_class_groups:
+                group = atc.get(vocab.project_class_groups[cls], group)
             name = _bare(info.name) if info is not None else cls.replace("_", " ")
             class_ids[cls] = general(f"rx.class:{cls}", "medication", name, group, 1)
         nodes.append(Concept(f"rx:{med.id}", "medication", med.headword, class_ids[cls], 0))
@@ -301,6 +325,29 @@ def build_hierarchy(collides: Callable[[str], bool] | None = None) -> Hierarchy:
             cat_ids[g.category] = general(f"test.category:{g.category}", "test",
                                           TEST_CATEGORY_NAMES.get(g.category, g.category), None, 1)
         nodes.append(Concept(f"test:{g.id}", "test", g.name, cat_ids[g.category], 0))
+    # the general clinical vocabulary: generalisations first (parents before children), then its concepts
+    if vocab is not None:
+        have = {c.id for c in nodes}
+
+        def parent_of(pid: str | None) -> str | None:
+            """The nearest kept node at or above ``pid`` (a left-out generalisation passes its children up)."""
+            while pid is not None and pid not in have:
+                pid = skipped.get(pid)
+            return pid
+
+        for n in sorted((n for n in vocab.nodes if n.level > 0 and n.id not in have and n.id not in atc),
+                        key=lambda n: -n.level):
+            got = general(n.id, n.type, n.name, parent_of(n.parent), n.level)  # type: ignore[arg-type]
+            if got is not None:
+                have.add(got)
+        forms = {e.id: (*e.surfaces, *e.abbreviations) for e in vocab.entries}
+        for n in vocab.nodes:
+            if n.level == 0 and n.id not in have:
+                name = n.name
+                if reads_as is not None and reads_as(name) != n.id:
+                    name = next((f for f in forms.get(n.id, ()) if reads_as(f) == n.id), name)
+                nodes.append(Concept(n.id, n.type, name, parent_of(n.parent), 0))  # type: ignore[arg-type]
+                have.add(n.id)
     return Hierarchy(nodes)
 
 

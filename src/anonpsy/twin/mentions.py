@@ -75,7 +75,7 @@ Assertion = Literal["affirmed", "historical", "uncertain", "planned", "negated",
                     "other_section"]
 ASSERTIONS: tuple[str, ...] = ("affirmed", "historical", "uncertain", "planned", "negated", "hypothetical", "family",
                                "other_section")
-_TREATMENT = ("medication", "therapy")
+_TREATMENT = ("medication", "therapy", "procedure")
 _ENTITY_ASSERTIONS: dict[str, frozenset[str]] = {
     t: frozenset({"affirmed", "historical", "planned"} if t in _TREATMENT else {"affirmed", "historical", "uncertain"})
     for t in ENTITY_TYPES
@@ -85,6 +85,7 @@ _SKIP_SECTIONS: dict[str, frozenset[str]] = {
     "symptom": frozenset({"medications", "allergies", "labs"}),
     "medication": frozenset({"allergies", "labs"}),
     "therapy": frozenset({"allergies", "labs"}),
+    "procedure": frozenset({"allergies", "labs"}),
 }
 _HISTORICAL_SECTIONS = frozenset({"past_psych", "past_medical"})
 _VALUE_AFTER = re.compile(r"^\s*(?:[:=]|was|is|of)?\s*[<>≤≥~]?\s*\d")
@@ -167,6 +168,10 @@ class Matcher:
         self._tests, self._short = self._test_index()
         self._general = None if hierarchy is None else self._general_index(hierarchy)
         self.hierarchy = hierarchy
+        from anonpsy.twin.vocabulary import lookalikes, phrase_matcher
+
+        self._vocab = phrase_matcher()
+        self._look = lookalikes()
 
     @staticmethod
     def _test_index() -> tuple[lexicon.TermIndex, frozenset[tuple[str, str]]]:
@@ -215,7 +220,12 @@ class Matcher:
                 if (m.id, m.surface.casefold()) in self._short and not _VALUE_AFTER.match(text[m.end:m.end + 20]):
                     continue
                 out.append(Span(m.start, m.end, f"test:{m.id}"))
-        return out
+        # the general clinical vocabulary (rules/twin), after the project's lexicons: words they already read
+        # (whatever the type) stay theirs; a longer phrase of the vocabulary wins
+        own = [(s.start, s.end) for s in out]
+        out += [Span(h.start, h.end, h.concept) for h in self._vocab.find(text)
+                if concept_type(h.concept) in self.types and not any(a <= h.start and h.end <= b for a, b in own)]
+        return [s for s in out if self._look.other_sense(text, s.start, s.end, s.concept) is None]
 
     def spans(self, text: str) -> list[Span]:
         """Every concept named in ``text`` (no assertion), generalisation names included when the matcher was
@@ -229,6 +239,11 @@ class Matcher:
     def collides(self, name: str) -> bool:
         """Is the whole of ``name`` read as one specific concept?"""
         return any(s.start == 0 and s.end == len(name) for s in _resolve(self._raw(name)))
+
+    def reads_as(self, name: str) -> str | None:
+        """The one concept that the whole of ``name`` is read as, or None."""
+        spans = _resolve(self._raw(name))
+        return spans[0].concept if len(spans) == 1 and spans[0].start == 0 and spans[0].end == len(name) else None
 
     # -- documents -------------------------------------------------------------------------------------------------
 
@@ -298,6 +313,8 @@ def assertion_of(s: Sentence, start: int, end: int, etype: str) -> tuple[Asserti
             return "uncertain", rule  # "consider lithium": an option the extraction plans, not a treatment yet
         label = {TreatmentStatus.planned: "planned", TreatmentStatus.past: "historical",
                  TreatmentStatus.refused: "negated"}.get(tx.value, "affirmed")
+        if label == "affirmed" and etype == "procedure" and s.section in _HISTORICAL_SECTIONS:
+            return "historical", f"section.{s.section}"  # a past surgical history
         return label, rule  # type: ignore[return-value]
     label, rule = _context_label(s, start, end)
     if label == "affirmed" and s.section in _HISTORICAL_SECTIONS:
@@ -316,7 +333,8 @@ def matcher(types: tuple[str, ...] = ENTITY_TYPES) -> Matcher:
 @lru_cache(maxsize=1)
 def default_hierarchy() -> Hierarchy:
     """The project's hierarchy, generalisations whose names read as a specific concept left out (cached)."""
-    return build_hierarchy(collides=Matcher(ENTITY_TYPES).collides)
+    m = Matcher(ENTITY_TYPES)
+    return build_hierarchy(collides=m.collides, reads_as=m.reads_as)
 
 
 def entity_type_of(concept: str) -> EntityType | None:

@@ -72,9 +72,10 @@ _CLAUSES: dict[str, tuple[str, ...]] = {
     "diagnosis": ("the diagnosis is {x}", "the assessment includes {x}", "the working diagnosis is {x}"),
     "medication": ("medications include {x}", "the patient takes {x}", "the patient was given {x}"),
     "therapy": ("treatment includes {x}", "the patient underwent {x}", "the plan includes {x}"),
+    "procedure": ("the patient underwent {x}", "{x} {was} performed", "the procedure was {x}"),
     "test": ("{x} {was} checked", "{x} {was} recorded", "results of {x} were reviewed"),
 }
-_TYPE_ORDER = ("symptom", "diagnosis", "test", "medication", "therapy")
+_TYPE_ORDER = ("symptom", "diagnosis", "test", "procedure", "medication", "therapy")
 
 
 def _article(slot: Slot) -> str:
@@ -105,7 +106,8 @@ def line_sentence(line: Line, rng: random.Random) -> str | None:
         by_type.setdefault(s.type, []).append(s)
     if not by_type:
         return None
-    parts = [clause(t, by_type[t], rng) for t in _TYPE_ORDER if t in by_type]
+    order = [*_TYPE_ORDER, *sorted(set(by_type) - set(_TYPE_ORDER))]  # a type without clauses gets the default
+    parts = [clause(t, by_type[t], rng) for t in order if t in by_type]
     text = "; ".join(parts)
     return text[0].upper() + text[1:] + "."
 
@@ -113,6 +115,7 @@ def line_sentence(line: Line, rng: random.Random) -> str | None:
 #: Where a line's sentence goes when the example has such a section: canonical sections per entity type.
 _HOME: dict[str, tuple[str, ...]] = {
     "diagnosis": ("assessment",), "medication": ("medications", "plan"), "therapy": ("plan",),
+    "procedure": ("plan",),
     "test": ("labs", "exam"), "symptom": ("chief_complaint", "hpi", "ros"),
 }
 

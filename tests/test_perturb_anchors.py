@@ -1,0 +1,26 @@
+"""Rare proper-noun anchors (``anonpsy.perturb.anchors``), shared by the scrubber and the leak audit."""
+
+from __future__ import annotations
+
+import pytest
+
+from anonpsy.perturb.anchors import find_anchors
+
+
+def _anchored(text: str) -> list[str]:
+    return [text[a.start:a.end] for a in find_anchors(text)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Continue current medications.,PLAN:,  Discussed the plan with her mother.",
+        "She was seen in clinic.,  Reviewed labs with the team.",
+    ],
+)
+def test_a_word_after_a_comma_glued_header_opens_a_sentence(text: str) -> None:
+    assert _anchored(text) == []
+
+
+def test_a_rare_capitalised_word_after_a_plain_comma_is_still_an_anchor() -> None:
+    assert _anchored("She moved back home, Riverton being too far from work.") == ["Riverton"]
