@@ -450,6 +450,24 @@ def transcripts(max_size: int = 30) -> st.SearchStrategy[list[str]]:
     return st.lists(st.sampled_from(TRANSCRIPT_WORDS), max_size=max_size)
 
 
+WRITTEN_TOKENS = ("She", "reports", "9th,", "1974.", "555-0127", "42-year-old", "Dr.", "Mr.", "100", "mg",
+                  "(253)", "12:30", "3/14/1982", "ninety-three", "O'Brien's", "St.", "%", "&", "--", "...", "2005")
+
+
+def written_tokens() -> st.SearchStrategy[str]:
+    """Tokens as a recogniser that writes text prints them: numerals, dashes, abbreviations, stray characters."""
+    return st.one_of(st.sampled_from(WRITTEN_TOKENS), st.text(max_size=12))
+
+
+CASED_WORDS = ("She", "reports", "low", "mood.", "Her", "sister,", "Zoramathan", "called", "the", "clinic.",
+               "Maria", "Okonkwo", "de", "La", "Croix,", "in", "Beringham.", "takes", "Lexapro", "Mr.", "I")
+
+
+def cased_transcripts(max_size: int = 30) -> st.SearchStrategy[list[str]]:
+    """Word lists as a recogniser that writes case and punctuation prints them."""
+    return st.lists(st.sampled_from(CASED_WORDS), max_size=max_size)
+
+
 @st.composite
 def mute_plans(draw: Any) -> tuple[int, int, int, list[tuple[float, float]]]:
     """(rate, frames, channels, intervals in seconds) for muting properties; intervals may overrun the end."""

@@ -31,6 +31,8 @@ from anonpsy.testing.dictation import (  # noqa: E402
 pytestmark = pytest.mark.skipif(not espeak_available(), reason="needs espeak-ng (apt-get install espeak-ng)")
 
 N_DICTATIONS = int(os.environ.get("ANONPSY_AUDIO_DICTATIONS", "40"))
+#: Dictations decoded by the embedded recogniser (its real-time factor is about 0.25 on one core).
+N_RECOGNISED = int(os.environ.get("ANONPSY_AUDIO_RECOGNISED", "16"))
 SEED = 2
 
 
@@ -67,9 +69,32 @@ def test_names_the_recogniser_skips_are_muted_as_gaps(dictations: list[Any]) -> 
     assert m.kept_share >= 0.80
 
 
+def test_embedded_default_recogniser_mutes_identifiers(dictations: list[Any]) -> None:
+    """The default recogniser (Moonshine, timed by PocketSphinx alignment) from audio alone, no transcript given."""
+    pytest.importorskip("pocketsphinx", reason="needs the audio extra: pip install 'anonpsy[audio]'")
+    pytest.importorskip("moonshine_cpp", reason="needs moonshine-cpp (audio extra, Linux x86-64)")
+    from anonpsy.audio.asr import MoonshineRecognizer
+    from anonpsy.audio.pipeline import deidentify
+    from anonpsy.audio.signal import decode_audio
+
+    rec = MoonshineRecognizer()
+    m = Measure()
+    for d in dictations[:N_RECOGNISED]:
+        result = deidentify(decode_audio(d.wav_bytes(), "dictation"), rec)
+        m.add(measure(d, result.audio.samples[:, 0]))
+    print(f"\nmoonshine: {m.phi_muted}/{m.phi_spans} spans muted ({m.muted_share:.1%}), "
+          f"kept {m.kept_s:.1f}/{m.speech_s:.1f} s ({m.kept_share:.1%})")
+    assert m.phi_spans >= 3 * N_RECOGNISED
+    assert m.length_equal
+    # The aim is 0.95; the recogniser still mishears some names and street numbers as ordinary words
+    # (90 % on the development seed's 30 dictations, 83 % on these 16). This floor catches a regression.
+    assert m.muted_share >= 0.78, m.missed
+    assert m.kept_share >= 0.85
+
+
 @pytest.mark.skipif(shutil.which("sox") is None, reason="needs sox (apt-get install sox)")
-def test_pocketsphinx_command_keeps_format_and_sox_agrees(tmp_path: Path, dictations: list[Any]) -> None:
-    """The command end to end with the embedded recogniser; muted and kept stretches checked with sox stat."""
+def test_default_command_keeps_format_and_sox_agrees(tmp_path: Path, dictations: list[Any]) -> None:
+    """The command end to end with the embedded default recogniser; muted and kept stretches checked with sox."""
     pytest.importorskip("pocketsphinx", reason="needs the audio extra: pip install 'anonpsy[audio]'")
     import jsonschema
     from click.testing import CliRunner

@@ -16,6 +16,7 @@ analysis signal):
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from collections.abc import Sequence
@@ -107,6 +108,180 @@ class PocketSphinxRecognizer:
         return words
 
 
+class MoonshineRecognizer:
+    """Moonshine base (English) from the ``moonshine-cpp`` wheel, placed in time by PocketSphinx alignment.
+
+    Each utterance (voiced regions grouped up to ``max_utterance_s``) is transcribed by Moonshine, an
+    encoder-decoder recogniser trained on far more speech than PocketSphinx's model, and its written words are
+    force-aligned to the same audio (:class:`anonpsy.audio.align.Aligner`). When the aligner finds no path
+    (the text does not fit the audio), the utterance's words share its time in proportion to their spoken
+    length, each widened over its neighbours' shares, and ``unaligned`` counts it. Voiced stretches of at
+    least ``second_pass_s`` that no word accounts for (the recogniser stopped early or skipped a phrase) are
+    transcribed and aligned once more on their own; ``second_pass`` counts them.
+    """
+
+    name = "moonshine"
+
+    def __init__(
+        self,
+        *,
+        max_utterance_s: float = 15.0,
+        pad_s: float = 0.15,
+        second_pass_s: float = 0.6,
+        recycle_s: float = 20.0,
+    ) -> None:
+        require("moonshine_cpp")
+        from anonpsy.audio.align import Aligner
+
+        self.version = _package_version("moonshine-cpp")
+        self.max_utterance_s = max_utterance_s
+        self.pad_s = pad_s
+        self.recycle_s = recycle_s
+        self._worker: _MoonshineWorker | None = None
+        self._aligner = Aligner()
+        self.second_pass_s = second_pass_s
+        self.unaligned = 0
+        self.second_pass = 0
+        self.worker_cpu_s = 0.0
+        self.workers = 0
+
+    def text(self, chunk: npt.NDArray[np.float32]) -> str:
+        """Moonshine's transcript of a 16 kHz chunk.
+
+        moonshine-cpp 0.1.4 keeps about 40 MB per second of audio it transcribes until its process ends (freeing
+        the model does not return it), so the model runs in a worker process that is replaced after
+        ``recycle_s`` seconds of audio; memory stays bounded (about 1.5 GB) on recordings of any length.
+        """
+        seconds = len(chunk) / ANALYSIS_RATE
+        if self._worker is not None and self._worker.seconds and self._worker.seconds + seconds > self.recycle_s:
+            self._worker.close()
+            self._worker = None
+        if self._worker is None:
+            self._worker = _MoonshineWorker()
+            self.workers += 1
+        text, cpu = self._worker.transcribe(chunk)
+        self.worker_cpu_s += cpu
+        return text
+
+    def close(self) -> None:
+        """Stop the worker process."""
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+
+    def __enter__(self) -> MoonshineRecognizer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
+
+    def _utterance(self, signal: npt.NDArray[np.float32], a: float, b: float) -> list[Word]:
+        total = len(signal) / ANALYSIS_RATE
+        start = max(0.0, a - self.pad_s)
+        end = min(total, b + self.pad_s)
+        chunk = signal[int(start * ANALYSIS_RATE) : math.ceil(end * ANALYSIS_RATE)]
+        if len(chunk) < ANALYSIS_RATE // 10:
+            return []
+        tokens = self.text(chunk).split()
+        if not tokens:
+            return []
+        aligned = self._aligner.align(chunk, tokens)
+        if aligned is None:
+            self.unaligned += 1
+            return _spread(tokens, start, end)
+        return [
+            Word(tokens[al.index], round(start + al.start, 3), round(min(start + al.end, total), 3)) for al in aligned
+        ]
+
+    def transcribe(self, signal: npt.NDArray[np.float32], regions: Sequence[Region]) -> list[Word]:
+        """Transcribe and align each utterance; then once more each voiced stretch no word accounts for."""
+        words: list[Word] = []
+        for a, b in utterances(regions, max_s=self.max_utterance_s):
+            words.extend(self._utterance(signal, a, b))
+        # An encoder-decoder recogniser can stop early and leave a phrase out; what it left out is
+        # transcribed again on its own.
+        from anonpsy.audio.gaps import find_gaps
+
+        for gap in find_gaps(regions, words, min_gap_s=self.second_pass_s):
+            extra = [w for w in self._utterance(signal, gap.start, gap.end) if w.end > gap.start and w.start < gap.end]
+            self.second_pass += 1
+            words.extend(extra)
+        words.sort(key=lambda w: (w.start, w.end))
+        return words
+
+
+class _MoonshineWorker:
+    """One Moonshine worker process (:mod:`anonpsy.audio.moonshine_worker`) and the audio it has heard."""
+
+    def __init__(self) -> None:
+        import subprocess
+        import sys
+
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "anonpsy.audio.moonshine_worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        self.seconds = 0.0
+
+    def transcribe(self, chunk: npt.NDArray[np.float32]) -> tuple[str, float]:
+        from anonpsy.audio.moonshine_worker import REPLY, REQUEST, read_exact
+
+        x = np.ascontiguousarray(chunk, dtype="<f4")
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        try:
+            self._proc.stdin.write(REQUEST.pack(len(x)) + x.tobytes())
+            self._proc.stdin.flush()
+            head = read_exact(self._proc.stdout, REPLY.size)
+            if len(head) < REPLY.size:
+                raise EOFError
+            status, cpu, n = REPLY.unpack(head)
+            text = read_exact(self._proc.stdout, n).decode("utf-8", errors="replace")
+        except (EOFError, OSError):
+            raise AnonpsyError(
+                A103_TRANSCRIPTION, f"the embedded recogniser stopped (exit code {self._proc.poll()})"
+            ) from None
+        if status != 0:
+            raise AnonpsyError(A103_TRANSCRIPTION, f"the embedded recogniser failed (status {status})")
+        self.seconds += len(x) / ANALYSIS_RATE
+        return text, float(cpu)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            if self._proc.stdin is not None:
+                self._proc.stdin.write(bytes(4))  # a request of zero samples ends the worker
+                self._proc.stdin.close()
+        try:
+            self._proc.wait(timeout=5)
+        except Exception:
+            self._proc.kill()
+            self._proc.wait()
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
+
+
+def _spread(tokens: Sequence[str], start: float, end: float) -> list[Word]:
+    """Words of an utterance that could not be aligned: each gets its share of the time by spoken length,
+    widened to also cover its neighbours' shares, since the true position is unknown."""
+    from anonpsy.audio.align import spoken_words
+
+    weights = [sum(len(w) for w in spoken_words(t)) for t in tokens]
+    whole = sum(weights) or 1
+    bounds = [start]
+    for k in weights:
+        bounds.append(bounds[-1] + (end - start) * k / whole)
+    out = []
+    for i, (tok, k) in enumerate(zip(tokens, weights, strict=True)):
+        if k:
+            out.append(Word(tok, round(bounds[max(0, i - 1)], 3), round(bounds[min(len(tokens), i + 2)], 3)))
+    return out
+
+
 class _ServerWord(BaseModel):
     model_config = ConfigDict(extra="allow")
 
@@ -192,6 +367,7 @@ def _package_version(name: str) -> str:
 
 
 __all__ = [
+    "MoonshineRecognizer",
     "PocketSphinxRecognizer",
     "Recognizer",
     "ServerRecognizer",

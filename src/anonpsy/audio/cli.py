@@ -19,8 +19,18 @@ AUDIO_MODULES = ("numpy", "soundfile", "soxr", "webrtcvad")
 def _check_installed(asr: str) -> None:
     from anonpsy.audio.signal import require
 
-    for module in AUDIO_MODULES + (("pocketsphinx",) if asr == "pocketsphinx" else ()):
+    extra = {"pocketsphinx": ("pocketsphinx",), "moonshine": ("pocketsphinx", "moonshine_cpp")}.get(asr, ())
+    for module in AUDIO_MODULES + extra:
         require(module)
+
+
+def resolve_asr(asr: str) -> str:
+    """The recogniser ``auto`` stands for: Moonshine where its extra is installed, PocketSphinx otherwise."""
+    if asr != "auto":
+        return asr
+    import importlib.util
+
+    return "moonshine" if importlib.util.find_spec("moonshine_cpp") is not None else "pocketsphinx"
 
 
 @main.command("audio-deid")
@@ -41,9 +51,12 @@ def _check_installed(asr: str) -> None:
 @click.option("--chunk-words", type=int, default=150, show_default=True, help="Words per LLM chunk.")
 @click.option("--overlap", type=int, default=30, show_default=True, help="Words shared by consecutive chunks.")
 @click.option("--passes", type=int, default=2, show_default=True, help="LLM passes per chunk.")
-@click.option("--asr", type=click.Choice(["pocketsphinx", "server"]), default="pocketsphinx", show_default=True,
-              help="pocketsphinx: embedded recogniser; server: an OpenAI-compatible /v1/audio/transcriptions "
-                   "server (whisper.cpp, faster-whisper) with word timestamps.")
+@click.option("--asr", type=click.Choice(["auto", "pocketsphinx", "moonshine", "server"]), default="auto",
+              show_default=True,
+              help="auto: moonshine where its wheel is installed (Linux x86-64), else pocketsphinx; moonshine: "
+                   "embedded Moonshine base with PocketSphinx word timing; pocketsphinx: embedded, light, but it "
+                   "misses most identifiers; server: an OpenAI-compatible "
+                   "/v1/audio/transcriptions server (whisper.cpp, faster-whisper) with word timestamps.")
 @click.option("--asr-url", metavar="URL", default="http://127.0.0.1:8178/v1", show_default=True,
               help="Base URL of the transcription server (with --asr server).")
 @click.option("--asr-model", default="whisper-1", show_default=True, help="Model name sent to the server.")
@@ -77,7 +90,8 @@ def audio_deid(
 ) -> None:
     """Mute identifiers in a clinical recording (dictation, session) and write a report.
 
-    Words are recognised with timestamps (PocketSphinx, embedded; or a local transcription server), spoken
+    Words are recognised with timestamps (embedded: Moonshine placed in time by PocketSphinx alignment, or
+    PocketSphinx alone; or a local transcription server), spoken
     forms are written out ("two five three ..." -> 253-...), identifiers are found with the masking rules (and a
     model with --backend llm), voiced stretches no word accounts for are judged from the words around them
     ("my name is ...", "call me at ..."), and every identifier is silenced with a margin on exact samples.
@@ -95,9 +109,10 @@ def audio_deid(
                            "--llm")
     if output.resolve() == input_path.resolve():
         raise AnonpsyError(errors.E109_BAD_OPTION, "the output must not overwrite the input", "-o")
+    asr = resolve_asr(asr)
     _check_installed(asr)
 
-    from anonpsy.audio.asr import PocketSphinxRecognizer, Recognizer, ServerRecognizer
+    from anonpsy.audio.asr import MoonshineRecognizer, PocketSphinxRecognizer, Recognizer, ServerRecognizer
     from anonpsy.audio.pipeline import Settings, deidentify
     from anonpsy.audio.signal import encode_audio, output_format_problem, read_audio
     from anonpsy.audio.vad import VadSettings
@@ -123,7 +138,16 @@ def audio_deid(
             ts = TranscriptionClient(asr_url, model=asr_model, allow_remote=allow_remote)
             closers.append(ts)
             recognizer = ServerRecognizer(ts)
+        elif asr == "moonshine":
+            ms = MoonshineRecognizer()
+            closers.append(ms)
+            recognizer = ms
         else:
+            click.echo(
+                "note: PocketSphinx alone recognises too few words to find most identifiers; the embedded "
+                "Moonshine recogniser (pip install moonshine-cpp, Linux x86-64) or --asr server finds them",
+                err=True,
+            )
             recognizer = PocketSphinxRecognizer()
         client = detector = None
         if backend == "llm" and llm_profile:

@@ -7,6 +7,10 @@ Three rule sources, and a model with ``backend="llm"``:
   not Safe Harbor identifiers (:func:`anonpsy.phi.analyzer.safe_harbor_category`) and stay audible;
 * cue spans (:meth:`anonpsy.audio.cues.CueSet.spans`): words right after "my name is", "doctor", "call me at";
 * spoken numbers (:meth:`anonpsy.audio.cues.CueSet.number_spans`): digit-by-digit and paired numbers;
+* unknown proper nouns (:func:`proper_noun_hits`): a recogniser that writes case (Moonshine, whisper) spells a
+  name it has never heard as a capitalised word no English dictionary lists ("Zoramathan", "Akankwo");
+  such words, with the capitalised words and name particles joined to them, are muted as a name (a place
+  after "in", "from", "near", "at", "to"). The dictionary is PocketSphinx's (134,000 words, names included);
 * with the llm backend, the chunked detector (:class:`anonpsy.phi.llm_detect.LLMDetector`) on the same written
   form; a chunk the model could not check is muted whole (``on_llm_failure="mute"``) or fails the recording.
 
@@ -16,13 +20,16 @@ Every result names its word range, its identifier type and the detector (``rules
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 from typing import Any, Literal
 
 from anonpsy.audio.asr import Word
 from anonpsy.audio.cues import CueSet
-from anonpsy.audio.spoken import Normalized, normalize
+from anonpsy.audio.spoken import Normalized, name_words, normalize
 from anonpsy.phi.spans import Span
 
 AnalyzeFn = Callable[[str], Sequence[Span]]
@@ -77,6 +84,105 @@ def cue_hits(words: Sequence[Word], cues: CueSet) -> list[WordHit]:
     return out
 
 
+_PUNCT = ".,;:!?\"()[]{}"
+_SENTENCE_END = (".", "?", "!")
+_PARTICLES = frozenset({"de", "la", "le", "van", "von", "der", "den", "del", "della", "di", "da", "du", "dos", "bin",
+                        "al", "el", "st", "mac", "ter", "ten"})
+_PLACE_BEFORE = frozenset({"in", "from", "near", "at", "to"})
+_PHRASE_END = (*_SENTENCE_END, ",", ";", ":")
+
+
+@lru_cache(maxsize=1)
+def lexicon() -> frozenset[str]:
+    """Lower-case words of PocketSphinx's English dictionary (empty when PocketSphinx is not installed)."""
+    try:
+        import pocketsphinx
+    except ImportError:
+        return frozenset()
+    path = Path(pocketsphinx.get_model_path()) / "en-us" / "cmudict-en-us.dict"
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return frozenset()
+    return frozenset(line.split(" ", 1)[0].split("(", 1)[0] for line in text.splitlines() if line)
+
+
+def _capitalised(text: str) -> bool:
+    t = text.strip(_PUNCT)
+    return bool(t) and t[0].isupper()
+
+
+def _unknown(text: str, known: frozenset[str]) -> bool:
+    t = text.strip(_PUNCT).replace("\u2019", "'")
+    if t.endswith(("'s", "'S")):
+        t = t[:-2]
+    parts = [p for p in re.split(r"[-']", t) if p]
+    if not parts or not all(p.isalpha() for p in parts):
+        return False
+    return any(p.lower() not in known for p in parts)
+
+
+def _safelisted(words: Sequence[Word], first: int, last: int) -> bool:
+    """Is the span a clinical term of the masking safelist (drug, eponym, scale), as the analyzer judges names?"""
+    from anonpsy.phi.analyzer import Analyzer
+
+    lo = max(0, first - 8)
+    text = " ".join(w.text for w in words[lo : last + 9])
+    start = len(" ".join(w.text for w in words[lo:first])) + (1 if first > lo else 0)
+    end = start + len(" ".join(w.text for w in words[first : last + 1]).rstrip(_PUNCT))
+    return Analyzer.default().safelist.suppresses(text, Span(start, end, "PERSON"))
+
+
+def proper_noun_hits(words: Sequence[Word], known: frozenset[str] | None = None) -> list[WordHit]:
+    """Capitalised words no dictionary lists, with the name they belong to (see the module docstring).
+
+    Inactive on transcripts without capitals (PocketSphinx writes only dictionary words, in lower case) and
+    without a dictionary. Clinical terms of the masking safelist (brand-name drugs, eponyms, scales) are not
+    names.
+    """
+    known = lexicon() if known is None else known
+    if not known or not any(_capitalised(w.text) for w in words if w.text.strip(_PUNCT).lower() != "i"):
+        return []
+    hits: list[WordHit] = []
+    k = 0
+    n = len(words)
+    while k < n:
+        if not (_capitalised(words[k].text) and _unknown(words[k].text, known)) or _safelisted(words, k, k):
+            k += 1
+            continue
+        first = last = k
+        # Join capitalised words and particles on both sides, within the sentence and without a comma between.
+        while first > 0:
+            prev = words[first - 1].text
+            if prev.rstrip().endswith(_PHRASE_END):
+                break
+            opens = first == 1 or words[first - 2].text.rstrip().endswith(_SENTENCE_END)
+            pc = prev.strip(_PUNCT).lower()
+            joins_name = _capitalised(prev) and pc not in _PLACE_BEFORE and not (
+                opens and not _unknown(prev, known) and pc not in name_words()
+            )
+            particle = pc in _PARTICLES and first >= 2 and _capitalised(words[first - 2].text)
+            if joins_name or particle:
+                first -= 1
+            else:
+                break
+        while last + 1 < n and not words[last].text.rstrip().endswith(_PHRASE_END):
+            nxt = words[last + 1].text
+            if _capitalised(nxt) and nxt.strip(_PUNCT).lower() != "i":
+                last += 1
+            elif nxt.strip(_PUNCT).lower() in _PARTICLES and last + 2 < n and _capitalised(words[last + 2].text):
+                last += 2
+            else:
+                break
+        place = first > 0 and words[first - 1].text.strip(_PUNCT).lower() in _PLACE_BEFORE
+        if _safelisted(words, first, last):
+            k = last + 1
+            continue
+        hits.append(WordHit(first, last, "LOCATION" if place else "PERSON", "phi", "rules:audio.unknown-proper-noun"))
+        k = last + 1
+    return hits
+
+
 def llm_hits(
     norm: Normalized, rule_hits: Sequence[WordHit], detector: Any, on_failure: OnLLMFailure
 ) -> list[WordHit]:
@@ -113,10 +219,21 @@ def detect_words(
     norm = normalize([w.text for w in words])
     hits = analyzer_hits(norm, analyze or _default_analyze) if words else []
     hits += cue_hits(words, cues)
+    hits += proper_noun_hits(words)
     if llm_detector is not None and words:
         hits += llm_hits(norm, hits, llm_detector, on_llm_failure)
     hits.sort(key=lambda h: (h.first, h.last, h.type, h.detector))
     return norm, hits
 
 
-__all__ = ["AnalyzeFn", "OnLLMFailure", "WordHit", "analyzer_hits", "cue_hits", "detect_words", "llm_hits"]
+__all__ = [
+    "AnalyzeFn",
+    "OnLLMFailure",
+    "WordHit",
+    "analyzer_hits",
+    "cue_hits",
+    "detect_words",
+    "lexicon",
+    "llm_hits",
+    "proper_noun_hits",
+]

@@ -15,7 +15,8 @@ Rules, in order:
    "won" (1) and "ate" (8) are read as digits.
 2. **Ordinals.** "fourteenth" = 14th, "twenty first" = 21st.
 3. **Dates.** A month name with a day (cardinal or ordinal 1–31), optionally "the"/"of" and a four-digit year,
-   becomes "March 14, 1982"; "the fourteenth of March" becomes "March 14".
+   becomes "March 14, 1982" (right after a month, a written comma ends the day's number run); "the
+   fourteenth of March" becomes "March 14".
 4. **Phone numbers.** A digit run of 10 digits (11 with a leading 1) is written 253-555-0127; 7 digits
    555-0127.
 5. **Case.** Recognisers that write lower case lose the capitals the name rules rely on: month and weekday
@@ -246,6 +247,12 @@ def _numbers(words: Sequence[str], cores: Sequence[str]) -> list[_Tok]:
             i += 1
             continue
         j = _number_run(cores, i)
+        if j > i and i > 0 and cores[i - 1] in MONTHS:
+            # "January six, nineteen forty two": after a month, a written comma ends the day.
+            for k in range(i, j - 1):
+                if words[k].rstrip().endswith(","):
+                    j = k + 1
+                    break
         if j > i:
             digits = "".join(_chunks(cores[i:j]))
             value = int(digits) if len(digits) <= 18 else None

@@ -119,10 +119,24 @@ class Analyzer:
         lexicon_names = {r.from_lexicon for r in safe_rules if r.from_lexicon}
         lexicons = load_lexicons(rules_root or rules_dir(), sorted(lexicon_names))
         safelist = build_safelist(safe_rules, lexicons)
-        names = NameRecognizer.from_rules(name_rules, clinical_words(safe_rules, lexicons))
+        lists_dir = (rules_root or rules_dir()) / "phi" / "lists"
+        try:
+            names = NameRecognizer.from_rules(name_rules, clinical_words(safe_rules, lexicons), lists_dir)
+        except OSError:
+            raise AnonpsyError(
+                R100_RULE_SCHEMA, "a name list file of the phi_names rules cannot be read; run `anonpsy rules check`"
+            ) from None
+        # Place names that are also common first or last names (Faker's lists) need a place word before them; the
+        # long census surname list (Baltimore, Calvert, Towson are surnames too) does not make a place ambiguous.
         first, last = faker_names(tuple(loc for r in name_rules for loc in r.locales))
         ambiguous = common_english_words() | first | last | names.stop
-        gazetteer = GazetteerRecognizer.from_rules(gaz_rules, frozenset(ambiguous), names)
+        try:
+            gazetteer = GazetteerRecognizer.from_rules(gaz_rules, frozenset(ambiguous), names, lists_dir)
+        except OSError:
+            raise AnonpsyError(
+                R100_RULE_SCHEMA,
+                "a place list file of the phi_gazetteer rules cannot be read; run `anonpsy rules check`",
+            ) from None
         suppressible = frozenset(t.value for r in safe_rules for t in r.suppresses)
         return cls(
             tuple(patterns),
@@ -217,6 +231,13 @@ class Analyzer:
             for span in self._propagate(view, kept)
             if not (span.type in self.suppressible and self.safelist.suppresses(text, span))
         )
+        persons = [s for s in kept if s.type == EntityType.PERSON.value]
+        if persons:
+            kept.extend(
+                span
+                for span in self.names.coordinated(view, persons)
+                if not (span.type in self.suppressible and self.safelist.suppresses(text, span))
+            )
         resolved = resolve_overlaps(kept, TYPE_PRIORITY)
         if entities is not None:
             wanted = {str(e) for e in entities}

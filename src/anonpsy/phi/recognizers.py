@@ -23,6 +23,7 @@ import ipaddress
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -102,7 +103,10 @@ class PatternsFile(_Model):
     rules: list[PatternRule]
 
 
-Cue = Literal["title", "kinship", "trigger", "credential", "dictionary", "not_a_name"]
+#: A word list file under ``rules/phi/lists/`` (one lower-case word a line, ``#`` comments).
+ListFile = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_.-]*\.txt$")]
+
+Cue = Literal["title", "kinship", "trigger", "credential", "follower", "dictionary", "not_a_name"]
 
 
 class NameRule(_Model):
@@ -114,6 +118,8 @@ class NameRule(_Model):
     source: str | None = None
     words: list[str] = []
     locales: list[str] = []
+    first_lists: list[ListFile] = []
+    last_lists: list[ListFile] = []
     score: Score = 0.85
     single_score: Score = 0.55
 
@@ -128,7 +134,7 @@ class NamesFile(_Model):
     rules: list[NameRule]
 
 
-Gazetteer = Literal["us_states", "countries", "cities", "terms", "heads", "cues"]
+Gazetteer = Literal["us_states", "countries", "cities", "terms", "heads", "cues", "wards"]
 
 
 class GazetteerRule(_Model):
@@ -140,12 +146,14 @@ class GazetteerRule(_Model):
     description: str = ""
     source: str | None = None
     terms: list[str] = []
+    lists: list[ListFile] = []
     min_population: int = 0
     countries: list[str] = []
     below_state: bool = True
     score: Score = 0.7
     ambiguous_context: list[str] = []
     require_context: bool = False
+    drop_ambiguous: bool = False
     exclude: list[str] = []
     modifiers: list[str] = []
     any_case: bool = True
@@ -707,6 +715,13 @@ def faker_names(locales: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str
     return frozenset(first), frozenset(last)
 
 
+@functools.lru_cache(maxsize=16)
+def word_list(path: str) -> frozenset[str]:
+    """The words of a list file (one a line, lower-cased; blank lines and ``#`` comments skipped)."""
+    with open(path, encoding="utf-8") as fh:
+        return frozenset(w for w in (line.strip().lower() for line in fh) if w and not w.startswith("#"))
+
+
 @functools.lru_cache(maxsize=1)
 def common_english_words() -> frozenset[str]:
     """Frequent English words (Faker's en_US lorem list): names equal to one need more evidence."""
@@ -746,6 +761,12 @@ _LATIN = re.compile(r"[A-Za-zÀ-ÖØ-öø-ž'’ -]+")
 
 # Word classes of the name recognizer, as bits of one lookup table.
 FIRST, LAST, COMMON, CLINICAL, STOP = 1, 2, 4, 8, 16
+#: A name known only from the long census lists (rare surnames such as "Przybylo", but also words such as "Perl"
+#: or "Vea" that clinical shorthand uses): part of a name next to a cue or another name, never a name alone.
+LISTED = 32
+#: A census first name that is also an English word ("Hank", "Pat", "Will"): a name only beside strong evidence, a
+#: kinship word or another name, and only with a capital in a text that uses case.
+WEAK = 64
 _INITIAL_RE = re.compile(r"[^\W\d_]")
 
 
@@ -783,13 +804,16 @@ _SUFFIXES = (
 
 def _derived_class(rec: NameRecognizer | Mapping[str, int], word: str) -> int:
     """Classes of a word the table lacks: an inflected English word ("called", "continues") is common; a
-    hyphenated word takes the name classes of its parts and is clinical when all parts are."""
+    hyphenated word takes the name classes of its parts, unless it ends in a plain word that is no name
+    ("hemi-paresis"; "wife-Mary" keeps them), and is clinical when all parts are."""
     table = rec.classes if isinstance(rec, NameRecognizer) else rec
     c = 0
     if "-" in word:
         parts = [p for p in word.split("-") if p]
+        last = table.get(parts[-1], 0) if parts else 0
+        plain = bool(last & (STOP | CLINICAL | COMMON)) and not last & (FIRST | LAST)
         for p in parts:
-            c |= table.get(p, 0) & (FIRST | LAST)
+            c |= 0 if plain else table.get(p, 0) & (FIRST | LAST)
         if parts and all(table.get(p, 0) & (STOP | CLINICAL | COMMON) for p in parts):
             c |= COMMON
         if parts and all(table.get(p, 0) & CLINICAL for p in parts):
@@ -804,6 +828,18 @@ def _derived_class(rec: NameRecognizer | Mapping[str, int], word: str) -> int:
             if len(stem) > 3 and stem[-1] == stem[-2] and table.get(stem[:-1], 0) & COMMON:  # stopped -> stop
                 return COMMON
     return 0
+
+
+def _spelling_vocabulary(frequent: Iterable[str], clinical: Iterable[str]) -> frozenset[str]:
+    """Words a misspelling is measured against: frequent English words with their regular inflections, and
+    clinical words (four letters or more)."""
+    out: set[str] = set()
+    for w in frequent:
+        out.update((w, w + "s", w + "es", w + "d", w + "ed", w + "ing"))
+        if w.endswith("e"):
+            out.add(w[:-1] + "ing")
+    out.update(clinical)
+    return frozenset(w for w in out if len(w) >= 4 and w.isalpha())
 
 
 @dataclass(frozen=True)
@@ -831,6 +867,8 @@ class NameRecognizer:
     single_score: float
     dictionary_id: str
     credential_id: str
+    unknown_score: float = 0.6
+    follower_id: str = "person"
     first: frozenset[str] = frozenset()
     last: frozenset[str] = frozenset()
     stop: frozenset[str] = frozenset()
@@ -838,24 +876,46 @@ class NameRecognizer:
     cue_last: frozenset[str] = frozenset()
     credential_first: frozenset[str] = frozenset()
     cue_words: frozenset[str] = frozenset()
+    title_ids: frozenset[str] = frozenset()
+    followers: Mapping[str, str] = field(default_factory=dict)
+    follower_max_words: int = 1
     memo: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
+    spelling: frozenset[str] = frozenset()
+    spelt_memo: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def from_rules(cls, rules: Iterable[NameRule], clinical: Iterable[str] = ()) -> NameRecognizer:
-        """Build the recognizer from all ``phi_names`` entries; ``clinical`` words are never names."""
+    def from_rules(
+        cls, rules: Iterable[NameRule], clinical: Iterable[str] = (), lists_dir: Path | None = None
+    ) -> NameRecognizer:
+        """Build the recognizer from all ``phi_names`` entries; ``clinical`` words are never names; name list
+        files are read from ``lists_dir`` (``rules/phi/lists``)."""
         locales: list[str] = []
+        list_first: set[str] = set()
+        list_last: set[str] = set()
         stop: set[str] = set()
         cue_ids: dict[str, str] = {}
         cue_kinds: dict[str, str] = {}
         credentials: dict[str, str] = {}
+        followers: dict[str, str] = {}
+        title_ids: set[str] = set()
+        follower_id = "person"
         cue_score, pair_score, single_score = 0.9, 0.85, 0.55
         dictionary_id = credential_id = "person"
         for r in rules:
             if r.cue == "dictionary":
                 locales.extend(r.locales)
+                for names_, bucket in ((r.first_lists, list_first), (r.last_lists, list_last)):
+                    for fname in names_:
+                        if lists_dir is None:
+                            raise ValueError("name list files need the rules directory")
+                        bucket.update(word_list(str(lists_dir / fname)))
                 pair_score, single_score, dictionary_id = r.score, r.single_score, r.id
             elif r.cue == "not_a_name":
                 stop.update(_norm(w) for w in r.words)
+            elif r.cue == "follower":
+                for w in r.words:
+                    followers[" ".join(_words(w))] = r.id
+                follower_id = r.id
             elif r.cue == "credential":
                 for w in r.words:
                     credentials[" ".join(_words(w))] = r.id
@@ -868,17 +928,37 @@ class NameRecognizer:
                         cue_kinds[key] = r.cue
                 if r.cue == "title":
                     cue_score = max(cue_score, r.score)
+                    title_ids.add(r.id)
         first, last = faker_names(tuple(locales))
         common = english_words()
         clinical_set = {_norm(c) for c in clinical}
         table: dict[str, int] = {}
-        for bucket, bit in ((first, FIRST), (last, LAST), (common, COMMON), (clinical_set, CLINICAL), (stop, STOP)):
-            for w in bucket:
+        buckets: tuple[tuple[Iterable[str], int], ...] = (
+            (first, FIRST),
+            (last, LAST),
+            (common, COMMON),
+            (clinical_set, CLINICAL),
+            (stop, STOP),
+        )
+        for words, bit in buckets:
+            for w in words:
                 table[w] = table.get(w, 0) | bit
         # A name that is also an inflected English word ("Weeks", "Banks") is common too.
         for w in first | last:
             if not table[w] & COMMON and _derived_class(table, w) & COMMON:
                 table[w] |= COMMON
+        # Census names add what the common lists lack, and only words that are no English or clinical word
+        # ("Far", "Son" and "Husband" are census surnames too).
+        for extra, bit in ((list_first - first, FIRST), (list_last - last, LAST)):
+            for w in extra:
+                c = table.get(w, 0)
+                if c & (COMMON | CLINICAL | STOP) or (not c and _derived_class(table, w) & COMMON):
+                    if bit == FIRST and c & COMMON and not c & (CLINICAL | STOP | FIRST):
+                        table[w] = c | WEAK
+                    continue
+                table[w] = c | bit | (0 if c & (FIRST | LAST) else LISTED)
+        first = first | {w for w in list_first if table.get(w, 0) & FIRST}
+        last = last | {w for w in list_last if table.get(w, 0) & LAST}
         return cls(
             classes=table,
             cue_ids=cue_ids,
@@ -898,6 +978,11 @@ class NameRecognizer:
             cue_last=frozenset(k.split()[-1] for k in cue_ids) | frozenset(k.split()[-1] + "'s" for k in cue_ids),
             credential_first=frozenset(k.split()[0] for k in credentials),
             cue_words=frozenset(w for k in [*cue_ids, *credentials] for w in k.split()),
+            spelling=_spelling_vocabulary(common_english_words(), clinical_set),
+            title_ids=frozenset(title_ids),
+            follower_id=follower_id,
+            followers=followers,
+            follower_max_words=max((len(k.split()) for k in followers), default=1),
         )
 
     # -- word classes
@@ -913,6 +998,19 @@ class NameRecognizer:
                 memo.clear()
             c = memo[word] = _derived_class(self, word)
         return c
+
+    def misspelt(self, word: str) -> bool:
+        """Whether ``word`` is one edit (a letter added, dropped, changed, or two swapped) from a frequent English
+        word or a clinical word: "recieved", "basline", "fetanyl" are words, not names or places."""
+        hit = self.spelt_memo.get(word)
+        if hit is None:
+            from rapidfuzz import distance, process
+
+            if len(self.spelt_memo) > 50_000:
+                self.spelt_memo.clear()
+            found = process.extractOne(word, self.spelling, scorer=distance.OSA.distance, score_cutoff=1)
+            hit = self.spelt_memo[word] = found is not None
+        return hit
 
     @staticmethod
     def _is_initial(view: TextView, i: int) -> bool:
@@ -945,8 +1043,14 @@ class NameRecognizer:
         if c & COMMON:
             if c & (FIRST | LAST) and cued in ("kinship", "credential", "continue"):
                 return True
+            if c & WEAK and cued == "kinship" and capital and not view.uncased:
+                return True  # "her son Hank"
             if c & FIRST and cued == "trigger" and capital:
                 return True  # "per NP Patty"
+            # a title in capitals of a cased text before a word that is no name is an abbreviation: "changes in
+            # MS. Aspiration precautions" (mental status)
+            if cued == "title" and not c & (FIRST | LAST) and i > 0 and not view.uncased and view.is_upper(i - 1):
+                return False
             # an English word as a surname only where case cannot tell or shows a capital ("Dr. advised" is no name)
             if cued in ("title", "continue") and (
                 view.capitalised_at(view.starts[i]) or (cued == "title" and view.uncased)
@@ -955,8 +1059,10 @@ class NameRecognizer:
             return False
         if cued in ("title", "kinship", "credential", "continue"):
             return bool(c & (FIRST | LAST)) or len(w) >= 3
-        if cued == "trigger":
-            return bool(c & (FIRST | LAST)) or (len(w) >= 3 and view.capitalised_at(view.starts[i]))
+        if cued == "trigger":  # "Seen by Cardic Transplant": a misspelt word is no name
+            return bool(c & (FIRST | LAST)) or (
+                len(w) >= 3 and view.capitalised_at(view.starts[i]) and not self.misspelt(w)
+            )
         return False
 
     # -- cues
@@ -1038,6 +1144,38 @@ class NameRecognizer:
             end += 1  # "Anna S."
         return Span(start, end, EntityType.PERSON.value, "rule", score, rid)
 
+    def coordinated(self, view: TextView, spans: Iterable[Span]) -> Iterator[Span]:
+        """A first name joined by "and" or "&" to a person ``spans`` holds ("Both Suzette and Hank are his
+        proxies", "Hank and Suzette"): in a text that uses case a capitalised first name, even one that is an
+        English word; in capitals or lower case only a first name that is no English word."""
+        spans = list(spans)
+        starts, words = view.starts, view.words
+        n = len(view)
+        taken = [(s.start, s.end) for s in spans]
+        for s in spans:
+            after = bisect.bisect_left(starts, s.end)
+            before = bisect.bisect_left(starts, s.start) - 1
+            for conj, cand in ((after, after + 1), (before, before - 1)):
+                if not (0 <= conj < n and 0 <= cand < n) or words[conj] not in ("and", "&"):
+                    continue
+                around = (view.before(conj), view.gap(conj))
+                if any(g.strip(" ") or not 0 < len(g) <= 2 for g in around):
+                    continue
+                if any(a < view.ends[cand] and view.starts[cand] < b for a, b in taken):
+                    continue
+                if self._coordinated_name(view, cand):
+                    taken.append((view.starts[cand], view.ends[cand]))
+                    yield self._span(view, cand, cand + 1, self.pair_score, self.dictionary_id)
+
+    def _coordinated_name(self, view: TextView, i: int) -> bool:
+        w = view.words[i]
+        c = self._cls(w)
+        if len(w) < 3 or c & (STOP | CLINICAL) or w in self.cue_words:
+            return False
+        if view.uncased:
+            return bool(c & FIRST) and not c & (COMMON | LISTED)
+        return bool(c & (FIRST | WEAK)) and view.is_title(i)
+
     def find(self, text: str | TextView) -> Iterator[Span]:
         """Candidate PERSON spans."""
         view = text if isinstance(text, TextView) else TextView(text)
@@ -1050,6 +1188,12 @@ class NameRecognizer:
         # few positions worth a look in one pass of lookups, then visit only those.
         names_bits = FIRST | LAST
         cand = {i for i, w in enumerate(words) if get(w, 0) & names_bits or len(w) == 1}
+        if not view.uncased:  # unknown capitalised words of a cased text, and census first names that are words
+            cand.update(
+                i
+                for i, w in enumerate(words)
+                if (len(w) >= 3 and w not in self.classes) or (get(w, 0) & WEAK and view.is_title(i))
+            )
         cand.update(i + 1 for i, w in enumerate(words) if w in cue_last or w.rsplit("-", 1)[-1] in cue_last)
         for i in [i for i, w in enumerate(words) if w in credential_first]:
             cand.update((i - 1, i - 2, i - 3))
@@ -1087,6 +1231,10 @@ class NameRecognizer:
                     yield self._span(view, i, j, self.cue_score if kind == "title" else self.pair_score, rid)
                     last_cued, last_cue, i = self._after_name(view, j), cue, j
                     continue
+                if rid in self.title_ids and self._title_initial(view, i):
+                    yield self._span(view, i, i + 1, self.pair_score, rid)  # "MS S. CARE", "Dr. K."
+                    i += 1
+                    continue
             # a credential after one to three name words
             if self._name_word(view, i, cued="credential") or (
                 self._is_initial(view, i) and i + 1 < n and self._name_word(view, i + 1, cued="credential")
@@ -1096,8 +1244,43 @@ class NameRecognizer:
                     yield self._span(view, i, j, self.cue_score, self.credential_id)
                     i = j
                     continue
+            # a name before a kinship word or a role in parentheses ("Hank Przybylo (son)", "MARY (DAUGHTER)",
+            # "Kowalczyk (resident)")
+            if self._kin_name_word(view, i):
+                j = i + 1
+                while j < n and j - i < 3 and view.before(j) == " " and self._kin_name_word(view, j):
+                    j += 1
+                kin_id = self._kinship_after(view, j - 1)
+                if kin_id is not None:
+                    yield self._span(view, i, j, self.pair_score, kin_id)
+                    i = j
+                    continue
             if c & (STOP | CLINICAL):
                 i += 1
+                continue
+            # a first name before a verb of visiting or calling, at the start of a clause ("social: bob visited")
+            if c & FIRST and not c & LISTED and self.followers and self._follower_after(view, i):
+                yield self._span(view, i, i + 1, self.pair_score, self.follower_id)
+                i += 1
+                continue
+            # two capitalised words of a cased text that no word list has, or such a word before a known
+            # surname: a name no list knows ("Ilse Brandauer" where neither is listed)
+            if (
+                not c
+                and i + 1 < n
+                and len(w) >= 3
+                and w not in self.cue_words
+                and "'" not in w
+                and view.gap(i) == " "
+                and not view.uncased
+                and view.is_title(i)
+                and view.is_title(i + 1)
+                and len(words[i + 1]) >= 3
+                and self._unknown_or_surname(words[i + 1])
+                and not _derived_class(self, w)
+            ):
+                yield self._span(view, i, i + 2, self.unknown_score, self.dictionary_id)
+                i += 2
                 continue
             # dictionaries: a first name with a surname or an unknown word after it; a rare first name alone
             if c & FIRST and i + 1 < n and view.gap(i) in (" ", "  "):
@@ -1108,7 +1291,7 @@ class NameRecognizer:
                     and len(nxt) > 1
                     and (
                         (nc & LAST and not (c & COMMON and nc & COMMON))
-                        or (not nc & COMMON and not c & COMMON and len(nxt) >= 3)
+                        or (not nc & COMMON and not c & (COMMON | LISTED) and len(nxt) >= 3)
                     )
                 ):
                     j = self._extend(view, i + 1)
@@ -1126,7 +1309,7 @@ class NameRecognizer:
                 yield self._span(view, i, i + 2, self.pair_score, self.dictionary_id)
                 i += 2
                 continue
-            if (
+            if not c & LISTED and (
                 (c & FIRST and not c & COMMON and len(w) >= 4)
                 or (c & (FIRST | LAST) and not c & COMMON and len(w) >= 3 and view.capitalised_at(view.starts[i]))
                 or (c & FIRST and len(w) >= 3 and self._mid_sentence_capital(view, i))
@@ -1145,6 +1328,63 @@ class NameRecognizer:
                 i += 2
                 continue
             i += 1
+
+    def _kin_name_word(self, view: TextView, i: int) -> bool:
+        """A word that can be part of a name before "(son)": a known name, a capitalised census first name of a
+        cased text, or an unknown word of three letters or more."""
+        w = view.words[i]
+        c = self._cls(w)
+        if len(w) < 3 or c & (STOP | CLINICAL) or w in self.cue_words:
+            return False
+        if c & COMMON:
+            if c & (FIRST | LAST):
+                return view.uncased or view.is_title(i)
+            return bool(c & WEAK) and not view.uncased and view.is_title(i)
+        return bool(c & (FIRST | LAST)) or not _derived_class(self, w)
+
+    def _kinship_after(self, view: TextView, i: int) -> str | None:
+        """The rule id when token ``i`` is followed by a kinship word, a role or a credential in parentheses
+        ("(son)", "(resident)", "(RN)")."""
+        if i + 1 >= len(view) or view.gap(i).strip(" ") != "(" or len(view.gap(i)) > 3:
+            return None
+        key = view.words[i + 1]
+        if view.gap(i + 1)[:1] != ")":
+            return None
+        if key in self.credentials:
+            return self.credentials[key]
+        if self.cue_kinds.get(key) in ("kinship", "title", "trigger"):
+            return self.cue_ids[key]
+        return None
+
+    def _unknown_or_surname(self, word: str) -> bool:
+        """A word no list has (nor its English stem), or a surname that is no English word."""
+        c = self._cls(word)
+        return (not c and not _derived_class(self, word)) or (bool(c & LAST) and not c & (COMMON | STOP | CLINICAL))
+
+    @staticmethod
+    def _title_initial(view: TextView, i: int) -> bool:
+        """A capital letter standing alone with a period after it ("S." in "MS S. CARE")."""
+        w = view.words[i]
+        start = view.starts[i]
+        return len(w) == 1 and view.text[start].isupper() and view.text[start + 1 : start + 2] == "."
+
+    def _follower_after(self, view: TextView, i: int) -> bool:
+        """Whether a follower phrase ("called", "in to visit") comes right after token ``i`` and the token opens a
+        clause (text start, after ":", ".", ";", "(", "," or "and")."""
+        n = len(view)
+        if i + 1 >= n or view.gap(i) not in (" ", "  "):
+            return False
+        for k in range(min(self.follower_max_words, n - i - 1), 0, -1):
+            if " ".join(view.words[i + 1 : i + 1 + k]) in self.followers:
+                break
+        else:
+            return False
+        if i == 0:
+            return True
+        before = view.before(i).strip(" \t")
+        if before[-1:] in (":", ".", ";", "(", ",", "\n") or "\n" in view.before(i):
+            return True
+        return before == "" and view.words[i - 1] in ("and", "&")
 
     @staticmethod
     def _mid_sentence_capital(view: TextView, i: int) -> bool:
@@ -1192,6 +1432,8 @@ class GazetteerRecognizer:
     names: NameRecognizer | None
     coarse_ids: frozenset[str] = field(default_factory=frozenset)
     rule_ids: frozenset[str] = field(default_factory=frozenset)
+    ward: tuple[str, str, float] | None = None  # (entity_type, rule id, score) of the word + number rule
+    ward_re: re.Pattern[str] | None = None
 
     @classmethod
     def from_rules(
@@ -1199,13 +1441,17 @@ class GazetteerRecognizer:
         rules: Iterable[GazetteerRule],
         ambiguous_words: frozenset[str],
         names: NameRecognizer | None = None,
+        lists_dir: Path | None = None,
     ) -> GazetteerRecognizer:
-        """Build from ``phi_gazetteer`` entries; names in ``ambiguous_words`` need a context word before."""
+        """Build from ``phi_gazetteer`` entries; names in ``ambiguous_words`` need a context word before; list
+        files are read from ``lists_dir`` (``rules/phi/lists``)."""
         import ahocorasick
 
         entries: dict[str, tuple[str, str, float, bool, bool]] = {}
         heads: dict[str, tuple[str, str, float]] = {}
         cues: dict[str, tuple[str, str, float]] = {}
+        ward: tuple[str, str, float] | None = None
+        ward_re: re.Pattern[str] | None = None
         modifiers: set[str] = set()
         ctx: list[str] = []
         coarse: set[str] = set()
@@ -1219,11 +1465,21 @@ class GazetteerRecognizer:
                 for t in r.terms:
                     cues[" ".join(_words(t))] = (r.entity_type.value, r.id, r.score)
                 continue
+            if r.gazetteer == "wards":
+                ward = (r.entity_type.value, r.id, r.score)
+                units = "|".join(re.escape(_norm(t)) for t in sorted(r.terms, key=lambda t: (-len(t), t)))
+                veto = rf"(?!\s*(?:{units})(?![a-z]))" if units else ""
+                ward_re = re.compile(rf"(?<![\w'’-])([a-z]{{5,}}) ([1-9])(?![\w./%:’'-]){veto}")
+                continue
             names_ = (
                 frozenset(r.terms)
                 if r.gazetteer == "terms"
                 else gazetteer_names(r.gazetteer, r.min_population, tuple(r.countries)) | frozenset(r.terms)
             )
+            for fname in r.lists:
+                if lists_dir is None:
+                    raise ValueError("place list files need the rules directory")
+                names_ = names_ | word_list(str(lists_dir / fname))
             excluded = {_norm(e) for e in r.exclude}
             if not r.below_state:
                 coarse.add(r.id)
@@ -1234,6 +1490,8 @@ class GazetteerRecognizer:
                     continue
                 one_word = len(_words(key)) == 1
                 ambiguous = r.require_context or (one_word and _ambiguous_word(key, ambiguous_words, names))
+                if ambiguous and r.drop_ambiguous:
+                    continue
                 entries[key] = (r.entity_type.value, r.id, r.score, ambiguous, r.any_case)
         auto = ahocorasick.Automaton()
         for key in entries:
@@ -1257,7 +1515,9 @@ class GazetteerRecognizer:
             cue_re,
             names,
             frozenset(coarse),
-            frozenset(ids),
+            frozenset(ids | ({ward[1]} if ward else set())),
+            ward,
+            ward_re,
         )
 
     # -- word tests
@@ -1269,7 +1529,8 @@ class GazetteerRecognizer:
         """A word that can be part of a place or institution name after a cue. An English word ("court",
         "harbor") counts only where case cannot tell (all capitals) or tells a name (a capital initial)."""
         word = view.words[i]
-        if word in self.entries:
+        entry = self.entries.get(word)
+        if entry is not None and not entry[3]:
             return True
         c = self._cls(word)
         english = bool(c & COMMON) or word in self.modifiers
@@ -1302,6 +1563,25 @@ class GazetteerRecognizer:
             yield from self._headed(view)
         if self.cue_re is not None:
             yield from self._cued(view)
+        if self.ward_re is not None:
+            yield from self._wards(view)
+
+    def _wards(self, view: TextView) -> Iterator[Span]:
+        """A word no list has followed by a one-digit number, as hospitals name units ("QUARTERMAIN 2",
+        "branwell 4"): the word is the span, the unit number stays. Misspelt words ("recieved 3 breaths") and words
+        followed by a unit are left alone."""
+        assert self.ward_re is not None and self.ward is not None
+        etype, rid, score = self.ward
+        names = self.names
+        for m in self.ward_re.finditer(view.folded):
+            word = m.group(1)
+            if word in self.entries or word in self.heads or word in self.modifiers:
+                continue
+            if names is not None and (
+                names._cls(word) or _derived_class(names, word) or word in names.cue_words or names.misspelt(word)
+            ):
+                continue
+            yield Span(m.start(1), m.end(1), etype, "rule", score, rid)
 
     def _listed(self, view: TextView) -> Iterator[Span]:
         folded = view.folded
@@ -1375,8 +1655,8 @@ class GazetteerRecognizer:
                 if j > i and view.before(j) not in (" ", "-", ". "):
                     break
                 j += 1
-            if j - i == 1 and view.words[i] in _GENERIC_PLACE_WORDS:
-                continue  # "resides in community shelter": a kind of place, not a place
+            if j - i == 1 and (view.words[i] in _GENERIC_PLACE_WORDS or view.words[i] in self.heads):
+                continue  # "resides in community shelter", "admitted to hosp": a kind of place, not a place
             if j > i:
                 yield Span(view.starts[i], view.ends[j - 1], etype, "rule", score, rid)
 
@@ -1393,7 +1673,7 @@ def _ambiguous_word(key: str, ambiguous_words: frozenset[str], names: NameRecogn
         return True
     if names is None:
         return False
-    return bool(names._cls(key) & (COMMON | FIRST | LAST | CLINICAL | STOP))
+    return bool(names._cls(key) & (COMMON | CLINICAL | STOP))
 
 
 # -------------------- safe list
@@ -1431,7 +1711,8 @@ class Safelist:
         )
 
     def suppresses(self, text: str, span: Span) -> bool:
-        """True when a safe phrase covers the whole span, or a safe follower word comes right after it."""
+        """True when a safe phrase covers the whole span, or a safe follower word comes right after a one-word
+        span."""
         lo = max(0, span.start - 60)
         hi = min(len(text), span.end + 60)
         toks = [(m.start() + lo, m.end() + lo, _norm(m.group())) for m in _SAFE_TOKEN.finditer(text[lo:hi])]
@@ -1450,7 +1731,8 @@ class Safelist:
                     types = self.phrases.get(phrase[:-2])
                 if types is not None and span.type in types and s <= span.start:
                     return True
-        if self.followers:
+        if self.followers and not any(c.isspace() for c in text[span.start : span.end]):
+            # an eponym is one word ("Braden scale"); "U Maryland scale" names the institution that wrote it
             nxt = [t for t in toks if t[0] >= span.end][:1]
             if nxt:
                 types = self.followers.get(nxt[0][2])
