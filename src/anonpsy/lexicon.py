@@ -455,10 +455,15 @@ class Token:
 
 def tokenize(text: str) -> list[Token]:
     """Word and punctuation tokens with character offsets; hyphens, underscores and white space separate."""
-    return [
+    return list(_tokens(text))
+
+
+@lru_cache(maxsize=4096)
+def _tokens(text: str) -> tuple[Token, ...]:
+    return tuple(
         Token(m.start(), m.end(), m.group(), m.group().translate(_APOSTROPHES).casefold())
         for m in _TOKEN_RE.finditer(text)
-    ]
+    )
 
 
 def _keys(phrase: str) -> tuple[str, ...]:
@@ -490,6 +495,9 @@ class _Target:
     headword: str
 
 
+_MEMO_SIZE = 4096
+
+
 @dataclass
 class TermIndex:
     """Compiled phrase dictionary of one kind. Build with :func:`build_index`."""
@@ -498,9 +506,19 @@ class TermIndex:
     cs: dict[tuple[str, ...], _Target] = field(default_factory=dict)
     lengths: dict[str, tuple[int, ...]] = field(default_factory=dict)
     conflicts: list[str] = field(default_factory=list)
+    #: Matches of the texts read last (a sentence is looked up again by every step that reads it).
+    _memo: dict[str, tuple[TermMatch, ...]] = field(default_factory=dict, repr=False, compare=False)
 
     def find(self, text: str) -> list[TermMatch]:
         """Leftmost-longest, non-overlapping matches in ``text``."""
+        hit = self._memo.get(text)
+        if hit is None:
+            if len(self._memo) >= _MEMO_SIZE:
+                self._memo.clear()
+            hit = self._memo[text] = tuple(self._find(text))
+        return list(hit)
+
+    def _find(self, text: str) -> list[TermMatch]:
         norm = text.translate(_APOSTROPHES)  # one-to-one, so offsets are unchanged
         spans = [m.span() for m in _TOKEN_RE.finditer(norm)]
         exact = [norm[a:b] for a, b in spans]

@@ -257,16 +257,29 @@ _section_name = section_name
 
 def _shouting(text: str) -> bool:
     """Is the whole note written in capitals (headers cannot be told from prose by case)?"""
-    letters = [c for c in text[:5000] if c.isalpha()]
-    return len(letters) >= 40 and sum(c.isupper() for c in letters) / len(letters) > 0.9
+    letters = list(filter(str.isalpha, text[:5000]))
+    return len(letters) >= 40 and sum(map(str.isupper, letters)) / len(letters) > 0.9
 
 
 def _header_marks(text: str, table: SectionTable | None = None) -> list[tuple[int, int, str | None]]:
+    """The marks of :func:`_marks` (remembered for the last texts read with the project's section table:
+    :func:`sentences` and :func:`sections` both need them)."""
+    default = section_table()
+    if table is None or table is default:
+        return list(_default_marks(text))
+    return _marks(text, table)
+
+
+@lru_cache(maxsize=64)
+def _default_marks(text: str) -> tuple[tuple[int, int, str | None], ...]:
+    return tuple(_marks(text, section_table()))
+
+
+def _marks(text: str, table: SectionTable) -> list[tuple[int, int, str | None]]:
     """(start, body start, section or None) for every header or heading; None = a heading naming no section
     (a title line), which only ends the previous sentence. A sub-header of the section it sits in (a field of
     the mental status examination) is no mark; an unknown header in capitals starts an 'other' section (in a
     note written all in capitals only known headers count)."""
-    table = table or section_table()
     caps = _shouting(text)
     cands: dict[int, tuple[int, int, str, str]] = {}  # start -> (start, body start, raw, how)
     for m in _HEADER.finditer(text):
