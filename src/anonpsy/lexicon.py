@@ -498,6 +498,15 @@ class _Target:
 _MEMO_SIZE = 4096
 
 
+@lru_cache(maxsize=_MEMO_SIZE)
+def _scan(text: str) -> tuple[tuple[tuple[int, int], ...], tuple[str, ...], tuple[str, ...]]:
+    """Token spans of ``text`` with their exact and case-folded forms (shared by every index that reads it)."""
+    norm = text.translate(_APOSTROPHES)  # one-to-one, so offsets are unchanged
+    spans = tuple(m.span() for m in _TOKEN_RE.finditer(norm))
+    exact = tuple(norm[a:b] for a, b in spans)
+    return spans, exact, tuple(t.casefold() for t in exact)
+
+
 @dataclass
 class TermIndex:
     """Compiled phrase dictionary of one kind. Build with :func:`build_index`."""
@@ -519,10 +528,7 @@ class TermIndex:
         return list(hit)
 
     def _find(self, text: str) -> list[TermMatch]:
-        norm = text.translate(_APOSTROPHES)  # one-to-one, so offsets are unchanged
-        spans = [m.span() for m in _TOKEN_RE.finditer(norm)]
-        exact = [norm[a:b] for a, b in spans]
-        keys = [t.casefold() for t in exact]
+        spans, exact, keys = _scan(text)
         n = len(spans)
         out: list[TermMatch] = []
         i = 0
@@ -532,9 +538,9 @@ class TermIndex:
             for length in self.lengths.get(keys[i], ()):
                 if i + length > n:
                     continue
-                tgt = self.cs.get(tuple(exact[i: i + length])) if self.cs else None
+                tgt = self.cs.get(exact[i: i + length]) if self.cs else None
                 if tgt is None:
-                    tgt = self.ci.get(tuple(keys[i: i + length]))
+                    tgt = self.ci.get(keys[i: i + length])
                 if tgt is not None:
                     hit, span = tgt, length
                     break
