@@ -54,9 +54,9 @@ Reader = Callable[[str], CaseGraph]
 
 
 def _read(text: str) -> CaseGraph:
-    from anonpsy.extract import extract
+    from anonpsy.extract import extract_facts
 
-    return extract(text, case_id="roundtrip")
+    return extract_facts(text, case_id="roundtrip")
 
 
 @dataclass
