@@ -25,7 +25,7 @@ Example::
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
 
@@ -79,6 +79,8 @@ class SectionTable:
     subsections: dict[str, frozenset[str]]
     by_id: dict[str, SectionRule]
     answers: dict[str, Answer]
+    #: Headers already named (every read of a text names its headers again).
+    _names: dict[str, str | None] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_doc(cls, doc: dict[str, object]) -> SectionTable:
@@ -102,6 +104,13 @@ class SectionTable:
 
     def name(self, raw: str) -> str | None:
         """The canonical section a header names, or None."""
+        if raw not in self._names:
+            if len(self._names) >= 4096:
+                self._names.clear()
+            self._names[raw] = self._name(raw)
+        return self._names[raw]
+
+    def _name(self, raw: str) -> str | None:
         key = _key(raw)
         if key in self.alias_to_section:
             return self.alias_to_section[key]
@@ -477,6 +486,11 @@ def clause_bounds(sentence: str, pos: int) -> tuple[int, int]:
 
 def segments(sentence: str) -> list[tuple[int, int]]:
     """Comma/semicolon-delimited segments (outside quotes) with offsets."""
+    return list(_segments(sentence))
+
+
+@lru_cache(maxsize=4096)
+def _segments(sentence: str) -> tuple[tuple[int, int], ...]:
     out: list[tuple[int, int]] = []
     start = 0
     quote = False
@@ -487,7 +501,7 @@ def segments(sentence: str) -> list[tuple[int, int]]:
             out.append((start, i))
             start = i + 1
     out.append((start, len(sentence)))
-    return [(a, b) for a, b in out if sentence[a:b].strip()]
+    return tuple((a, b) for a, b in out if sentence[a:b].strip())
 
 
 def segment_index(segs: list[tuple[int, int]], pos: int) -> int:
