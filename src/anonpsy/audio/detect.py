@@ -151,17 +151,19 @@ def proper_noun_hits(words: Sequence[Word], known: frozenset[str] | None = None)
             k += 1
             continue
         first = last = k
-        # Join capitalised words and particles on both sides, within the sentence and without a comma between.
-        while first > 0:
+        # Join capitalised words and particles on both sides, within the sentence and without a comma between
+        # (never back into the hit before, nor over "I").
+        floor = hits[-1].last + 1 if hits else 0
+        while first > floor:
             prev = words[first - 1].text
             if prev.rstrip().endswith(_PHRASE_END):
                 break
             opens = first == 1 or words[first - 2].text.rstrip().endswith(_SENTENCE_END)
             pc = prev.strip(_PUNCT).lower()
-            joins_name = _capitalised(prev) and pc not in _PLACE_BEFORE and not (
+            joins_name = _capitalised(prev) and pc not in _PLACE_BEFORE and pc != "i" and not (
                 opens and not _unknown(prev, known) and pc not in name_words()
             )
-            particle = pc in _PARTICLES and first >= 2 and _capitalised(words[first - 2].text)
+            particle = pc in _PARTICLES and first - 2 >= floor and _capitalised(words[first - 2].text)
             if joins_name or particle:
                 first -= 1
             else:
