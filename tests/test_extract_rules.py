@@ -124,7 +124,9 @@ def test_postfix_negation_and_criteria_language_rule_diagnoses_out() -> None:
     assert {d.rule_id for d in g.diagnoses if d.asserted} == {"insomnia_disorder"}
     excluded = {d.rule_id: d.certainty_evidence.rule_id for d in g.diagnoses
                 if d.certainty.value == "ruled_out" and d.certainty_evidence is not None}
-    assert excluded == {"restless_legs_syndrome": "context.neg.backward", "agoraphobia": "context.neg.criteria",
+    assert excluded == {"restless_legs_syndrome": "context.neg.backward",
+                        "obstructive_sleep_apnea_hypopnea": "context.neg.backward",
+                        "agoraphobia": "context.neg.criteria",
                         "generalized_anxiety_disorder": "context.neg.criteria",
                         "alcohol_use_disorder": "context.neg.criteria", "delirium": "context.neg.backward"}
     assert not [e for e in g.edges if e.source in {d.id for d in g.diagnoses if not d.asserted}]
@@ -165,6 +167,9 @@ def test_hypothetical_and_conditional_mentions_are_never_asserted() -> None:
     g = extract("Return to the ED if suicidal thoughts recur. Consider sertraline if no response. "
                 "Would consider lithium.")
     assert [(s.headword, s.assertion.value) for s in g.symptoms] == [("suicidal ideation", "hypothetical")]
+    # An option under consideration is a planned treatment, never one the patient takes.
+    assert {(t.name, t.status.value) for t in g.treatments} == {("sertraline", "planned"), ("lithium", "planned")}
+    g = extract("Educated about the risk of lithium toxicity. Monitor for akathisia.")
     assert g.treatments == []
 
 

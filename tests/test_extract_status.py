@@ -100,7 +100,10 @@ def test_symptom_assertions(graph: CaseGraph) -> None:
 def test_treatment_statuses(graph: CaseGraph) -> None:
     got = {t.name: (t.status.value, t.status_evidence.rule_id if t.status_evidence else None)
            for t in graph.treatments}
-    assert got["fluoxetine"] == ("past", "context.hist.bidirectional")
+    assert got["fluoxetine"] == ("past", "context.hist.stop_either")
+    reasons = {t.name: t.discontinued_reason for t in graph.treatments}
+    assert reasons == {"fluoxetine": "side effects (nausea)", "sertraline": None, "lorazepam": None,
+                       "cognitive behavioral therapy": None}
     assert got["sertraline"] == ("current", "section.medications")
     assert got["lorazepam"] == ("prn", "cue.prn")
     assert got["cognitive behavioral therapy"] == ("planned", "context.hyp.future")
@@ -199,3 +202,35 @@ def test_ruled_out_diagnoses_claim_nothing_for_dsm_rules() -> None:
     assert [v.code for v in validate(g)] == ["DSM_SEX_MISMATCH"]
     excluded = g.model_copy(update={"diagnoses": [dx.model_copy(update={"certainty": Certainty.ruled_out})]})
     assert validate(excluded) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "absent"),
+    [
+        ("Psychomotor:  Behavior is within normal limits without agitation or retardation.",
+         {"psychomotor agitation", "psychomotor retardation"}),
+        ("There was no psychomotor agitation or retardation.", {"psychomotor agitation", "psychomotor retardation"}),
+        ("No auditory or visual hallucinations.", {"auditory hallucination", "visual hallucination"}),
+        ("No agitation or anxiety.", {"psychomotor agitation", "anxiety"}),
+    ],
+)
+def test_a_symptom_named_by_ellipsis_keeps_the_denial(text: str, absent: set[str]) -> None:
+    g = extract(text, case_id="ellipsis")
+    assert {s.headword for s in g.symptoms if s.assertion.value == Assertion.absent} == absent
+    assert not [s for s in g.symptoms if s.assertion.value != Assertion.absent]
+
+
+def test_a_symptom_told_then_denied_is_historical() -> None:
+    """Told without a cue, then explicitly denied: had before, not now; a symptom a cue asserts is kept present,
+    and a denial before the telling changes nothing."""
+    def status(text: str, headword: str) -> tuple[str, str | None]:
+        sx = next(s for s in extract(text).symptoms if s.headword == headword)
+        return sx.assertion.value, sx.assertion_evidence.rule_id if sx.assertion_evidence else None
+
+    told_then_denied = ("He says he experienced visual hallucinations while intoxicated. "
+                        "The patient denies visual hallucinations.")
+    assert status(told_then_denied, "visual hallucination") == ("historical", "assembly.denied_since")
+    cued = "He reports visual hallucinations at night. The patient denies visual hallucinations."
+    assert status(cued, "visual hallucination")[0] == "present"
+    denied_first = "The patient denies visual hallucinations. He experienced visual hallucinations while intoxicated."
+    assert status(denied_first, "visual hallucination")[0] == "present"

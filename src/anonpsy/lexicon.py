@@ -43,11 +43,11 @@ from anonpsy.rules.tables import parse_route
 
 TermKind = Literal[
     "symptom", "medication", "therapy", "emotion", "occupation", "ethnicity", "family", "sex", "stressor",
-    "mse", "mse_domain",
+    "mse", "mse_domain", "condition",
 ]
 TERM_KINDS: tuple[TermKind, ...] = (
     "symptom", "medication", "therapy", "emotion", "occupation", "ethnicity", "family", "sex", "stressor",
-    "mse", "mse_domain",
+    "mse", "mse_domain", "condition",
 )
 
 # ----------------------------------------------------------------------------------------------------
@@ -93,6 +93,22 @@ class SymptomEntry(LexiconEntry):
 
 class SymptomLexicon(_FileHeader):
     rules: tuple[SymptomEntry, ...]
+
+
+ConditionCourse = Literal["chronic", "episodic", "event"]
+
+
+class ConditionEntry(LexiconEntry):
+    """A medical condition a psychiatric note names as comorbidity: ``course`` says whether having had it means
+    still having it (chronic: diabetes, migraine), having bouts of it (episodic: asthma attacks) or having had
+    one event (event: a stroke, a pulmonary embolism)."""
+
+    system: str = Field(pattern=r"^[a-z][a-z_]*$")
+    course: ConditionCourse
+
+
+class ConditionLexicon(_FileHeader):
+    rules: tuple[ConditionEntry, ...]
 
 
 MedicationClass = Literal[
@@ -294,6 +310,9 @@ _LEXICON_FILES: dict[str, str] = {
     "context": "lexicon/context.yaml",
     "stressors": "contexts/stressors.yaml",
     "mse": "lexicon/mse.yaml",
+    "sections": "sections/sections.yaml",
+    "conditions": "lexicon/conditions.yaml",
+    "discontinuation": "treatments/discontinuation.yaml",
 }
 
 
@@ -321,6 +340,12 @@ def symptom_lexicon() -> SymptomLexicon:
 def medication_lexicon() -> MedicationLexicon:
     """Typed medication lexicon (cached)."""
     return MedicationLexicon.model_validate(load_doc("medications"))
+
+
+@lru_cache(maxsize=1)
+def condition_lexicon() -> ConditionLexicon:
+    """Typed medical-condition lexicon (cached)."""
+    return ConditionLexicon.model_validate(load_doc("conditions"))
 
 
 @lru_cache(maxsize=1)
@@ -590,6 +615,8 @@ def specs_for(kind: TermKind, doc: dict[str, Any]) -> list[IndexSpec]:
         ]
     if kind == "mse":
         return [_lex_spec(e) for e in MseLexicon.model_validate(doc).rules]
+    if kind == "condition":
+        return [_lex_spec(e) for e in ConditionLexicon.model_validate(doc).rules]
     if kind == "mse_domain":
         return [IndexSpec(d.id, d.field, d.phrases, d.abbreviations) for d in MseLexicon.model_validate(doc).domains]
     if kind == "stressor":
@@ -623,6 +650,7 @@ KIND_FILE: dict[TermKind, str] = {
     "stressor": "stressors",
     "mse": "mse",
     "mse_domain": "mse",
+    "condition": "conditions",
 }
 
 

@@ -1,87 +1,238 @@
 """Segmentation of clinical text into sections and sentences with exact character offsets.
 
-Handles prose case histories, SOAP notes with headers ("SUBJECTIVE:", "HISTORY OF PRESENT ILLNESS:",
-"MENTAL STATUS EXAM:", "S:"/"O:"/"A:"/"P:"), inline headers ("HPI: ...", "...,SOCIAL HISTORY:, ..."), headings on a
-line of their own without a colon ("HOSPITAL COURSE"), header blocks of "Field: value" lines, and bulleted or
+The sections, their header names, the sub-headers that stay inside a section and the short answers a field may be
+given are rules (``rules/sections/sections.yaml``). Handles prose case histories, SOAP notes with headers
+("SUBJECTIVE:", "HISTORY OF PRESENT ILLNESS:", "MENTAL STATUS EXAM:", "S:"/"O:"/"A:"/"P:"), inline headers
+("HPI: ...", "...,SOCIAL HISTORY:, ..."), sub-headers inside a section ("MOOD:" in the mental status examination,
+"HEENT:" in the physical examination, "AXIS I:" in a diagnosis list), headings on a line of their own without a
+colon ("HOSPITAL COURSE"), header blocks of "Field: value" lines, notes written all in capitals, and bulleted or
 numbered lists (each item is a sentence).
+
+Each sentence also says whether it is a form field or a question and how it was answered: a leading field label
+("Suicidal/Homicidal:") or a question ("Do you smoke?") asserts nothing by itself; the answer ("None.", "No.",
+"Unknown.") decides (see :attr:`Sentence.answer`). A section whose whole body is such an answer ("LEGAL ISSUES:
+None.") is one sentence whose label is the header.
 
 Example::
 
     >>> [(s.section, s.text) for s in sentences("HPI: Low mood. Sleeps poorly.\\nPLAN:\\n- Start sertraline.")]
     [('hpi', 'Low mood.'), ('hpi', 'Sleeps poorly.'), ('plan', 'Start sertraline.')]
+    >>> s = sentences("LEGAL HISTORY:  None.")[0]
+    >>> (s.text, s.text[:s.label_end].strip(), s.answer)
+    ('LEGAL HISTORY:  None.', 'LEGAL HISTORY:', 'negative')
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
 
-SECTION_ALIASES: dict[str, tuple[str, ...]] = {
-    "chief_complaint": ("chief complaint", "cc", "reason for referral", "reason for consultation", "reason for consult",
-                        "reason for visit", "presenting complaint", "presenting problem", "identifying data",
-                        "identification", "identifying information", "id", "reason for admission",
-                        "reason for evaluation", "question", "consult question"),
-    "hpi": ("history of present illness", "hpi", "history of presenting illness", "present illness", "subjective",
-            "interval history", "history", "clinical history", "presentation", "course", "background",
-            "case history", "adult history", "juvenile history", "s"),
-    "past_psych": ("past psychiatric history", "psychiatric history", "past psych history", "pph", "psych hx",
-                   "psychiatric hx", "past psychiatric hx"),
-    "past_medical": ("past medical history", "medical history", "pmh", "past history", "past surgical history",
-                     "medical", "medical hx"),
-    "substance": ("substance use history", "substance use", "substance abuse history", "alcohol and drug history",
-                  "drug and alcohol history", "substance history", "substance", "substances", "substance hx"),
-    "medications": ("medications", "current medications", "meds", "medications on admission",
-                    "allergies and medications", "medication list", "home medications", "discharge medications",
-                    "current inpatient medications", "inpatient medications", "admission medications",
-                    "outpatient medications"),
-    "allergies": ("allergies",),
-    "family_history": ("family history", "family psychiatric history", "fh", "family hx", "fhx"),
-    "social_history": ("social history", "sh", "developmental history", "personal history", "social hx", "social",
-                       "developmental and juvenile history", "psychosocial history"),
-    "mse": ("mental status exam", "mental status examination", "mental status", "mse", "mental status at discharge",
-            "discharge mental status", "mental status on admission", "behavioral observations and mental status",
-            "behavioral observations", "mental state examination", "mental state exam"),
-    "exam": ("objective", "examination", "physical exam", "physical examination", "exam", "o", "general observations",
-             "vital signs and examination"),
-    "ros": ("review of systems", "ros", "systems review"),
-    "labs": ("labs", "laboratory", "laboratory data", "laboratory results", "investigations", "results",
-             "diagnostic data", "data", "imaging", "vital signs", "vitals", "testing", "psychological testing",
-             "admission findings", "pertinent results", "cognitive testing and results", "cognitive testing",
-             "rating scales", "exam/labs", "sources of information"),
-    "assessment": ("assessment", "assessment and plan", "impression", "diagnosis", "diagnoses", "formulation",
-                   "diagnostic impression", "diagnostic impressions", "impression and plan", "a/p", "summary",
-                   "diagnostic formulation", "formulation and diagnosis", "clinical formulation", "case formulation",
-                   "discharge diagnoses", "discharge diagnosis", "admission diagnoses", "final diagnoses",
-                   "final diagnosis", "a", "clinical impression", "clinical impressions", "impressions",
-                   "diagnostic summary"),
-    "plan": ("plan", "recommendations", "disposition", "treatment plan", "hospital course", "p",
-             "interventions in ed", "follow-up", "follow up", "disposition and follow-up", "capacity"),
-}
-_ALIAS_TO_SECTION = {a: name for name, aliases in SECTION_ALIASES.items() for a in aliases}
+from pydantic import Field
+
+from anonpsy.lexicon import _FileHeader, _Strict, load_doc
+
+Answer = Literal["negative", "unknown", "positive"]
+MedicationList = Literal["current", "home", "past"]
+
+
+class SectionRule(_Strict):
+    """One canonical section and the headers that name it."""
+
+    id: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    tier: int = Field(ge=0, le=9)
+    aliases: tuple[str, ...]
+    history: bool = False
+    medication_list: MedicationList | None = None
+    treatment_decisions: bool = False
+    note: str | None = None
+    source: str | None = None
+
+
+class SubsectionRule(_Strict):
+    """Headers that stay inside ``parent`` (fields of the mental status examination, systems of an examination)."""
+
+    parent: str
+    aliases: tuple[str, ...]
+
+
+class AnswerRules(_Strict):
+    negative: tuple[str, ...]
+    unknown: tuple[str, ...]
+    positive: tuple[str, ...]
+
+
+class SectionRules(_FileHeader):
+    default_section: str
+    sections: tuple[SectionRule, ...]
+    subsections: tuple[SubsectionRule, ...] = ()
+    answers: AnswerRules
+
+
+@dataclass(frozen=True)
+class SectionTable:
+    """The compiled section rules."""
+
+    rules: SectionRules
+    alias_to_section: dict[str, str]
+    subsections: dict[str, frozenset[str]]
+    by_id: dict[str, SectionRule]
+    answers: dict[str, Answer]
+
+    @classmethod
+    def from_doc(cls, doc: dict[str, object]) -> SectionTable:
+        rules = SectionRules.model_validate(doc)
+        alias: dict[str, str] = {}
+        for sec in rules.sections:
+            for a in sec.aliases:
+                alias.setdefault(_key(a), sec.id)
+        subs: dict[str, set[str]] = {}
+        for sub in rules.subsections:
+            subs.setdefault(sub.parent, set()).update(_key(a) for a in sub.aliases)
+        answers: dict[str, Answer] = {}
+        polarities: tuple[tuple[Answer, tuple[str, ...]], ...] = (
+            ("negative", rules.answers.negative), ("unknown", rules.answers.unknown),
+            ("positive", rules.answers.positive))
+        for polarity, words in polarities:
+            for a in words:
+                answers.setdefault(_key(a), polarity)
+        return cls(rules, alias, {k: frozenset(v) for k, v in subs.items()}, {s.id: s for s in rules.sections},
+                   answers)
+
+    def name(self, raw: str) -> str | None:
+        """The canonical section a header names, or None."""
+        key = _key(raw)
+        if key in self.alias_to_section:
+            return self.alias_to_section[key]
+        for a, name in self.alias_to_section.items():
+            if len(a) > 3 and key.startswith(a + " "):
+                return name
+        # "IDENTIFICATION AND REASON FOR ADMISSION", "REASON FOR ADMISSION/CHIEF COMPLAINT": the last part that
+        # names a section decides.
+        found = None
+        for part in re.split(r"\s+(?:and|&)\s+|\s*/\s*|\s+-\s+", key):
+            if part in self.alias_to_section and len(part) > 1:
+                found = self.alias_to_section[part]
+        return found
+
+    def is_subsection(self, raw: str, parent: str | None) -> bool:
+        return parent is not None and _key(raw) in self.subsections.get(parent, frozenset())
+
+    def answer(self, text: str) -> Answer | None:
+        """The polarity of a short answer ("None.", "No known drug allergies" is not one), or None."""
+        key = _key(text)
+        if key in self.answers:
+            return self.answers[key]
+        # "The patient denies on admission.", "He denies."
+        key = re.sub(r"^(?:the patient|patient|pt|he|she|they|client|the client)\s+", "", key)
+        key = re.sub(r"\s+(?:on admission|at this time|at present|currently|today|now|at discharge)$", "", key)
+        if key in self.answers:
+            return self.answers[key]
+        m = re.match(r"(no|none|denies|denied|never|negative)\b[,;:]?", key)
+        if m and len(key.split()) <= 3 and key.split()[-1] not in ("known", "history"):
+            return "negative"
+        return None
+
+
+def _key(raw: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"\([^)]*\)", " ", raw).strip().lower()).strip(" -/.,;:")
+
+
+@lru_cache(maxsize=1)
+def section_table() -> SectionTable:
+    """The project's section rules (``rules/sections/sections.yaml``), compiled (cached)."""
+    return SectionTable.from_doc(load_doc("sections"))
+
+
+def section_tier(name: str) -> int:
+    """Precedence tier of a section when mentions of one diagnosis disagree (higher decides); unknown sections
+    rank with the history."""
+    rule = section_table().by_id.get(name)
+    return rule.tier if rule is not None else 1
+
+
+def is_history_section(name: str) -> bool:
+    """Does the section hold the patient's past (past psychiatric or medical history, past medications)?"""
+    rule = section_table().by_id.get(name)
+    return bool(rule and rule.history)
+
+
+def medication_list(name: str) -> MedicationList | None:
+    """What being listed in a medication list section means: current, home (before this admission) or past."""
+    rule = section_table().by_id.get(name)
+    return rule.medication_list if rule is not None else None
+
+
+def decides_treatment(name: str) -> bool:
+    """Is a drug named in this section a decision of this visit (the plan, the assessment, the discharge list)?"""
+    rule = section_table().by_id.get(name)
+    return bool(rule and rule.treatment_decisions)
+
+
+def deciding_sections() -> frozenset[str]:
+    """The sections of the highest tier: the diagnosis list and the assessment."""
+    top = max(s.tier for s in section_table().rules.sections)
+    return frozenset(s.id for s in section_table().rules.sections if s.tier == top)
+
+
 #: One-letter SOAP headers are recognised only in capitals at the start of a line.
 _SOAP_LETTERS = {"s", "o", "a", "p"}
-
+#: Short all-capital headers that name a section ("HPI:", "CC:", "FH:").
 _HEADER = re.compile(
-    r"(?m)^[ \t]*(?P<name>[A-Z][A-Za-z /&'()-]{0,60}?)[ \t]*:[ \t,]*",
+    r"(?m)^[ \t]*(?P<name>[A-Z][A-Za-z /&'()-]{0,60}?)[ \t]*,?[ \t]*:[ \t,]*",
 )
 #: An inline capitalised header inside a line ("...,SOCIAL HISTORY:, ...").
-_INLINE_HEADER = re.compile(r"(?:(?<=[,.;])|(?<=[,.;]\s)|(?<=\s\s))(?P<name>[A-Z][A-Z /&'()-]{2,60}[A-Z)])\s*:[ \t,]*")
+_INLINE_HEADER = re.compile(r"(?:(?<=[,.;])|(?<=[,.;]\s)|(?<=\s\s))(?P<name>[A-Z][A-Z /&'()-]{1,60}[A-Z)])\s*,?\s*:"
+                            r"[ \t,]*")
+#: Capitalised words glued before an inline header with commas ("...,ALCOHOL, NICOTINE, DRUG USE:"): the header's
+#: own first parts.
+_GLUED_PARTS = re.compile(r"(?:(?<=[,.;])|(?<=[,.;]\s))(?:[A-Z][A-Z/&'()-]*(?: [A-Z/&'()-]+)*,\s?)+$")
 #: A heading on a line of its own, in capitals, without a colon.
 _BARE_HEADING = re.compile(r"(?m)^[ \t]*(?P<name>[A-Z][A-Z /&'()-]{2,70}[A-Z)])[ \t]*$")
 _ABBREV = (r"(?<!\b[A-Z])(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bSt)(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bapprox)"
            r"(?<!\bNo)(?<!\ba\.m)(?<!\bp\.m)")
 _SENT_END = re.compile(_ABBREV + r"[.!?][\"'”’)\]]?(?=\s+[A-Z0-9\"'“‘(])|\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)"
+                       # "No." is an answer before a word, an abbreviation only before a number ("No. 5").
+                       r"|(?<=\bNo)\.(?=\s+[A-Z\"'“‘(])"
                        # "cooperative.,Appearance": list items run together with ".," in exported notes.
-                       r"|(?<=[.!?]),(?=\s*[A-Z])")
+                       r"|(?<=[.!?]),(?=\s*[A-Z])"
+                       # '"No.",Any typical drinks...': answers in quotes run together the same way.
+                       r"|(?<=[.!?][\"”]),(?=\s*[A-Z])")
+#: A field label at the start of a sentence ("Suicidal/Homicidal Ideation:", "AXIS I:"; at most six words).
+_LABEL = re.compile(r"^\s*(?P<label>[A-Za-z][\w'/&(),. -]{0,60}?)\s*,?\s*:(?=\s|$)")
+_INTERROGATIVE = re.compile(r"^(?:do|does|did|have|has|had|are|is|was|were|will|would|can|could|should|what|"
+                            r"when|where|how|who|whom|which|why|any)\b.{0,200}?\byou(?:r|rs|rself)?\b", re.I)
+#: Quotes around an answer written as the patient's words ('Do you smoke - "No."').
+_ANSWER_STRIP = " \t\r\n,;:.-–—\"“”"
+#: The end of a question whose answer follows in the same sentence: "?", or a dash after an interrogative.
+_QUESTION_END = re.compile(r"\?|\s[–—-]{1,2}\s|\s--")
 
 
 @dataclass(frozen=True)
 class Sentence:
+    """One sentence (or list item, field line, title line) with its absolute offsets and section.
+
+    ``label_end``: where a leading field label ("Suicidal/Homicidal:", a header whose body is a bare answer) ends
+    in ``text`` (0: none). ``question_end``: where a question ends in ``text`` (0: not a question). ``answer``:
+    how the label or question is answered ("None." negative, "Unknown." unknown, "Yes." positive; None when
+    the rest of the sentence is an ordinary statement or when an unanswered question stands alone). Concepts
+    named in the label or the question are asserted only through the answer.
+    """
+
     start: int
     end: int
     text: str
     section: str
     index: int
+    label_end: int = 0
+    question_end: int = 0
+    answer: Answer | None = None
+
+    @property
+    def prompt_end(self) -> int:
+        """Where the part that only asks (label or question) ends; 0 when the sentence is a plain statement."""
+        return max(self.label_end, self.question_end)
 
 
 @dataclass(frozen=True)
@@ -89,6 +240,7 @@ class Section:
     name: str
     start: int
     end: int
+    header_start: int | None = None
 
 
 def section_name(raw: str) -> str | None:
@@ -97,67 +249,92 @@ def section_name(raw: str) -> str | None:
     >>> section_name("DEVELOPMENTAL AND JUVENILE HISTORY"), section_name("Psych hx"), section_name("Patient")
     ('social_history', 'past_psych', None)
     """
-    key = re.sub(r"\s+", " ", re.sub(r"\([^)]*\)", " ", raw).strip().lower()).strip(" -/")
-    if key in _ALIAS_TO_SECTION:
-        return _ALIAS_TO_SECTION[key]
-    for alias, name in _ALIAS_TO_SECTION.items():
-        if len(alias) > 3 and key.startswith(alias + " "):
-            return name
-    # "IDENTIFICATION AND REASON FOR ADMISSION", "SLEEP / PSYCHIATRY": the first part that names a section.
-    for part in re.split(r"\s+(?:and|&)\s+|\s*/\s*|\s+-\s+", key):
-        if part in _ALIAS_TO_SECTION and len(part) > 1:
-            return _ALIAS_TO_SECTION[part]
-    return None
+    return section_table().name(raw)
 
 
 _section_name = section_name
 
 
-def _header_marks(text: str) -> list[tuple[int, int, str | None]]:
+def _shouting(text: str) -> bool:
+    """Is the whole note written in capitals (headers cannot be told from prose by case)?"""
+    letters = [c for c in text[:5000] if c.isalpha()]
+    return len(letters) >= 40 and sum(c.isupper() for c in letters) / len(letters) > 0.9
+
+
+def _header_marks(text: str, table: SectionTable | None = None) -> list[tuple[int, int, str | None]]:
     """(start, body start, section or None) for every header or heading; None = a heading naming no section
-    (a title line), which only ends the previous sentence."""
-    marks: dict[int, tuple[int, int, str | None]] = {}
+    (a title line), which only ends the previous sentence. A sub-header of the section it sits in (a field of
+    the mental status examination) is no mark; an unknown header in capitals starts an 'other' section (in a
+    note written all in capitals only known headers count)."""
+    table = table or section_table()
+    caps = _shouting(text)
+    cands: dict[int, tuple[int, int, str, str]] = {}  # start -> (start, body start, raw, how)
     for m in _HEADER.finditer(text):
-        raw = m.group("name")
-        name = section_name(raw)
-        if name is None:
-            continue
-        if raw.strip().lower() in _SOAP_LETTERS and not raw.strip().isupper():
-            continue
-        # A header is uppercase ("HPI:") or Title Case starting a line; avoid "Patient: states ..." prose lines.
-        if not (raw.isupper() or raw.istitle() or raw.lower() in _ALIAS_TO_SECTION or raw[:1].isupper()):
-            continue
-        marks[m.start("name")] = (m.start("name"), m.end(), name)
+        cands.setdefault(m.start("name"), (m.start("name"), m.end(), m.group("name"), "line"))
     for m in _INLINE_HEADER.finditer(text):
+        start = m.start("name")
+        glued = None if caps else _GLUED_PARTS.search(text, max(0, start - 80), start)
         raw = m.group("name")
-        if len(raw) <= 3 or m.start("name") in marks or not re.search(r"[A-Z]{3}", raw):
+        if glued is not None and table.name(raw) is not None and re.search(r"[A-Z]{3}", glued.group()):
+            start, raw = glued.start(), text[glued.start():m.end("name")]
+        cands.setdefault(start, (start, m.end(), raw, "inline"))
+    for m in _BARE_HEADING.finditer(text):
+        cands.setdefault(m.start("name"), (m.start("name"), m.end(), m.group("name"), "bare"))
+    marks: list[tuple[int, int, str | None]] = []
+    current: str | None = None
+    container: str | None = None  # the section whose sub-headers are being read ("mse", "exam", "diagnoses")
+    for start in sorted(cands):
+        _s, body, raw, how = cands[start]
+        raw = raw.strip()
+        name = table.name(raw)
+        if name is None and how == "inline" and "," in raw:
+            name = table.name(raw.rsplit(",", 1)[1])
+        upper = raw.isupper() or not re.search(r"[a-z]", raw)
+        if name is not None:
+            if how == "line" and raw.lower() in _SOAP_LETTERS and not upper:
+                continue
+            if how == "inline" and not upper:
+                continue
+            if how == "line" and not (upper or raw.istitle() or raw[:1].isupper()):
+                continue
+            # A known section always starts ("VITAL SIGNS:" in an examination is read as vital signs); when it is
+            # also a sub-header of the container ("PSYCHIATRIC:" in a physical examination), the container's next
+            # sub-header ("NECK:") returns to it.
+            if not table.is_subsection(raw, container):
+                container = name if name in table.subsections else None
+            marks.append((start, body, name))
+            current = name
+            continue
+        if table.is_subsection(raw, container):
+            if current != container:
+                marks.append((start, body, container))
+                current = container
+            continue
+        if how == "bare":
+            if re.search(r"[A-Z]{2}", raw) and not caps:
+                marks.append((start, body, None))
+            continue
+        if caps or not upper or not re.search(r"[A-Z]{3}", raw) or len(raw) <= 3:
             continue
         # An unknown capitalised header still ends the section before it ("ASSETS:", "GENERAL OBSERVATIONS:").
-        marks[m.start("name")] = (m.start("name"), m.end(), section_name(raw) or "other")
-    for m in _HEADER.finditer(text):
-        raw = m.group("name").strip()
-        if m.start("name") not in marks and raw.isupper() and len(raw) > 3 and section_name(raw) is None:
-            marks[m.start("name")] = (m.start("name"), m.end(), "other")
-    for m in _BARE_HEADING.finditer(text):
-        if m.start("name") in marks or not re.search(r"[A-Z]{2}", m.group("name")):
-            continue
-        marks[m.start("name")] = (m.start("name"), m.end(), section_name(m.group("name")))
-    return [marks[k] for k in sorted(marks)]
+        marks.append((start, body, "other"))
+        current, container = "other", None
+    return marks
 
 
-def sections(text: str) -> list[Section]:
-    """Sections by recognised headers; text before the first header is 'hpi' (prose histories).
-
-    A heading that names no section (a title line such as "DISCHARGE SUMMARY") keeps the current section.
-    """
-    marks = [(s, b, n) for s, b, n in _header_marks(text) if n is not None]
+def sections(text: str, table: SectionTable | None = None) -> list[Section]:
+    """Sections by recognised headers; text before the first header is the default section ('hpi', prose
+    histories). A heading that names no section (a title line such as "DISCHARGE SUMMARY") keeps the current
+    section."""
+    table = table or section_table()
+    marks = [(s, b, n) for s, b, n in _header_marks(text, table) if n is not None]
     out: list[Section] = []
     if not marks or marks[0][0] > 0:
-        out.append(Section("hpi", 0, marks[0][0] if marks else len(text)))
-    for i, (_s, body_start, name) in enumerate(marks):
+        out.append(Section(table.rules.default_section, 0, marks[0][0] if marks else len(text)))
+    for i, (s, body_start, name) in enumerate(marks):
         end = marks[i + 1][0] if i + 1 < len(marks) else len(text)
         assert name is not None
-        out.append(Section(name, body_start, end))
+        out.append(Section(name, body_start, end, s))
     return [s for s in out if s.end > s.start]
 
 
@@ -182,13 +359,20 @@ def _line_breaks(text: str, start: int, end: int) -> list[int]:
     return out
 
 
-def sentences(text: str) -> list[Sentence]:
-    """Sentences (and list items, header-block lines and title lines) with offsets and their section."""
+def sentences(text: str, table: SectionTable | None = None) -> list[Sentence]:
+    """Sentences (and list items, header-block lines and title lines) with offsets, their section, and their
+    field label, question and answer."""
+    table = table or section_table()
     out: list[Sentence] = []
-    titles = [(s, b) for s, b, n in _header_marks(text) if n is None]
-    for sec in sections(text):
-        cuts: list[tuple[int, int]] = []  # (end of previous sentence, start of next), absolute offsets
+    titles = [(s, b) for s, b, n in _header_marks(text, table) if n is None]
+    for sec in sections(text, table):
         body = text[sec.start:sec.end]
+        bare = body.strip(" \t\r\n,;:.")
+        if sec.header_start is not None and bare and len(bare) <= 40 and table.answer(bare) is not None:
+            # "PAST AND PRESENT ALCOHOL USE:, None.": the header is the question, the body its answer
+            _add(out, text, sec, sec.header_start, sec.end, table, label_end=sec.start)
+            continue
+        cuts: list[tuple[int, int]] = []  # (end of previous sentence, start of next), absolute offsets
         for m in _SENT_END.finditer(body):
             end = m.end() if m.group(0)[0] in ".!?" else m.start()
             cuts.append((sec.start + end, sec.start + m.end()))
@@ -202,13 +386,14 @@ def sentences(text: str) -> list[Sentence]:
         for end, nxt in sorted(set(cuts)):
             if end < pos:
                 continue
-            _add(out, text, sec, pos, end)
+            _add(out, text, sec, pos, end, table)
             pos = max(pos, nxt)
-        _add(out, text, sec, pos, sec.end)
-    return out
+        _add(out, text, sec, pos, sec.end, table)
+    return _answer_questions(out, table)
 
 
-def _add(out: list[Sentence], text: str, sec: Section, start: int, end: int) -> None:
+def _add(out: list[Sentence], text: str, sec: Section, start: int, end: int, table: SectionTable,
+         label_end: int | None = None) -> None:
     raw = text[start:end]
     stripped = raw.strip()
     lead = re.match(r"\s*(?:[-*•]|\d+[.)])?\s*", raw)
@@ -216,7 +401,46 @@ def _add(out: list[Sentence], text: str, sec: Section, start: int, end: int) -> 
     e = start + len(raw.rstrip().rstrip(",").rstrip())
     if e - s < 2 or not stripped:
         return
-    out.append(Sentence(start=s, end=e, text=text[s:e], section=sec.name, index=len(out)))
+    out.append(_form(Sentence(start=s, end=e, text=text[s:e], section=sec.name, index=len(out)),
+                     None if label_end is None else label_end - s, table))
+
+
+def _form(s: Sentence, label_end: int | None, table: SectionTable) -> Sentence:
+    """The sentence with its field label, question and answer read."""
+    text = s.text
+    if label_end is None:
+        m = _LABEL.match(text)
+        label_end = m.end() if m and len(m.group("label").split()) <= 6 and not re.search(
+            r"[.!?]\s", m.group("label")) else 0
+    rest = text[label_end:]
+    question_end = 0
+    answer: Answer | None = None
+    q = _QUESTION_END.search(rest)
+    asks = rest.rstrip().endswith("?") or bool(_INTERROGATIVE.match(rest.strip()))
+    if q is not None and asks:
+        question_end = label_end + q.end()
+        tail = rest[q.end():].strip(_ANSWER_STRIP)
+        answer = table.answer(tail) if tail else None
+        if tail and answer is None:
+            answer = "unknown" if len(tail.split()) > 6 else None
+    elif label_end:
+        tail = rest.strip(_ANSWER_STRIP)
+        answer = table.answer(tail) if tail else None
+    if label_end and question_end == 0 and answer is None and not rest.strip(" \t\r\n,;:."):
+        answer = "unknown"  # a field with no value
+    return Sentence(s.start, s.end, s.text, s.section, s.index, label_end, question_end, answer)
+
+
+def _answer_questions(sents: list[Sentence], table: SectionTable) -> list[Sentence]:
+    """A question followed by a bare answer ("Do you smoke?" "No.") takes that answer."""
+    out = list(sents)
+    for i in range(len(out) - 1):
+        s, nxt = out[i], out[i + 1]
+        if s.question_end and s.answer is None and s.question_end >= len(s.text.rstrip()) and not nxt.prompt_end:
+            polarity = table.answer(nxt.text.strip(" \t\r\n,;:."))
+            if polarity is not None:
+                out[i] = Sentence(s.start, s.end, s.text, s.section, s.index, s.label_end, s.question_end, polarity)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------------------------

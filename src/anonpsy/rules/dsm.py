@@ -243,6 +243,8 @@ class DsmRule(_Model):
     icd10cm: str = Field(min_length=1)
     source: str = Field(min_length=1)
     aliases: tuple[str, ...] = ()
+    list_aliases: tuple[str, ...] = ()
+    due_to_medical_condition: bool = False
     symptoms: tuple[str, ...] = ()
     medication_classes: tuple[str, ...] = ()
     present_age: PresentAge | None = None

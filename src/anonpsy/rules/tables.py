@@ -817,6 +817,7 @@ class MedicationClass(_Model):
     psychotropic: bool
     indications: Indications
     examples: tuple[str, ...] = ()
+    group_names: tuple[str, ...] = ()
     note: str | None = None
     source: str | None = None
 

@@ -184,6 +184,15 @@ def residual_category(title: str) -> str:
     return f"unspecified {singular.lower()}"
 
 
+@lru_cache(maxsize=1)
+def residual_rules() -> dict[str, str]:
+    """DSM rule id → concept id of its chapter, for the rules that are their chapter's residual category
+    ("Unspecified Anxiety Disorder"): such a rule is the chapter's generalisation, not a leaf beside it."""
+    titles = chapter_titles()
+    return {r.id: f"dx.chapter:{r.chapter}" for r in dsm_rules.load_dsm().values()
+            if r.chapter in titles and r.name.lower() == residual_category(titles[r.chapter])}
+
+
 def _bare(name: str) -> str:
     """A class name without its parenthetical remark: "HMG-CoA reductase inhibitor (statin)" → "HMG-CoA reductase
     inhibitor"."""
@@ -260,13 +269,20 @@ def build_hierarchy(collides: Callable[[str], bool] | None = None, *, general_vo
     # diagnoses
     dx_root = general(DX_ROOT, "diagnosis", DX_ROOT_NAME, None, 2)
     chapter_ids: dict[str, str | None] = {}
+    residual = residual_rules()
     for chapter in dsm_rules.CHAPTERS:
         if chapter == "other" or chapter not in titles:
             chapter_ids[chapter] = dx_root
             continue
-        chapter_ids[chapter] = general(f"dx.chapter:{chapter}", "diagnosis", residual_category(titles[chapter]),
-                                       dx_root, 1)
+        cid, name = f"dx.chapter:{chapter}", residual_category(titles[chapter])
+        if cid in residual.values():  # the chapter's residual category is a DSM rule: its name reads as this node
+            nodes.append(Concept(cid, "diagnosis", name, dx_root, 1))
+            chapter_ids[chapter] = cid
+            continue
+        chapter_ids[chapter] = general(cid, "diagnosis", name, dx_root, 1)
     for rule in dsm_rules.load_dsm().values():
+        if rule.id in residual:
+            continue
         nodes.append(Concept(f"dx:{rule.id}", "diagnosis", rule.name, chapter_ids.get(rule.chapter, dx_root), 0))
     # symptoms
     domain_ids: dict[str, str | None] = {}

@@ -52,6 +52,7 @@ from anonpsy.twin.concepts import (
     Hierarchy,
     build_hierarchy,
     concept_type,
+    residual_rules,
     test_groups,
 )
 from anonpsy.twin.extraction import (
@@ -200,11 +201,12 @@ class Matcher:
     def _raw(self, text: str) -> list[Span]:
         out: list[Span] = []
         if "diagnosis" in self.types:
-            found = [Span(a, b, f"dx:{rid}") for a, b, rid in find_diagnoses(text)]
+            residual = residual_rules()
+            found = [Span(a, b, residual.get(rid, f"dx:{rid}")) for a, b, rid in find_diagnoses(text)]
             for m in self._canon_dx.find(text):
                 if not any(s.start < m.end and m.start < s.end for s in found) and \
                         not is_instrument_name(text, m.start, m.end):
-                    found.append(Span(m.start, m.end, f"dx:{m.id}"))
+                    found.append(Span(m.start, m.end, residual.get(m.id, f"dx:{m.id}")))
             out += found
         if "symptom" in self.types:
             out += [Span(m.start, m.end, f"sx:{m.id}") for m in symptom_mentions(text)
@@ -306,11 +308,14 @@ def assertion_of(s: Sentence, start: int, end: int, etype: str) -> tuple[Asserti
         tx = treatment_status(m)
         if tx is None:
             return _context_label(s, start, end)
+        rule = tx.evidence.rule_id
+        if tx.value == TreatmentStatus.planned and rule.startswith("context.poss."):
+            return "uncertain", rule  # "consider lithium": an option the extraction plans, not a treatment yet
         label = {TreatmentStatus.planned: "planned", TreatmentStatus.past: "historical",
                  TreatmentStatus.refused: "negated"}.get(tx.value, "affirmed")
         if label == "affirmed" and etype == "procedure" and s.section in _HISTORICAL_SECTIONS:
             return "historical", f"section.{s.section}"  # a past surgical history
-        return label, tx.evidence.rule_id  # type: ignore[return-value]
+        return label, rule  # type: ignore[return-value]
     label, rule = _context_label(s, start, end)
     if label == "affirmed" and s.section in _HISTORICAL_SECTIONS:
         return "historical", f"section.{s.section}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from anonpsy.extract.mentions.family import normalize_condition
 from anonpsy.graph import (
@@ -18,6 +19,21 @@ from anonpsy.graph import (
     Treatment,
 )
 from anonpsy.temporal import TimeSpec
+
+if TYPE_CHECKING:
+    from anonpsy.extract.assertion.status import Decision, DiagnosisStatus
+    from anonpsy.graph import TreatmentStatus
+
+
+@dataclass
+class DiagnosisVote:
+    """One patient mention of a diagnosis: its status, the sentence, and what it says beyond the status."""
+
+    status: DiagnosisStatus
+    sentence_index: int
+    evidence_text: str
+    spec: TimeSpec | None = None
+    specifiers: tuple[str, ...] = ()
 
 
 @dataclass
@@ -35,11 +51,22 @@ class Accumulator:
     med_class: dict[str, str] = field(default_factory=dict)  # treatment id -> medication class id
     present: set[str] = field(default_factory=set)  # symptom ids with a mention present at the visit
     flaggable: set[str] = field(default_factory=set)  # headwords present at the visit in words, not a lab value
+    # symptom ids asserted by a cue (not by default), and where the last mention read as present sits
+    cued_present: set[str] = field(default_factory=set)
+    last_present: dict[str, int] = field(default_factory=dict)
     index_is_admission: bool = False  # a discharge summary: day 0 is the admission
     # Symptoms only denied or hypothetical, and diagnoses only to be ruled out or ruled out: they join the graph
     # at the end unless an asserted mention of the same item exists, and take part in no relation.
     unasserted_sx: dict[str, Symptom] = field(default_factory=dict)
     unasserted_dx: dict[str, Diagnosis] = field(default_factory=dict)
+    # Every patient mention's status, resolved into one status per diagnosis / treatment at the end.
+    dx_votes: dict[str, list[DiagnosisVote]] = field(default_factory=dict)
+    dx_names: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (label, dsm rule id)
+    tx_votes: dict[str, list[Decision[TreatmentStatus]]] = field(default_factory=dict)
+    # decided mentions of a group of drugs ("stay off antidepressants"): (classes covered, status)
+    group_votes: list[tuple[frozenset[str], Decision[TreatmentStatus]]] = field(default_factory=list)
+    condition_votes: dict[str, list[DiagnosisVote]] = field(default_factory=dict)  # medical comorbidities
+    condition_names: dict[str, str] = field(default_factory=dict)  # condition id -> lexicon phrasing used
 
     def duration_for(self, spec: TimeSpec) -> str:
         for d in self.durations:

@@ -13,7 +13,17 @@ import re
 from collections.abc import Callable, Sequence
 
 from anonpsy.extract.assembly.accumulator import Accumulator
-from anonpsy.extract.assembly.nodes import add_diagnoses, add_symptoms, add_treatments, present_today
+from anonpsy.extract.assembly.nodes import (
+    add_conditions,
+    add_diagnoses,
+    add_symptoms,
+    add_treatments,
+    denied_since,
+    finalize_conditions,
+    finalize_diagnoses,
+    finalize_treatments,
+    present_today,
+)
 from anonpsy.extract.assembly.relations import dedupe_edges, derive_relations
 from anonpsy.extract.assembly.visit import extract_visit
 from anonpsy.extract.assertion.status import Mention, family_certainty
@@ -28,7 +38,7 @@ from anonpsy.extract.mentions.family import family_condition_spans
 from anonpsy.extract.mentions.mse import parse_mental_status_parts
 from anonpsy.extract.mentions.results import number_values, parse_results
 from anonpsy.extract.mentions.time import time_mentions, visit_date
-from anonpsy.extract.sections import sentences, title_line
+from anonpsy.extract.sections import medication_list, sentences, title_line
 from anonpsy.graph import CaseGraph, Demographics, Omission, TestResults, TestValue
 
 #: A sentence outside the labs section that reports a score or a level.
@@ -72,7 +82,12 @@ def extract(text: str, *, case_id: str = "case") -> CaseGraph:
                 acc.add_family(member, cond, s.text.strip(), certainty.value, certainty.evidence)
         add_symptoms(s, times, acc)
         add_diagnoses(s, times, acc)
+        add_conditions(s, times, acc)
         add_treatments(s, times, acc)
+    denied_since(acc)
+    finalize_diagnoses(acc)
+    finalize_conditions(acc)
+    finalize_treatments(acc, current_list=any(medication_list(s.section) == "current" for s in sents), sents=sents)
     present_today(acc)
     derive_relations(text, sents, acc)
 

@@ -9,13 +9,15 @@ import re
 from collections.abc import Sequence
 
 from anonpsy import lexicon
-from anonpsy.extract.assembly.accumulator import Accumulator, slug
+from anonpsy.extract.assembly.accumulator import Accumulator, DiagnosisVote, slug
 from anonpsy.extract.assembly.steb import NARRATIVE_SECTIONS, extract_steb
 from anonpsy.extract.assertion.status import (
     ASSERTION_PRECEDENCE,
-    TREATMENT_PRECEDENCE,
+    Decision,
     Mention,
     diagnosis_status,
+    resolve_diagnosis,
+    resolve_treatment,
     stronger,
     symptom_status,
     treatment_status,
@@ -24,10 +26,18 @@ from anonpsy.extract.mentions.diagnoses import find_diagnoses, is_instrument_nam
 from anonpsy.extract.mentions.family import condition_words
 from anonpsy.extract.mentions.symptoms import symptom_mentions
 from anonpsy.extract.mentions.time import TimeMention, governing_time, is_past
-from anonpsy.extract.mentions.treatments import medication_mentions, therapy_mentions, therapy_types
-from anonpsy.extract.sections import Sentence
+from anonpsy.extract.mentions.treatments import (
+    ANAPHOR,
+    group_mentions,
+    medication_mentions,
+    reason_table,
+    therapy_mentions,
+    therapy_types,
+)
+from anonpsy.extract.sections import Sentence, deciding_sections
 from anonpsy.graph import (
     Assertion,
+    Certainty,
     Diagnosis,
     HistoryStatus,
     PastHistory,
@@ -35,17 +45,32 @@ from anonpsy.graph import (
     Symptom,
     Temporality,
     Treatment,
+    TreatmentStatus,
     TreatmentType,
     Unit,
 )
 from anonpsy.rules import dsm as dsm_rules
 from anonpsy.temporal import TimeSpec
 
-_NON_CLINICAL_SECTIONS = {"medications", "allergies", "labs"}
+_NON_CLINICAL_SECTIONS = {"medications", "home_medications", "discharge_medications", "past_medications",
+                          "allergies", "labs"}
 _LAB_SURFACE = re.compile(r"\b(?:BAL|BAC|blood alcohol|breathaly[sz]er|UDS|tox(?:icology)? screen|drug screen|"
                           r"positive for)\b", re.I)
-_SPECIFIERS = re.compile(r"\bwith (?:peripartum onset|psychotic features|anxious distress|mixed features|"
+_SPECIFIERS = re.compile(r"\bwith (?:peripartum onset|psychotic features|anxious distress|mixed features(?! of)|"
                          r"seasonal pattern|melancholic features|catatonia)\b", re.I)
+_SPECIFIER_STOP = re.compile(r"[;.]")
+#: The patient telling a symptom as present (a symptom so told and denied elsewhere is a contradiction of the
+#: note, kept as read, not a symptom of the past).
+_REPORTED_NOW = re.compile(r"\b(?:reports?|reporting|endorses?|endorsing|complains? of|complaining of|admits? to|"
+                           r"presents? with|is experiencing|has been experiencing|currently|now|today)\b[^.;]*$", re.I)
+
+
+def _own_specifiers(text: str, end: int, next_start: int) -> tuple[str, ...]:
+    """The course specifiers written after one diagnosis mention, before the next diagnosis or the end of its
+    list item: a specifier of another diagnosis in the same sentence is not this one's."""
+    stop = _SPECIFIER_STOP.search(text, end, next_start)
+    window = text[end:stop.start() if stop else next_start]
+    return tuple(x.lower() for x in _SPECIFIERS.findall(window))
 
 
 def _mention(s: Sentence, start: int, end: int, times: Sequence[TimeMention], acc: Accumulator) -> Mention:
@@ -96,6 +121,9 @@ def add_symptoms(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) ->
                 sx.assertion, sx.assertion_evidence = decision.value, decision.evidence
         if not historical:
             acc.present.add(sid)
+            acc.last_present[sid] = s.start
+            if decision.evidence.rule_id != "default" or _REPORTED_NOW.search(s.text[:m.start]):
+                acc.cued_present.add(sid)
             if not _LAB_SURFACE.search(m.surface):
                 acc.flaggable.add(m.headword)
         if spec is not None and not (historical and spec.ongoing):
@@ -109,62 +137,139 @@ def add_symptoms(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) ->
 
 
 def add_diagnoses(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -> None:
-    """Diagnosis nodes of one sentence; a past diagnosis outside the assessment is past history; a relative's
-    goes to the family history; one only ever ruled out is kept aside (``acc.unasserted_dx``)."""
+    """Diagnosis mentions of one sentence: a relative's goes to the family history; a patient's is recorded with
+    its status (``acc.dx_votes``) and resolved into one node by :func:`finalize_diagnoses`."""
     rules = dsm_rules.load_dsm()
-    for start, end, rule_id in find_diagnoses(s.text):
+    found = sorted(find_diagnoses(s.text, s.section))
+    for i, (start, end, rule_id) in enumerate(found):
         rule = rules[rule_id]
+        next_start = next((b for b, _, _ in found[i + 1:] if b >= end), len(s.text))
         mention = _mention(s, start, end, times, acc)
         status = diagnosis_status(mention)
         if status.family is not None:
             acc.add_family(status.owner.member, s.text[start:end], s.text.strip(), status.family.value,
                            status.family.evidence)
             continue
-        certainty = status.certainty
-        if certainty is None:
+        if status.certainty is None or status.owner.experiencer != "patient":
             continue
         did = f"dx_{slug(rule.id)}"
-        if not certainty.value.is_asserted():
-            if did not in acc.unasserted_dx:
-                acc.unasserted_dx[did] = Diagnosis(id=did, label=rule.name, rule_id=rule.id, certainty=certainty.value,
-                                               certainty_evidence=certainty.evidence,
-                                               temporality=status.temporality.value,
-                                               temporality_evidence=status.temporality.evidence,
-                                               evidence_text=s.text.strip())
+        spec = mention.time.spec if mention.time is not None else None
+        acc.dx_names.setdefault(did, (rule.name, rule.id))
+        acc.dx_votes.setdefault(did, []).append(DiagnosisVote(
+            status, s.index, s.text.strip(), spec, _own_specifiers(s.text, end, next_start)))
+
+
+def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -> None:
+    """Medical comorbidities of one sentence (``rules/lexicon/conditions.yaml``): a relative's go to the family
+    history, the patient's are recorded with their status like diagnoses and become past-history items in
+    :func:`finalize_conditions`."""
+    if s.section in _NON_CLINICAL_SECTIONS:
+        return
+    for m in lexicon.find_terms(s.text, "condition"):
+        mention = _mention(s, m.start, m.end, times, acc)
+        status = diagnosis_status(mention)
+        if status.family is not None:
+            acc.add_family(status.owner.member, condition_name(m), s.text.strip(), status.family.value,
+                           status.family.evidence)
+            continue
+        if status.certainty is None or status.owner.experiencer != "patient":
             continue
         spec = mention.time.spec if mention.time is not None else None
-        if status.history:
-            pid = f"ph_{slug(rule.id)}"
-            if pid not in acc.past and did not in acc.diagnoses:
-                ph_status = HistoryStatus.remitted if status.remitted else HistoryStatus.pre_existing
-                ids = [acc.duration_for(spec)] if spec is not None and not spec.ongoing else []
-                acc.past[pid] = PastHistory(id=pid, condition=rule.name, status=ph_status,
-                                            status_evidence=status.temporality.evidence, duration_ids=ids,
-                                            evidence_text=s.text.strip())
+        acc.condition_votes.setdefault(m.id, []).append(DiagnosisVote(status, s.index, s.text.strip(), spec))
+        acc.condition_names.setdefault(m.id, condition_name(m, s.text))
+
+
+_LATERALITY = re.compile(r"\b(right|left|bilateral)[ -]$", re.I)
+
+
+def condition_name(m: lexicon.TermMatch, text: str | None = None) -> str:
+    """How a condition is named in the graph: the lexicon phrasing the note used ("cerebellar infarct",
+    "glioblastoma") with the side written just before it ("right cerebellar infarct"), or the headword for an
+    abbreviation ("CVA" -> "stroke"). Only lexicon phrases and a side, never other words of the note."""
+    surface = " ".join(m.surface.split())
+    if surface.isupper() or len(surface) <= 4:
+        return m.headword
+    name = re.sub(r"[’']s\b", "", surface.lower())
+    side = _LATERALITY.search(text[max(0, m.start - 12):m.start]) if text is not None else None
+    return f"{side.group(1).lower()} {name}" if side else name
+
+
+def finalize_conditions(acc: Accumulator) -> None:
+    """One past-history item per medical condition the patient has or had, its status from its mentions
+    (:func:`~anonpsy.extract.assertion.status.resolve_diagnosis`) and the condition's course: resolved or
+    remitted when the note says so; chronic for a chronic condition; active when the diagnosis list, the
+    assessment or a current mention states it and it is not chronic; pre-existing otherwise (an event or a bout
+    that the note dates before the visit). A condition only suspected or ruled out is not kept."""
+    entries = {e.id: e for e in lexicon.condition_lexicon().rules}
+    for cid, votes in acc.condition_votes.items():
+        entry = entries[cid]
+        st = resolve_diagnosis([v.status for v in votes])
+        if st.certainty is None or st.certainty.value != Certainty.confirmed:
             continue
-        past = status.temporality.value == Temporality.past
-        if did not in acc.diagnoses:
-            spec_text = _SPECIFIERS.findall(s.text)
-            acc.diagnoses[did] = Diagnosis(id=did, label=rule.name, rule_id=rule.id, certainty=certainty.value,
-                                           certainty_evidence=certainty.evidence,
-                                           temporality=status.temporality.value,
-                                           temporality_evidence=status.temporality.evidence,
-                                           specifiers=[x.lower() for x in spec_text], evidence_text=s.text.strip())
-            acc.mentions[did] = s.index
-            acc.past.pop(f"ph_{slug(rule.id)}", None)
-        elif not past and acc.diagnoses[did].temporality == Temporality.past:
-            dx = acc.diagnoses[did]
-            dx.temporality, dx.temporality_evidence = Temporality.current, status.temporality.evidence
+        win = next(v for v in votes if v.status.certainty is not None
+                   and v.status.certainty.evidence == st.certainty.evidence)
+        past = st.temporality.value == Temporality.past
+        if past and st.remitted:
+            status = HistoryStatus.resolved if entry.course == "event" else HistoryStatus.remitted
+        elif entry.course == "chronic":
+            status = HistoryStatus.chronic
+        elif not past and (st.certainty.evidence.section in deciding_sections() or entry.course == "episodic"):
+            status = HistoryStatus.active
+        else:
+            status = HistoryStatus.pre_existing
+        pid = f"ph_{slug(cid)}"
+        if pid in acc.past:
+            continue
+        specs = [v.spec for v in votes if v.spec is not None and not v.spec.ongoing]
+        acc.past[pid] = PastHistory(id=pid, condition=acc.condition_names.get(cid, entry.headword), status=status,
+                                    status_evidence=st.temporality.evidence if past else st.certainty.evidence,
+                                    duration_ids=[acc.duration_for(specs[0])] if specs and past else [],
+                                    evidence_text=win.evidence_text)
+
+
+def finalize_diagnoses(acc: Accumulator) -> None:
+    """One node per diagnosis from its mentions (:func:`~anonpsy.extract.assertion.status.resolve_diagnosis`):
+    asserted and current or past in the assessment -> a diagnosis; confirmed and past outside it -> past
+    history; only ruled out or to be ruled out -> kept aside (``acc.unasserted_dx``)."""
+    for did, votes in acc.dx_votes.items():
+        label, rule_id = acc.dx_names[did]
+        st = resolve_diagnosis([v.status for v in votes])
+        assert st.certainty is not None
+        win = next(v for v in votes if v.status.certainty is not None
+                   and v.status.certainty.evidence == st.certainty.evidence)
+        if not st.certainty.value.is_asserted():
+            acc.unasserted_dx[did] = Diagnosis(id=did, label=label, rule_id=rule_id, certainty=st.certainty.value,
+                                               certainty_evidence=st.certainty.evidence,
+                                               temporality=st.temporality.value,
+                                               temporality_evidence=st.temporality.evidence,
+                                               evidence_text=win.evidence_text)
+            continue
+        if st.history:
+            pid = f"ph_{did.removeprefix('dx_')}"
+            ph_status = HistoryStatus.remitted if st.remitted else HistoryStatus.pre_existing
+            specs = [v.spec for v in votes if v.spec is not None and not v.spec.ongoing]
+            acc.past[pid] = PastHistory(id=pid, condition=label, status=ph_status,
+                                        status_evidence=st.temporality.evidence,
+                                        duration_ids=[acc.duration_for(specs[0])] if specs else [],
+                                        evidence_text=win.evidence_text)
+            continue
+        specifiers = list(dict.fromkeys(x for v in votes for x in v.specifiers))
+        acc.diagnoses[did] = Diagnosis(id=did, label=label, rule_id=rule_id, certainty=st.certainty.value,
+                                       certainty_evidence=st.certainty.evidence,
+                                       temporality=st.temporality.value,
+                                       temporality_evidence=st.temporality.evidence,
+                                       specifiers=specifiers, evidence_text=win.evidence_text)
+        acc.mentions[did] = min(v.sentence_index for v in votes)
 
 
 def add_treatments(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -> None:
-    """Treatment nodes of one sentence with their status; when mentions disagree the stronger status
-    (:data:`~anonpsy.extract.assertion.status.TREATMENT_PRECEDENCE`) is kept."""
+    """Treatment nodes of one sentence; each mention's status is recorded (``acc.tx_votes``) and resolved by
+    :func:`finalize_treatments`."""
     if s.section in ("labs", "allergies", "family_history"):
         return
     for m in medication_mentions(s.text):
         med = lexicon.parse_medication(s.text, m)
-        decision = treatment_status(_mention(s, m.start, m.end, times, acc), med.frequency)
+        decision = treatment_status(_mention(s, m.start, m.end, times, acc), med.frequency, "medication")
         if decision is None:
             continue
         tid = f"tx_{slug(med.name)}"
@@ -175,9 +280,8 @@ def add_treatments(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
                                             route=route, frequency=med.frequency, status=decision.value,
                                             status_evidence=decision.evidence, evidence_text=s.text.strip())
             acc.mentions[tid] = s.index
+        acc.tx_votes.setdefault(tid, []).append(decision)
         t = acc.treatments[tid]
-        if stronger(decision.value, t.status, TREATMENT_PRECEDENCE):
-            t.status, t.status_evidence = decision.value, decision.evidence
         if t.dose is None and med.dose is not None:
             t.dose, t.route, t.frequency = med.dose, route or t.route, med.frequency or t.frequency
         spec = governing_time(s.text, (m.start, m.end), times)
@@ -185,8 +289,14 @@ def add_treatments(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
             did = acc.duration_for(spec.spec)
             if did not in t.duration_ids:
                 t.duration_ids = [*t.duration_ids, did]
+    for g in group_mentions(s.text):
+        decision = treatment_status(_mention(s, g.start, g.end, times, acc), kind="medication")
+        # only a stop reaches every drug of a group ("since discontinuing antidepressants"); "took sleep
+        # medication" or "benzodiazepine withdrawal" says nothing about the drugs the note names
+        if decision is not None and decision.evidence.rule_id.startswith("context.hist.stop"):
+            acc.group_votes.append((g.classes, decision))
     for m in therapy_mentions(s.text):
-        decision = treatment_status(_mention(s, m.start, m.end, times, acc))
+        decision = treatment_status(_mention(s, m.start, m.end, times, acc), kind="therapy")
         if decision is None:
             continue
         tid = f"tx_{slug(m.id)}"
@@ -196,9 +306,57 @@ def add_treatments(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
                                             route=Route.not_applicable, status=decision.value,
                                             status_evidence=decision.evidence, evidence_text=s.text.strip())
             acc.mentions[tid] = s.index
-        elif stronger(decision.value, acc.treatments[tid].status, TREATMENT_PRECEDENCE):
-            t = acc.treatments[tid]
-            t.status, t.status_evidence = decision.value, decision.evidence
+        acc.tx_votes.setdefault(tid, []).append(decision)
+
+
+def finalize_treatments(acc: Accumulator, *, current_list: bool, sents: Sequence[Sentence] = ()) -> None:
+    """Each treatment's status from its mentions and the decided mentions of a group it belongs to ("stay off
+    antidepressants" for every antidepressant the note names), by
+    :func:`~anonpsy.extract.assertion.status.resolve_treatment`; ``current_list``: the note has a current
+    medication list (so a drug only on the home list was not continued)."""
+    for classes, decision in acc.group_votes:
+        for tid, cls in acc.med_class.items():
+            if cls in classes and tid in acc.tx_votes:
+                acc.tx_votes[tid].append(decision)
+    by_start = {s.start: i for i, s in enumerate(sents)}
+    for tid, votes in acc.tx_votes.items():
+        t = acc.treatments[tid]
+        d = resolve_treatment(votes, current_list=current_list and t.type == TreatmentType.medication)
+        t.status, t.status_evidence = d.value, d.evidence
+        if d.value == TreatmentStatus.past and sents:
+            t.discontinued_reason = _stop_reason(votes, sents, by_start, t.type == TreatmentType.medication)
+
+
+def _stop_reason(votes: Sequence[Decision[TreatmentStatus]], sents: Sequence[Sentence],
+                 by_start: dict[int, int], drug: bool) -> str | None:
+    """Why a stopped treatment was stopped (``rules/treatments/discontinuation.yaml``): read from the sentences
+    that name it and the sentence after one of them that speaks of the drugs again ("these medications")."""
+    texts: list[str] = []
+    for i in sorted({by_start[v.evidence.start] for v in votes if v.evidence.start in by_start}):
+        texts.append(sents[i].text)
+        if (drug and i + 1 < len(sents) and ANAPHOR.search(sents[i + 1].text)
+                and not medication_mentions(sents[i + 1].text)):
+            texts.append(sents[i + 1].text)
+    return reason_table().reason(texts)
+
+
+def denied_since(acc: Accumulator) -> None:
+    """A symptom the note tells without a cue ("she lost interest in activities", "he experienced visual
+    hallucinations while intoxicated") and explicitly denies after its last such mention ("She has no
+    anhedonia") had it before and has it no more: historical, decided by the denial (rule
+    ``assembly.denied_since``). A symptom a cue asserts ("reports", "endorses", "currently") is left as read."""
+    for sid, sx in acc.symptoms.items():
+        den = acc.unasserted_sx.get(sid)
+        if (den is None or den.assertion != Assertion.absent or sid in acc.cued_present
+                or sx.assertion != Assertion.present or sid not in acc.last_present):
+            continue
+        ev = den.assertion_evidence
+        if ev is None or ev.start is None or ev.start <= acc.last_present[sid]:
+            continue
+        sx.assertion, sx.current_symptom = Assertion.historical, False
+        sx.assertion_evidence = ev.model_copy(update={"rule_id": "assembly.denied_since"})
+        acc.present.discard(sid)
+        acc.flaggable.discard(sx.headword)
 
 
 def present_today(acc: Accumulator) -> None:

@@ -6,6 +6,12 @@ the pseudo-trigger ``no increase`` swallows the trigger ``no``). A trigger appli
 ``sentence[start:end]`` when the concept lies in the trigger's direction, within its scope (counted in words),
 with no scope break (``.``, ``;``, ...) and no termination term for the trigger's category between them.
 Triggers that overlap the concept itself never apply: the concept's own words (``no energy``) are not context.
+A rule may be limited to some kinds of concept (``concepts: [medication]`` for "stopped", ``[diagnosis]`` for "does
+not meet criteria for"); :meth:`ContextEngine.classify` applies it only when told the concept's kind. Scope
+reaches over a list: a concept in a run of short comma- or and-joined items ("Prozac, Paxil, lithium, and
+Zoloft") is as far from a trigger before the list as the list's first item. The ``current`` category (a
+treatment the patient takes now: "is taking", "continue") ends a historical scope and marks the treatment
+current.
 
 Example::
 
@@ -19,6 +25,7 @@ Example::
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -37,18 +44,28 @@ from anonpsy.lexicon import (
 )
 
 Category = Literal[
-    "negated", "possible", "hypothetical", "historical", "family", "other_experiencer", "pseudo",
+    "negated", "possible", "hypothetical", "historical", "current", "family", "other_experiencer", "pseudo",
     "termination",
 ]
+ConceptKind = Literal["diagnosis", "symptom", "medication", "therapy"]
+CONCEPT_KINDS: tuple[ConceptKind, ...] = ("diagnosis", "symptom", "medication", "therapy")
 Direction = Literal["forward", "backward", "bidirectional"]
 Experiencer = Literal["patient", "family", "other"]
-ContextLabel = Literal["negated", "possible", "hypothetical", "historical", "family", "other", "affirmed"]
+ContextLabel = Literal["negated", "possible", "hypothetical", "historical", "current", "family", "other",
+                       "affirmed"]
 CONTEXT_LABELS: tuple[ContextLabel, ...] = (
-    "negated", "possible", "hypothetical", "historical", "family", "other", "affirmed"
+    "negated", "possible", "hypothetical", "historical", "current", "family", "other", "affirmed"
 )
 _ACTIVE: tuple[Category, ...] = (
-    "negated", "possible", "hypothetical", "historical", "family", "other_experiencer"
+    "negated", "possible", "hypothetical", "historical", "current", "family", "other_experiencer"
 )
+#: A separator that joins the item before ``pos`` to a list: ", ", ", and ", " or ".
+_LIST_SEP = re.compile(r"(?:,\s*(?:and/or|and|or|nor)?|\s(?:and/or|and|or|nor|&))\s*(?:(?:a|an|the|some|any|his|her|"
+                       r"their)\s+)?$", re.I)
+#: Categories whose trigger, between another trigger and the concept, ends that trigger's scope ("Discontinue X,
+#: begin Y": Y is not stopped).
+_OPPOSITE: dict[str, frozenset[str]] = {"historical": frozenset({"current"}), "current": frozenset({"historical"})}
+_LIST_ITEM_WORDS = 4
 _BACKWARD_SUFFIX = "#backward"
 
 
@@ -64,8 +81,15 @@ class ContextRule(_Strict):
     scope: int | None = Field(default=None, ge=1, le=50)
     member: str | None = None
     applies_to: tuple[Category, ...] | None = None
+    concepts: tuple[ConceptKind, ...] | None = None
+    hedged: bool = False
     source: str | None = None
     note: str | None = None
+
+    def applies(self, kind: ConceptKind | None) -> bool:
+        """Does the rule apply to a concept of this kind (a rule without ``concepts`` applies to all; a
+        restricted rule never applies when the kind is not known)?"""
+        return self.concepts is None or (kind is not None and kind in self.concepts)
 
 
 class ContextRules(_FileHeader):
@@ -85,6 +109,7 @@ class ContextResult:
     family_member: str | None = None
     trigger_ids: tuple[str, ...] = ()
     uncertain: bool = False
+    current: bool = False
 
     @property
     def affirmed(self) -> bool:
@@ -104,6 +129,8 @@ class ContextResult:
             out.add("hypothetical")
         if self.historical:
             out.add("historical")
+        if self.current:
+            out.add("current")
         if self.experiencer == "family":
             out.add("family")
         elif self.experiencer == "other":
@@ -125,13 +152,23 @@ class ContextEngine:
     def __init__(self, rules: ContextRules) -> None:
         self.rules = rules
         self.by_id = {r.id: r for r in rules.rules}
-        specs: list[IndexSpec] = []
-        for r in rules.rules:
-            specs.append(IndexSpec(r.id, r.id, r.phrases, r.abbreviations))
-            if r.backward_phrases:
-                specs.append(IndexSpec(r.id + _BACKWARD_SUFFIX, r.id, r.backward_phrases))
-        self.index: TermIndex = build_index(specs)
         self.breaks = frozenset(rules.scope_breaks)
+        self._indexes: dict[ConceptKind | None, TermIndex] = {}
+        self.index: TermIndex = self._index(None)
+
+    def _index(self, kind: ConceptKind | None) -> TermIndex:
+        """The triggers that apply to a concept of ``kind``, compiled into one leftmost-longest index (a phrase of
+        a rule limited to drugs never hides a shorter trigger from a symptom)."""
+        if kind not in self._indexes:
+            specs: list[IndexSpec] = []
+            for r in self.rules.rules:
+                if not r.applies(kind):
+                    continue
+                specs.append(IndexSpec(r.id, r.id, r.phrases, r.abbreviations))
+                if r.backward_phrases:
+                    specs.append(IndexSpec(r.id + _BACKWARD_SUFFIX, r.id, r.backward_phrases))
+            self._indexes[kind] = build_index(specs)
+        return self._indexes[kind]
 
     @classmethod
     def from_doc(cls, doc: dict[str, Any]) -> ContextEngine:
@@ -140,13 +177,18 @@ class ContextEngine:
 
     @property
     def conflicts(self) -> list[str]:
-        """Trigger phrases claimed by two rules (the first one wins)."""
-        return self.index.conflicts
+        """Trigger phrases claimed by two rules that apply to the same kind of concept (the first one wins)."""
+        out: dict[str, None] = {}
+        for kind in (None, *CONCEPT_KINDS):
+            for c in self._index(kind).conflicts:
+                out.setdefault(c, None)
+        return list(out)
 
-    def triggers(self, sentence: str) -> list[_Trigger]:
-        """Every trigger, pseudo-trigger and termination term in the sentence, in order."""
+    def triggers(self, sentence: str, kind: ConceptKind | None = None) -> list[_Trigger]:
+        """Every trigger, pseudo-trigger and termination term that applies to a concept of ``kind`` in the
+        sentence, in order."""
         out: list[_Trigger] = []
-        for m in self.index.find(sentence):
+        for m in self._index(kind).find(sentence):
             if m.id.endswith(_BACKWARD_SUFFIX):
                 rule = self.by_id[m.id[: -len(_BACKWARD_SUFFIX)]]
                 out.append(_Trigger(rule, "backward", m.start, m.end))
@@ -155,16 +197,19 @@ class ContextEngine:
                 out.append(_Trigger(rule, rule.direction, m.start, m.end))
         return out
 
-    def classify(self, sentence: str, start: int, end: int) -> ContextResult:
-        """Context of the concept at ``sentence[start:end]``."""
+    def classify(self, sentence: str, start: int, end: int, kind: ConceptKind | None = None) -> ContextResult:
+        """Context of the concept at ``sentence[start:end]``; ``kind`` enables the rules limited to that kind of
+        concept."""
         if not 0 <= start < end <= len(sentence):
             raise ValueError("concept span must satisfy 0 <= start < end <= len(sentence)")
         toks = tokenize(sentence)
         starts = [t.start for t in toks]
         words = [t.text[0].isalnum() for t in toks]
         breaks = [t.text in self.breaks for t in toks]
-        triggers = self.triggers(sentence)
+        triggers = self.triggers(sentence, kind)
         terminations = [t for t in triggers if t.rule.category == "termination"]
+        opposed = [t for t in triggers if t.rule.category in ("historical", "current")]
+        first, last = _list_span(sentence, start, end)
 
         def tok_at(pos: int) -> int:
             return bisect.bisect_left(starts, pos)
@@ -173,6 +218,9 @@ class ContextEngine:
             """Is there a break or an applicable termination between char offsets lo and hi?"""
             i, j = tok_at(lo), tok_at(hi)
             if any(breaks[i:j]):
+                return True
+            if any(lo <= t.start and t.end <= hi and t.rule.category in _OPPOSITE.get(category, ())
+                   for t in opposed):
                 return True
             return any(
                 lo <= t.start and t.end <= hi
@@ -194,15 +242,56 @@ class ContextEngine:
             scope = trig.rule.scope or self.rules.default_scope
             if trig.end <= start and trig.direction in ("forward", "bidirectional"):
                 lo, hi = trig.end, start
+                dist = distance(lo, max(lo, first))
             elif trig.start >= end and trig.direction in ("backward", "bidirectional"):
                 lo, hi = end, trig.start
+                dist = distance(min(last, hi), hi)
             else:
                 continue
-            dist = distance(lo, hi)
             if dist > scope or blocked(lo, hi, cat):
                 continue
             applied.append((dist, trig))
         return _result(applied)
+
+
+def _list_span(sentence: str, start: int, end: int) -> tuple[int, int]:
+    """Where the list the concept at ``[start, end)`` belongs to begins and ends: the first and last of the
+    short items joined to it by commas or "and"/"or" (the concept's own span when it is in no list)."""
+    first = start
+    # the concept may end an item that starts with a few words of its own (", or symptoms of anxiety")
+    cut = max(sentence.rfind(c, 0, start) for c in ",;")
+    if cut >= 0:
+        prefix = sentence[cut + 1:start]
+        lead = re.match(r"\s*(?:(?:and/or|and|or|nor)\s+)?", prefix)
+        rest = prefix[lead.end() if lead else 0:]
+        if 0 < len(rest.split()) <= 3 and not re.search(r"[.!?:]", rest):
+            first = cut + 1 + (lead.end() if lead else 0)
+    for _ in range(16):
+        m = _LIST_SEP.search(sentence, 0, first)
+        if m is None:
+            break
+        cut = max(sentence.rfind(c, 0, m.start()) for c in ",;:(")
+        item = sentence[cut + 1:m.start()]
+        words = item.split()
+        if not words or re.search(r"[.!?]\s", item):
+            break
+        if len(words) > _LIST_ITEM_WORDS:
+            # the first item hangs on the words before it ("include Haldol and lithium"): its last word
+            first = m.start() - len(item.rstrip()) + item.rstrip().rfind(words[-1]) if item.rstrip() else first
+            break
+        first = cut + 1 + len(item) - len(item.lstrip())
+    last = end
+    for _ in range(16):
+        m = re.match(r"\s*(?:,\s*(?:and/or|and|or|nor)?|(?:and/or|and|or|nor|&)(?=\s))\s*", sentence[last:])
+        if m is None or not m.group(0).strip():
+            break
+        rest = sentence[last + m.end():]
+        nxt = re.match(r"[^,;:.!?()]*", rest)
+        item = nxt.group(0) if nxt else ""
+        if not item.split() or len(item.split()) > _LIST_ITEM_WORDS:
+            break
+        last = last + m.end() + len(item.rstrip())
+    return first, last
 
 
 def _result(applied: Iterable[tuple[int, _Trigger]]) -> ContextResult:
@@ -222,7 +311,8 @@ def _result(applied: Iterable[tuple[int, _Trigger]]) -> ContextResult:
         experiencer=experiencer,
         family_member=member,
         trigger_ids=tuple(dict.fromkeys(t.rule.id for _, t in items)),
-        uncertain="possible" in cats,
+        uncertain="possible" in cats or any(t.rule.hedged for _, t in items),
+        current="current" in cats,
     )
 
 
@@ -232,11 +322,11 @@ def default_engine() -> ContextEngine:
     return ContextEngine.from_doc(load_doc("context"))
 
 
-def classify(sentence: str, start: int, end: int) -> ContextResult:
+def classify(sentence: str, start: int, end: int, kind: ConceptKind | None = None) -> ContextResult:
     """ConText classification of the concept at ``sentence[start:end]`` with the project's rules.
 
     >>> s = "No history of psychosis."
     >>> classify(s, 14, 23).negated
     True
     """
-    return default_engine().classify(sentence, start, end)
+    return default_engine().classify(sentence, start, end, kind)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from anonpsy.extract.assertion.context import ContextResult, classify, default_engine
+from anonpsy.extract.assertion.context import ConceptKind, ContextResult, classify, default_engine
 from anonpsy.extract.mentions.family import MEMBER, member_before
 from anonpsy.extract.mentions.time import TimeMention
 from anonpsy.extract.sections import Sentence, clause_bounds
@@ -15,14 +15,14 @@ from anonpsy.extract.sections import Sentence, clause_bounds
 _ASIDE = re.compile(r"\([^()]*\)|\"[^\"]*\"|“[^”]*”")
 
 
-def classify_in_sentence(sentence: str, start: int, end: int) -> ContextResult:
+def classify_in_sentence(sentence: str, start: int, end: int, kind: ConceptKind | None = None) -> ContextResult:
     """ConText classification of ``sentence[start:end]`` with parenthetical remarks and quotations that do not
     contain the concept blanked out, so that a trigger inside an aside ("poor self-esteem ('I've never been good
     at anything'), difficulty making decisions") does not reach across it."""
     def blank(m: re.Match[str]) -> str:
         return m.group(0) if m.start() <= start and end <= m.end() else " " * len(m.group(0))
 
-    return classify(_ASIDE.sub(blank, sentence), start, end)
+    return classify(_ASIDE.sub(blank, sentence), start, end, kind)
 
 
 def family_member(s: Sentence, start: int, ctx: ContextResult) -> str | None:
@@ -64,18 +64,3 @@ def course_of_index_stay(s: Sentence, ctx: ContextResult, index_is_admission: bo
     then."""
     return (index_is_admission and s.section in ("plan", "assessment") and set(ctx.trigger_ids) <= {
         "hist.backward"} and bool(re.search(r"\bresolv", s.text, re.I)))
-
-
-#: Hypothetical triggers that still leave a treatment in the case: a planned step ("referral for", "will start").
-PLANNED = {"hyp.future"}
-
-
-def treatment_applies(ctx: ContextResult) -> bool:
-    """A treatment the patient has, had or is going to have: not negated, not someone else's, not a mere option
-    ("consider", "may benefit from", "if no response") and not a conditional or a warning."""
-    if ctx.negated or ctx.uncertain or ctx.experiencer != "patient":
-        return False
-    if ctx.hypothetical:
-        hyp = {t for t in ctx.trigger_ids if t.startswith("hyp.")}
-        return bool(hyp) and hyp <= PLANNED
-    return True

@@ -7,47 +7,65 @@ and gets back whose fact it is and a :class:`Decision` per status field — the 
 
 * :func:`diagnosis_status` → certainty (confirmed, provisional, rule_out, ruled_out) and temporality;
 * :func:`symptom_status` → assertion (present, absent, possible, hypothetical, historical);
-* :func:`treatment_status` → status (current, past, planned, prn);
+* :func:`treatment_status` → status (current, past, planned, refused, prn);
 * :func:`family_certainty` → a relative's condition confirmed or possible.
 
 Rule ids: ``context.<trigger id>`` when a ConText trigger of ``rules/lexicon/context.yaml`` decided,
-``section.<name>`` when the section did, ``time.past`` when the governing temporal expression ends before day 0,
-``cue.<name>`` for the named cue patterns below, ``default`` when nothing contradicted the default value.
+``section.<name>`` when the section did (``rules/sections/sections.yaml``), ``time.past`` when the governing
+temporal expression ends before day 0, ``cue.<name>`` for the named cue patterns below (``cue.answer_negative``:
+a field or question answered "None"/"No"), ``default`` when nothing contradicted the default value.
 
-What decides today is the in-house ConText engine over the sentence, the section name and the temporal expression.
-An engine that scopes triggers by section and sentence structure replaces the bodies of these functions and keeps
-their signatures; :data:`ASSERTION_PRECEDENCE` and :data:`TREATMENT_PRECEDENCE` say which status a node keeps when
-several mentions of it disagree.
+What decides a mention is the in-house ConText engine over the sentence (triggers limited to the concept's kind),
+the sentence's field label or question and its answer, the section and the temporal expression. When the
+mentions of one fact disagree, the resolution functions decide (each documents its precedence):
+
+* :func:`resolve_diagnosis` -- the highest section tier that mentions the diagnosis decides (the diagnosis list
+  and the assessment over the plan, over the history, over the referral question); within it a mention whose
+  status a cue decided beats a plain one, and the later beats the earlier;
+* :func:`resolve_treatment` -- a decision of the plan (continue, start, stop, recommend, refused) wins, the
+  last one when several; then a current medication list; then a home list (a drug only on the home list is
+  past when the note has a current list too); then the last mention a cue decided; else current;
+* symptoms keep the first status of :data:`ASSERTION_PRECEDENCE` that any mention gives them (a symptom the
+  patient has, per any source, is present).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from anonpsy.extract.assertion.context import Category, ContextResult, Experiencer, default_engine
+from anonpsy.extract.assertion.context import Category, ConceptKind, ContextResult, Experiencer, default_engine
 from anonpsy.extract.assertion.scope import (
-    PLANNED,
     classify_in_sentence,
     course_of_index_stay,
     family_member,
     is_family,
     only_time_words,
-    treatment_applies,
 )
 from anonpsy.extract.mentions.time import ONSET_CUE, PAST_EVENT_CUE, TimeMention, is_past, onset_anchor
-from anonpsy.extract.sections import Sentence, clause_bounds
+from anonpsy.extract.sections import (
+    Sentence,
+    clause_bounds,
+    decides_treatment,
+    deciding_sections,
+    is_history_section,
+    medication_list,
+    section_tier,
+)
 from anonpsy.graph import Assertion, Certainty, Evidence, FamilyCertainty, Temporality, TreatmentStatus
 
 V = TypeVar("V")
 
-#: Sections whose content is the patient's past.
-HISTORICAL_SECTIONS = frozenset({"past_psych", "past_medical"})
 #: Negation triggers that set a diagnosis aside (rather than a symptom denied): "does not meet criteria for",
-#: "was ruled out", "unlikely". Any negated diagnosis in the assessment also counts.
-_EXCLUDING = frozenset({"neg.criteria", "neg.backward"})
+#: "was ruled out", "unlikely", "no history of" (a lifetime denial). Any negated diagnosis in the diagnosis list or
+#: the assessment also counts.
+_EXCLUDING = frozenset({"neg.criteria", "neg.backward", "neg.excluded_backward", "neg.anaphoric", "neg.without",
+                        "neg.no_history_of"})
+#: Historical triggers that say the patient has a history of a diagnosis without saying it is over.
+_HISTORY_OF = frozenset({"context.hist.forward", "context.hist.bidirectional"})
 #: Which value a node keeps when its mentions disagree: the first listed wins.
 ASSERTION_PRECEDENCE: tuple[Assertion, ...] = (
     Assertion.present, Assertion.possible, Assertion.historical, Assertion.hypothetical, Assertion.absent,
@@ -59,8 +77,11 @@ TREATMENT_PRECEDENCE: tuple[TreatmentStatus, ...] = (
 _RULE_OUT = re.compile(r"\b(?:rule out|r/o|to be ruled out|ruling out)\b", re.I)
 _NOT_RULED_OUT = re.compile(r"\b(?:cannot|can not|can't|could not|couldn't|unable to|not) (?:be )?rul(?:e|ed) out\b",
                             re.I)
-_PRN = re.compile(r"\b(?:prn|p\.r\.n\.?|as needed|as required|when needed|if needed|once|one[- ]time|single dose|"
+_PRN = re.compile(r"\b(?:prn|p\.r\.n\.?|as needed|as-needed|as required|when needed|once|one[- ]time|single dose|"
                   r"stat)\b", re.I)
+#: A past time that only dates the start of a treatment still taken ("placed on Zoloft 10 years ago").
+_TX_ONSET = re.compile(r"\b(?:started|began|begun|placed on|put on|initiated|since|went on|has been on|has been "
+                       r"taking|prescribed)\b", re.I)
 _PRESENT = re.compile(r"\b(?:has|have|is|are|now|still|continues?|currently|persists?|remains?)\b", re.I)
 _REMISSION = re.compile(r"\bremission|remitted|resolved\b", re.I)
 
@@ -153,9 +174,28 @@ def _historical(m: Mention, ctx: ContextResult, *, time_words: bool) -> str | No
         hist = False  # "years ago", "last year": the parsed expression itself decides
     if hist:
         return _context_rule(ctx, "historical")
-    if m.sentence.section in HISTORICAL_SECTIONS:
+    if is_history_section(m.sentence.section):
         return f"section.{m.sentence.section}"
     return None
+
+
+def in_prompt(m: Mention) -> bool:
+    """Is the mention inside a field label or a question ("Suicidal/Homicidal:", "Do you smoke?")? Such a
+    mention is asserted only through the answer."""
+    return m.start < m.sentence.prompt_end
+
+
+def _only_features_of_a_symptom(m: Mention, ctx: ContextResult) -> bool:
+    """"Symptoms of depression": the hedge "symptoms of" makes a disorder's name uncertain ("symptoms of
+    dysthymia"), not a word that is itself a symptom."""
+    from anonpsy import lexicon
+
+    by_id = default_engine().by_id
+    hedges = {t for t in ctx.trigger_ids if by_id[t].category == "possible" or by_id[t].hedged}
+    if hedges != {"poss.dx_features"}:
+        return False
+    surface = m.sentence.text[m.start:m.end]
+    return any(t.start == 0 and t.end == len(surface) for t in lexicon.find_terms(surface, "symptom"))
 
 
 def diagnosis_status(m: Mention) -> DiagnosisStatus:
@@ -167,12 +207,17 @@ def diagnosis_status(m: Mention) -> DiagnosisStatus:
     day 0; a past diagnosis outside the assessment (or an episode) is past history.
     """
     s = m.sentence
-    ctx = classify_in_sentence(s.text, m.start, m.end)
     default_time = Decision(Temporality.current, m.evidence("default"))
+    if in_prompt(m):
+        if s.answer == "positive":
+            return DiagnosisStatus(Owner("patient"), Decision(Certainty.confirmed, m.evidence("cue.answer_positive")),
+                                   default_time)
+        return DiagnosisStatus(Owner("patient"), None, default_time)
+    ctx = classify_in_sentence(s.text, m.start, m.end, "diagnosis")
     if ctx.negated:
         owner = Owner("family") if is_family(s, m.start, ctx) else Owner(ctx.experiencer)
         neg = trigger_of(ctx, "negated")
-        if owner.experiencer == "patient" and (neg in _EXCLUDING or s.section == "assessment"):
+        if owner.experiencer == "patient" and (neg in _EXCLUDING or s.section in deciding_sections()):
             return DiagnosisStatus(owner, Decision(Certainty.ruled_out, m.evidence(f"context.{neg}")), default_time)
         return DiagnosisStatus(owner, None, default_time)
     if ctx.hypothetical:
@@ -181,6 +226,8 @@ def diagnosis_status(m: Mention) -> DiagnosisStatus:
     if owner.experiencer != "patient":
         family = _family_decision(m, ctx) if owner.experiencer == "family" else None
         return DiagnosisStatus(owner, None, default_time, family=family)
+    if ctx.uncertain and _only_features_of_a_symptom(m, ctx):
+        ctx = dataclasses.replace(ctx, uncertain=False)
     if ctx.uncertain:
         lo, _ = clause_bounds(s.text, m.start)
         before = s.text[lo:m.start]
@@ -191,11 +238,14 @@ def diagnosis_status(m: Mention) -> DiagnosisStatus:
     else:
         certainty = Decision(Certainty.confirmed, m.evidence("default"))
     rule = _historical(m, ctx, time_words=False)
+    episode = bool(re.search(r"\bepisode\b|\bMDE\b", s.text[m.start:m.end], re.I))
+    over = bool({"hist.backward", "hist.not_recently"} & set(ctx.trigger_ids)) or bool(_REMISSION.search(s.text))
+    if rule in _HISTORY_OF and s.section in deciding_sections() and not episode and not over:
+        rule = None  # "a history of schizophrenia" in the assessment: a diagnosis still held
     if rule is None and m.time is not None and is_past(m.time.spec):
         rule = "time.past"
     temporality = Decision(Temporality.past, m.evidence(rule)) if rule else default_time
-    episode = bool(re.search(r"\bepisode\b|\bMDE\b", s.text[m.start:m.end], re.I))
-    history = rule is not None and (s.section != "assessment" or episode)
+    history = rule is not None and (s.section not in deciding_sections() or episode)
     return DiagnosisStatus(owner, certainty, temporality, history=history, remitted=bool(_REMISSION.search(s.text)))
 
 
@@ -208,7 +258,13 @@ def symptom_status(m: Mention) -> SymptomStatus:
     possible when uncertain; else present.
     """
     s = m.sentence
-    ctx = classify_in_sentence(s.text, m.start, m.end)
+    if in_prompt(m):
+        if s.answer == "negative":
+            return SymptomStatus(Owner("patient"), Decision(Assertion.absent, m.evidence("cue.answer_negative")))
+        if s.answer == "positive":
+            return SymptomStatus(Owner("patient"), Decision(Assertion.present, m.evidence("cue.answer_positive")))
+        return SymptomStatus(Owner("patient"), None)
+    ctx = classify_in_sentence(s.text, m.start, m.end, "symptom")
     if ctx.negated or ctx.hypothetical:
         owner = Owner("family") if is_family(s, m.start, ctx) else Owner(ctx.experiencer)
         if owner.experiencer != "patient":
@@ -237,26 +293,67 @@ def symptom_status(m: Mention) -> SymptomStatus:
     return SymptomStatus(owner, Decision(Assertion.present, m.evidence("default")), ongoing)
 
 
-def treatment_status(m: Mention, frequency: str | None = None) -> Decision[TreatmentStatus] | None:
-    """Status of a treatment mention, or None when it is not a treatment of the patient's (negated, uncertain, a
-    mere option, someone else's).
+def treatment_status(m: Mention, frequency: str | None = None,
+                     kind: ConceptKind = "medication") -> Decision[TreatmentStatus] | None:
+    """Status of a treatment mention, or None when it is not a treatment of the patient's (named only in a
+    question or label, negated without a refusal, a warning about it, someone else's).
 
-    Planned after a future trigger ("will start", "referral for"); past after a historical trigger ("previously
-    on", "was taking"); as needed when the frequency says so; current otherwise (``section.medications`` in a
-    medication list).
+    Refused after a refusal trigger ("declined"); planned after a future, recommending, conditional or
+    uncertain trigger ("will start", "recommend", "if needed", "consider"); current after a current trigger
+    ("continue", "is taking", "was started on"); one dose (prn) after "was given" / "administration of"; past
+    after a stopping or historical trigger ("discontinued", "tried", "previously on", "in the past") or a
+    governing time before day 0 that does not only date the start; listed in a medication list section: current
+    (home list: ``section.home_medications``, resolved by :func:`resolve_treatment`), past list: past; as needed
+    when the frequency says so; current otherwise.
     """
-    ctx = classify_in_sentence(m.sentence.text, m.start, m.end)
-    if not treatment_applies(ctx):
+    if in_prompt(m):
         return None
-    if ctx.hypothetical:
-        tid = next(t for t in ctx.trigger_ids if t in PLANNED)
-        return Decision(TreatmentStatus.planned, m.evidence(f"context.{tid}"))
-    if ctx.historical:
-        return Decision(TreatmentStatus.past, m.evidence(_context_rule(ctx, "historical")))
+    s = m.sentence
+    ctx = classify_in_sentence(s.text, m.start, m.end, kind)
+    if ctx.experiencer != "patient" or is_family(s, m.start, ctx):
+        return None
+    if ctx.negated:
+        if "neg.refused" in ctx.trigger_ids:
+            return Decision(TreatmentStatus.refused, m.evidence("context.neg.refused"))
+        return None
+    listed = medication_list(s.section)
+    stop = next((t for t in ctx.trigger_ids if t.startswith("hist.stop")), None)
+    if stop is not None and not ctx.current:
+        # "recommend she stay off antidepressants", "Discontinue Provigil": stopped, whatever else frames it
+        return Decision(TreatmentStatus.past, m.evidence(f"context.{stop}"))
+    if ctx.hypothetical and listed is None:
+        hyp = [t for t in ctx.trigger_ids if t.startswith("hyp.")]
+        if hyp and all(t == "hyp.prevention" for t in hyp):
+            return None  # "risk of", "monitor for": a warning about the drug, not a plan to give it
+        return Decision(TreatmentStatus.planned, m.evidence(f"context.{next(t for t in hyp if t != 'hyp.prevention')}"))
+    if ctx.uncertain and listed is None:
+        return Decision(TreatmentStatus.planned, m.evidence(_context_rule(ctx, "possible")))
+    if ctx.current:
+        if frequency and _PRN.search(frequency):
+            return Decision(TreatmentStatus.prn, m.evidence("cue.prn"))
+        return Decision(TreatmentStatus.current, m.evidence(_context_rule(ctx, "current")))
+    onset_only = False
+    if ctx.historical and m.time is not None and only_time_words(s.text, ctx, m.times):
+        lo, hi = clause_bounds(s.text, m.start)
+        onset_only = bool(_TX_ONSET.search(s.text[lo:hi]))  # "placed on Zoloft 10 years ago": started then
+    if ctx.historical and not onset_only and not course_of_index_stay(s, ctx, m.index_is_admission):
+        rule = _context_rule(ctx, "historical")
+        if rule == "context.hist.once":
+            return Decision(TreatmentStatus.prn, m.evidence(rule))
+        return Decision(TreatmentStatus.past, m.evidence(rule))
+    if listed == "past":
+        return Decision(TreatmentStatus.past, m.evidence(f"section.{s.section}"))
+    if listed is not None:
+        if frequency and _PRN.search(frequency):
+            return Decision(TreatmentStatus.prn, m.evidence("cue.prn"))
+        return Decision(TreatmentStatus.current, m.evidence(f"section.{s.section}"))
+    if m.time is not None and is_past(m.time.spec):
+        lo, hi = clause_bounds(s.text, m.start)
+        if not _TX_ONSET.search(s.text[lo:hi]):
+            return Decision(TreatmentStatus.past, m.evidence("time.past"))
     if frequency and _PRN.search(frequency):
         return Decision(TreatmentStatus.prn, m.evidence("cue.prn"))
-    rule = "section.medications" if m.sentence.section == "medications" else "default"
-    return Decision(TreatmentStatus.current, m.evidence(rule))
+    return Decision(TreatmentStatus.current, m.evidence("default"))
 
 
 def family_certainty(m: Mention) -> Decision[FamilyCertainty]:
@@ -274,3 +371,97 @@ def _family_decision(m: Mention, ctx: ContextResult) -> Decision[FamilyCertainty
 def stronger(new: V, old: V, order: Sequence[V]) -> bool:
     """Does ``new`` win over ``old`` under a precedence ``order`` (first listed wins)?"""
     return order.index(new) < order.index(old)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Resolution: one status per fact from the statuses of its mentions
+
+
+def _position(d: Decision[V]) -> int:
+    return d.evidence.start if d.evidence.start is not None else -1
+
+
+def _decided(rule_id: str) -> bool:
+    """Did a cue, a section or a time decide (not the default)?"""
+    return rule_id != "default"
+
+
+def resolve_diagnosis(votes: Sequence[DiagnosisStatus]) -> DiagnosisStatus:
+    """The status of a diagnosis from the statuses of its patient mentions (each with a certainty).
+
+    Precedence: (1) only the mentions in the highest section tier count (``tier`` in
+    ``rules/sections/sections.yaml``: diagnosis list and assessment 3, plan 2, history 1, referral question 0):
+    the assessment decides over the history and the history over the question that was asked; (2) within that
+    tier a mention whose certainty a cue decided ("unlikely", "cannot be ruled out", "rule out") beats a plain
+    mention, and a later mention beats an earlier one: a later statement about the same diagnosis overrides.
+    The temporality is past only when every confirmed mention of that tier is past; a confirmed past diagnosis
+    outside the diagnosis list and the assessment is past history.
+    """
+    if not votes:
+        raise ValueError("a diagnosis needs at least one mention with a certainty")
+
+    def tier(v: DiagnosisStatus) -> int:
+        assert v.certainty is not None
+        return section_tier(v.certainty.evidence.section or "")
+
+    top = max(tier(v) for v in votes)
+    pool = [v for v in votes if tier(v) == top]
+    decided = [v for v in pool if v.certainty is not None and _decided(v.certainty.evidence.rule_id)]
+    ordered = sorted(decided or pool, key=lambda v: _position(v.certainty) if v.certainty else -1)
+    win = ordered[-1]
+    assert win.certainty is not None
+    if win.certainty.value != Certainty.confirmed:
+        return dataclasses.replace(win, history=False)
+    confirmed = [v for v in pool if v.certainty is not None and v.certainty.value == Certainty.confirmed]
+    current = [v for v in confirmed if v.temporality.value == Temporality.current]
+    if current:
+        last = max(current, key=lambda v: _position(v.temporality))
+        return DiagnosisStatus(win.owner, win.certainty, last.temporality, history=False, remitted=False)
+    return DiagnosisStatus(win.owner, win.certainty, win.temporality,
+                           history=any(v.history for v in confirmed) and top < max(
+                               section_tier(x) for x in deciding_sections()),
+                           remitted=any(v.remitted for v in confirmed))
+
+
+#: Rule ids that stop a treatment: in the plan, such a mention is a decision of this visit ("Discontinue X").
+_STOPPING = ("context.hist.stop",)
+
+
+def _plan_decision(d: Decision[TreatmentStatus]) -> bool:
+    if d.value == TreatmentStatus.past:
+        return d.evidence.rule_id.startswith(_STOPPING)
+    return True
+
+
+def resolve_treatment(votes: Sequence[Decision[TreatmentStatus]], *,
+                      current_list: bool = False) -> Decision[TreatmentStatus]:
+    """The status of a treatment from the statuses of its mentions.
+
+    Precedence: (1) a decision of the plan, the assessment or the discharge list (``treatment_decisions`` in
+    ``rules/sections/sections.yaml``): continue,
+    start, stop, recommend, refused -- the last one when several (a past mention there that only recalls the
+    history is no decision); (2) being listed in a current medication list (as needed when so ordered); (3)
+    being listed in a home list: past when the note also has a current list and the drug is not on it
+    (``section.home_medications.not_continued``), else current; (4) the last mention a cue, a section or a time
+    decided (tried, stopped, previously on, planned, refused, one dose); (5) current.
+    """
+    if not votes:
+        raise ValueError("a treatment needs at least one status")
+    ordered = sorted(votes, key=_position)
+    plan = [d for d in ordered if decides_treatment(d.evidence.section or "") and _plan_decision(d)]
+    if plan:
+        return plan[-1]
+    taken = (TreatmentStatus.current, TreatmentStatus.prn)
+    listed = [d for d in ordered if d.value in taken and medication_list(d.evidence.section or "") == "current"]
+    if listed:
+        return next((d for d in listed if d.value == TreatmentStatus.prn), listed[0])
+    home = [d for d in ordered if d.value in taken and medication_list(d.evidence.section or "") == "home"]
+    if home:
+        if current_list:
+            ev = home[0].evidence.model_copy(update={"rule_id": "section.home_medications.not_continued"})
+            return Decision(TreatmentStatus.past, ev)
+        return home[0]
+    decided = [d for d in ordered if _decided(d.evidence.rule_id)]
+    if decided:
+        return decided[-1]
+    return ordered[0]

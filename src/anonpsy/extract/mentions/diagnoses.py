@@ -1,4 +1,10 @@
-"""Diagnosis mentions: DSM-5-TR names, aliases and abbreviations from ``rules/dsm``; never a rating scale's name."""
+"""Diagnosis mentions: DSM-5-TR names, aliases and abbreviations from ``rules/dsm``; never a rating scale's name.
+
+A rule's ``list_aliases`` ("psychosis", "catatonia") name it only as an entry of a diagnosis list or in the
+assessment; elsewhere those words are symptoms. A diagnosis named "due to / secondary to (a general) medical
+condition", or after an illness ("AIDS-induced psychosis"), is its chapter's rule marked
+``due_to_medical_condition``.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +16,11 @@ from typing import Any
 from anonpsy.rules import dsm as dsm_rules
 
 
-@lru_cache(maxsize=1)
-def _dx_matcher() -> tuple[re.Pattern[str], dict[str, str]]:
+@lru_cache(maxsize=2)
+def _dx_matcher(listed: bool = False) -> tuple[re.Pattern[str], dict[str, str]]:
     names: dict[str, str] = {}
     for rule in dsm_rules.load_dsm().values():
-        for alias in [rule.name, *rule.aliases]:
+        for alias in [rule.name, *rule.aliases, *(rule.list_aliases if listed else ())]:
             key = _dx_key(alias)
             if len(key) < 3 and not alias.isupper():
                 continue
@@ -36,7 +42,7 @@ def _trie_regex(strings: Iterable[str]) -> str:
 
     def build(node: dict[str, Any]) -> str:
         ends = "" in node
-        alts = [(r"[\s/-]+" if ch == " " else re.escape(ch)) + build(node[ch]) for ch in sorted(node) if ch]
+        alts = [(_WORD_SEP if ch == " " else re.escape(ch)) + build(node[ch]) for ch in sorted(node) if ch]
         if not alts:
             return ""
         if len(alts) == 1 and not ends:
@@ -46,14 +52,19 @@ def _trie_regex(strings: Iterable[str]) -> str:
     return build(trie)
 
 
+#: Between the words of a name: spaces, hyphens, slashes, or a comma ("Depressive disorder, not otherwise
+#: specified", "chronic inhalant, paint, abuse").
+_WORD_SEP = r"(?:\s*,\s*|[\s/-]+)"
+
+
 def _dx_key(s: str) -> str:
-    return " ".join(re.sub(r"[\s/-]+", " ", s.strip().lower()).split())
+    return " ".join(re.sub(r"[\s/,-]+", " ", s.strip().lower()).split())
 
 
 #: A diagnosis or symptom word that names an instrument ("Geriatric Depression Scale", "PHQ depression module").
-_INSTRUMENT_AFTER = re.compile(r"^[\s-]*(?:[A-Z][\w'-]*\s+){0,2}(?:scale|inventory|questionnaire|checklist|rating|"
-                               r"index|subscale|screen(?:er|ing)?|measure|module|interview|schedule|severity|score|"
-                               r"test|assessment tool)\b", re.I)
+_INSTRUMENT_AFTER = re.compile(r"^[\s-]*(?:[A-Z][\w'-]*\s+){0,2}(?i:scales?|inventory|questionnaire|checklist|rating|"
+                               r"index|subscales?|screen(?:er|ing)?|measure|module|interview|schedule|severity|score|"
+                               r"test|assessment tool)\b")
 _INSTRUMENT_BEFORE = re.compile(r"\b(?:Yale-Brown|Hamilton|Beck|Geriatric|Children's|Edinburgh|Montgomery|Zung|"
                                 r"Hospital|Patient Health|Young)\s+(?:[A-Z][\w'-]*\s+)?$")
 
@@ -69,19 +80,49 @@ def is_instrument_name(text: str, start: int, end: int) -> bool:
     return bool(_INSTRUMENT_AFTER.match(text[end:end + 40]) or _INSTRUMENT_BEFORE.search(before))
 
 
+#: "Posttraumatic stress scales are not elevated": testing that does not support the diagnosis the scale is named
+#: for, which the context rules then judge (``neg.excluded_backward``).
+_SCALE_NOT_ELEVATED = re.compile(r"^\s*(?:sub)?scales?\s+(?:is|are|was|were)\s+not\s+elevated\b", re.I)
+
+
+#: A rating scale's band after its score, "PHQ-9 2 (minimal depression)": the score's reading, not a diagnosis.
+_SCORE_BAND_BEFORE = re.compile(r"\d\s*(?:/\s*\d+\s*)?[(,:;-]\s*(?:minimal|mild|moderate|moderately severe|severe|"
+                                r"no|subclinical|borderline)\s+$", re.I)
+
+
 def _blank_parentheticals(text: str) -> str:
     """Short parenthetical remarks replaced by spaces (offsets kept): "Stimulant (methamphetamine) use disorder"."""
     return re.sub(r"\((?:[^()]{1,30})\)", lambda m: " " * len(m.group(0)), text)
 
 
-def find_diagnoses(text: str) -> list[tuple[int, int, str]]:
+#: "... due to / secondary to (the underlying) (general) medical condition" after a diagnosis name.
+_DUE_TO_MEDICAL = re.compile(r"^\s*,?\s*(?:resulting\s+)?(?:due to|secondary to|caused by|related to|resulting from|"
+                             r"from)\s+(?:a|an|the|another|his|her|their)?\s*(?:underlying\s+)?(?:general\s+)?"
+                             r"medical (?:condition|illness|problems?)\b", re.I)
+#: An illness written before a diagnosis name: "AIDS-induced psychosis", "HIV-related cognitive disorder".
+_MEDICAL_PREFIX = re.compile(r"\b(?:AIDS|HIV|stroke|tumou?r|cancer|thyroid|hepatic|liver|renal|lupus|cerebral|"
+                             r"epilepsy|head injury|TBI|medical|organic)[\s-]+(?:induced|related|associated)\s*$", re.I)
+
+
+@lru_cache(maxsize=1)
+def _due_to_medical_rules() -> dict[str, str]:
+    """Chapter -> the rule of that chapter marked ``due_to_medical_condition``."""
+    return {r.chapter: r.id for r in dsm_rules.load_dsm().values() if r.due_to_medical_condition}
+
+
+def find_diagnoses(text: str, section: str | None = None) -> list[tuple[int, int, str]]:
     """DSM diagnoses named in ``text``: (start, end, rule id). Short all-caps abbreviations (MDD, GAD) must be in
-    capitals; names of rating scales ("Geriatric Depression Scale") do not count.
+    capitals; names of rating scales ("Geriatric Depression Scale") do not count. In a diagnosis list or the
+    assessment (``section``), list aliases count too.
 
     >>> find_diagnoses("Stimulant (methamphetamine) use disorder, severe.")
     [(0, 40, 'stimulant_use_disorder')]
+    >>> find_diagnoses("Rule out depression secondary to general medical condition.")
+    [(9, 58, 'depressive_disorder_due_to_another_medical_condition')]
     """
-    pattern, names = _dx_matcher()
+    from anonpsy.extract.sections import deciding_sections
+
+    pattern, names = _dx_matcher(section in deciding_sections())
     out: list[tuple[int, int, str]] = []
     seen: set[tuple[int, int]] = set()
     for source in (text, _blank_parentheticals(text)) if "(" in text else (text,):
@@ -92,10 +133,32 @@ def find_diagnoses(text: str) -> list[tuple[int, int, str]]:
                 continue
             if len(key) <= 5 and not surface.isupper() and " " not in key:
                 continue
-            if is_instrument_name(text, m.start(1), m.end(1)):
+            if is_instrument_name(text, m.start(1), m.end(1)) and not _SCALE_NOT_ELEVATED.match(
+                    text[m.end(1):m.end(1) + 60]):
+                continue
+            if _SCORE_BAND_BEFORE.search(text[max(0, m.start(1) - 40):m.start(1)]):
                 continue
             if any(a < m.end(1) and m.start(1) < b for a, b in seen):
                 continue
             seen.add((m.start(1), m.end(1)))
-            out.append((m.start(1), m.end(1), names[key]))
+            out.append(_due_to_medical(text, m.start(1), m.end(1), names[key]))
     return sorted(out)
+
+
+def _due_to_medical(text: str, start: int, end: int, rule_id: str) -> tuple[int, int, str]:
+    """The mention as its chapter's disorder due to another medical condition when the text says so."""
+    rule = dsm_rules.load_dsm()[rule_id]
+    target = _due_to_medical_rules().get(rule.chapter)
+    if rule.due_to_medical_condition or any("due to another medical condition" in a for a in rule.aliases):
+        target = rule_id  # the rule names its own medical cause ("delirium due to another medical condition")
+    if target is None:
+        return start, end, rule_id
+    after = _DUE_TO_MEDICAL.match(text[end:end + 90])
+    if after is not None:
+        return start, end + after.end(), target
+    if target == rule_id:
+        return start, end, rule_id
+    before = _MEDICAL_PREFIX.search(text[max(0, start - 40):start])
+    if before is not None:
+        return start - (len(text[max(0, start - 40):start]) - before.start()), end, target
+    return start, end, rule_id

@@ -26,11 +26,55 @@ _NUMERIC_SYMPTOMS: list[tuple[re.Pattern[str], str, str]] = [
 ]
 
 
+#: A modifier joined to a named symptom that shares its head ("auditory or visual hallucinations", "suicidal or
+#: homicidal ideation") or a head joined to one that shares its modifier ("psychomotor agitation or
+#: retardation").
+_JOIN_BEFORE = re.compile(r"\b([A-Za-z-]{3,})\s*(?:,\s*|\s+)(?:and/or|or|and|nor|/)\s*$|\b([A-Za-z-]{3,})\s*/\s*$")
+_JOIN_AFTER = re.compile(r"^\s*(?:,\s*|\s+)?(?:and/or|or|and|nor|/)\s*([A-Za-z-]{3,})\b")
+
+
+def _elided(text: str, found: list[lexicon.TermMatch]) -> list[lexicon.TermMatch]:
+    """Symptoms named by ellipsis next to a found one: the modifier or head it shares with its neighbour."""
+    out: list[lexicon.TermMatch] = []
+    for m in found:
+        words = m.surface.split()
+        head = m.headword.split()
+        if len(words) == 1 and len(head) > 1 and head[-1].casefold() == words[0].casefold():
+            # "Psychomotor: without agitation or retardation": the headword says what the bare head shares
+            after = _JOIN_AFTER.match(text[m.end:])
+            if after is not None:
+                start = m.end + after.start(1)
+                out += _term_for(f"{' '.join(head[:-1])} {after.group(1)}", start, start + len(after.group(1)), text)
+            continue
+        if len(words) < 2:
+            continue
+        before = _JOIN_BEFORE.search(text, 0, m.start)
+        if before is not None:
+            word = before.group(1) or before.group(2)
+            start = before.start(1) if before.group(1) else before.start(2)
+            out += _term_for(f"{word} {' '.join(words[1:])}", start, start + len(word), text)
+        after = _JOIN_AFTER.match(text[m.end:])
+        if after is not None:
+            word = after.group(1)
+            start = m.end + after.start(1)
+            out += _term_for(f"{' '.join(words[:-1])} {word}", start, start + len(word), text)
+    return out
+
+
+def _term_for(phrase: str, start: int, end: int, text: str) -> list[lexicon.TermMatch]:
+    hits = [t for t in lexicon.find_terms(phrase, "symptom") if t.start == 0 and t.end == len(phrase)]
+    return [lexicon.TermMatch(start, end, hits[0].id, hits[0].headword, text[start:end])] if hits else []
+
+
 def symptom_mentions(text: str) -> list[lexicon.TermMatch]:
-    """Symptom mentions in a sentence: lexicon terms (quotation marks ignored) and the numeric phrasings of
-    weight change and large spending, in text order, non-overlapping."""
+    """Symptom mentions in a sentence: lexicon terms (quotation marks ignored), symptoms named by ellipsis
+    ("denies auditory or visual hallucinations" names both), and the numeric phrasings of weight change and
+    large spending, in text order, non-overlapping."""
     out = list(lexicon.find_terms(_quote_blanked(text), "symptom"))
     out = [lexicon.TermMatch(m.start, m.end, m.id, m.headword, text[m.start:m.end]) for m in out]
+    for e in _elided(text, out):
+        if not any(x.start < e.end and e.start < x.end for x in out):
+            out.append(e)
     for pat, sid, head in _NUMERIC_SYMPTOMS:
         for m in pat.finditer(text):
             if not any(x.start < m.end() and m.start() < x.end for x in out):

@@ -7,9 +7,16 @@ treatment.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
+
+from pydantic import Field
 
 from anonpsy import lexicon
+from anonpsy.lexicon import IndexSpec, TermIndex, _FileHeader, _Strict, build_index, load_doc
+from anonpsy.rules.tables import load_medication_classes
 
 
 @lru_cache(maxsize=1)
@@ -31,3 +38,96 @@ def medication_mentions(sentence: str) -> list[lexicon.TermMatch]:
 def therapy_mentions(sentence: str) -> list[lexicon.TermMatch]:
     """Therapies, procedures and psychosocial interventions of the therapy lexicon."""
     return lexicon.find_terms(sentence, "therapy")
+
+
+@dataclass(frozen=True)
+class GroupMention:
+    """A word for a whole group of drugs ("antidepressants") and the medication classes it covers."""
+
+    start: int
+    end: int
+    classes: frozenset[str]
+
+
+@lru_cache(maxsize=1)
+def _groups() -> tuple[re.Pattern[str] | None, dict[str, frozenset[str]]]:
+    names: dict[str, set[str]] = {}
+    for c in load_medication_classes().rules:
+        for g in c.group_names:
+            names.setdefault(g.lower(), set()).add(c.id)
+    if not names:
+        return None, {}
+    alts = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf"(?<![\w-])({alts})(?![\w-])", re.I), {k: frozenset(v) for k, v in names.items()}
+
+
+def group_mentions(sentence: str) -> list[GroupMention]:
+    """Words for a group of drugs ("since discontinuing antidepressants", "off all antipsychotics") with the
+    classes each covers (``group_names`` in ``rules/treatments/medication_classes.yaml``)."""
+    rx, names = _groups()
+    if rx is None:
+        return []
+    return [GroupMention(m.start(1), m.end(1), names[m.group(1).lower()]) for m in rx.finditer(sentence)]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Why a treatment was stopped
+
+_REASON_PATTERN = r"^[a-z0-9][a-z0-9 ,;/()+'%<>=-]*$"
+
+
+class AdverseEffect(_Strict):
+    effect: str = Field(pattern=_REASON_PATTERN, max_length=30)
+    phrases: tuple[str, ...]
+
+
+class ReasonRule(_Strict):
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    reason: str = Field(pattern=_REASON_PATTERN, max_length=40)
+    phrases: tuple[str, ...]
+    effects: tuple[AdverseEffect, ...] = ()
+    source: str | None = None
+    note: str | None = None
+
+
+class ReasonRules(_FileHeader):
+    rules: tuple[ReasonRule, ...]
+
+
+@dataclass(frozen=True)
+class ReasonTable:
+    rules: ReasonRules
+    index: TermIndex
+
+    @classmethod
+    def from_doc(cls, doc: dict[str, Any]) -> ReasonTable:
+        rules = ReasonRules.model_validate(doc)
+        specs: list[IndexSpec] = []
+        for r in rules.rules:
+            specs.append(IndexSpec(r.id, r.reason, r.phrases))
+            for e in r.effects:
+                specs.append(IndexSpec(f"{r.id}#{e.effect}", e.effect, e.phrases))
+        return cls(rules, build_index(specs))
+
+    def reason(self, texts: Sequence[str]) -> str | None:
+        """The reason the texts give for stopping a treatment: "side effects (nausea)" when they name adverse
+        effects (at most two), else the first reason of the rules that they state, else None."""
+        hits = [m for t in texts for m in self.index.find(t)]
+        effects = list(dict.fromkeys(m.headword for m in hits if "#" in m.id))
+        if effects:
+            rule = next(r for r in self.rules.rules if r.id == next(m.id for m in hits if "#" in m.id).split("#")[0])
+            return f"{rule.reason} ({', '.join(effects[:2])})"
+        found = {m.id for m in hits}
+        return next((r.reason for r in self.rules.rules if r.id in found), None)
+
+
+@lru_cache(maxsize=1)
+def reason_table() -> ReasonTable:
+    """The project's reasons for stopping a treatment (``rules/treatments/discontinuation.yaml``, cached)."""
+    return ReasonTable.from_doc(load_doc("discontinuation"))
+
+
+#: A sentence that speaks again of the drugs named just before ("He indicated these medications tended to ...").
+ANAPHOR = re.compile(r"\b(?:these|those|this|the|both|such) (?:medications?|medicines?|drugs?|agents?|pills?|"
+                     r"trials?)\b|^\W*(?:it|they|both|neither)\b|\b(?:neither|both|either) of (?:them|which|these)\b",
+                     re.I)

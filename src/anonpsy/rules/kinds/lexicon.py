@@ -10,8 +10,9 @@ Case inputs (``expect: pass`` means the observation matches; ``fail`` lists the 
   of ``lexicon_demographic`` (occupation, ethnicity, family, sex) or of ``lexicon_mse`` (mse, mse_domain).
   Medication cases may add ``mentions: [{id, dose, route, frequency}]`` checked with
   :func:`anonpsy.lexicon.parse_medication`. Codes: ``MISSING_TERM``, ``UNEXPECTED_TERM``, ``MENTION_MISMATCH``.
-* ``context_rules``: ``{text, target, expect: negated|possible|hypothetical|historical|family|other|affirmed
-  (or a list), occurrence?, member?}``. Code: ``CONTEXT_MISMATCH``, ``MEMBER_MISMATCH``.
+* ``context_rules``: ``{text, target, kind?, expect: negated|possible|hypothetical|historical|current|family|other|
+  affirmed (or a list), occurrence?, member?}``; ``kind`` (diagnosis, symptom, medication, therapy) enables the
+  rules limited to that kind of concept. Code: ``CONTEXT_MISMATCH``, ``MEMBER_MISMATCH``.
 * ``stressors``: ``{text, expect_category}`` (null for none) — code ``CATEGORY_MISMATCH``; or ``{category,
   age, expect_includes?, expect_excludes?}`` over the age-filtered alternatives — codes
   ``ALTERNATIVE_MISSING``, ``ALTERNATIVE_UNEXPECTED``.
@@ -190,7 +191,10 @@ def _context_case(doc: Doc, case: Case) -> list[str]:
         start = text.find(target, start + 1)
         if start < 0:
             return _bad_input("'target' does not occur in 'text' (often enough)")
-    result = _engine(doc).classify(text, start, start + len(target))
+    kind = inp.get("kind")
+    if kind is not None and kind not in ("diagnosis", "symptom", "medication", "therapy"):
+        return _bad_input("'kind' must be diagnosis, symptom, medication or therapy")
+    result = _engine(doc).classify(text, start, start + len(target), kind)
     got = set(result.labels())
     found: list[str] = []
     if got != want:
@@ -209,7 +213,7 @@ def _context_coverage(doc: Doc, cases: list[Case]) -> list[str]:
         inp = c.get("input")
         if not isinstance(inp, dict) or not isinstance(inp.get("text"), str):
             continue
-        exercised |= {t.rule.id for t in engine.triggers(inp["text"])}
+        exercised |= {t.rule.id for t in engine.triggers(inp["text"], inp.get("kind"))}
     rules = ContextRules.model_validate(doc).rules
     out += [f"no case contains a trigger of rule {r.id!r}" for r in rules if r.id not in exercised]
     return out
@@ -273,6 +277,7 @@ _LEXICON_KINDS: tuple[tuple[str, TermKind, tuple[TermKind, ...], str], ...] = (
     ("lexicon_medications", "medication", ("medication",), "Medications with class, brands and aliases."),
     ("lexicon_therapies", "therapy", ("therapy",), "Psychotherapies, procedures and psychosocial care."),
     ("lexicon_emotions", "emotion", ("emotion",), "Emotion words for STEB frames."),
+    ("lexicon_conditions", "condition", ("condition",), "Medical comorbidities and their phrasings."),
 )
 
 for _name, _kind, _kinds, _desc in _LEXICON_KINDS:
