@@ -12,7 +12,9 @@ from anonpsy.extract.mentions.family import MEMBER, member_before
 from anonpsy.extract.mentions.time import TimeMention
 from anonpsy.extract.sections import Sentence, clause_bounds
 
-_ASIDE = re.compile(r"\([^()]*\)|\"[^\"]*\"|“[^”]*”")
+#: A parenthetical remark or a quotation; a charting sign in brackets ("(-) SI", "HI (+)") is not a remark but a
+#: ConText trigger, and stays.
+_ASIDE = re.compile(r"\((?!\s*(?:[-+]|neg|pos|negative|positive)\s*\))[^()]*\)|\"[^\"]*\"|“[^”]*”", re.I)
 
 
 def classify_in_sentence(sentence: str, start: int, end: int, kind: ConceptKind | None = None) -> ContextResult:
