@@ -303,6 +303,100 @@ def feasible_graphs(draw: Any) -> CaseGraph:
     return g
 
 
+#: Vocabularies that both the rules extractor and the independent fidelity judge know, for status graphs.
+STATUS_DX_RULES = ["major_depressive_disorder", "bipolar_i_disorder", "schizophrenia", "adhd",
+                   "antisocial_personality_disorder", "generalized_anxiety_disorder", "panic_disorder",
+                   "posttraumatic_stress_disorder", "alcohol_use_disorder", "anorexia_nervosa",
+                   "obsessive_compulsive_disorder", "borderline_personality_disorder"]
+STATUS_SYMPTOMS = ["insomnia", "depressed mood", "paranoia", "anhedonia", "irritability", "fatigue", "hopelessness",
+                   "panic attack", "auditory hallucination", "suicidal ideation", "homicidal ideation",
+                   "social withdrawal"]
+STATUS_DRUGS = ["sertraline", "lithium", "quetiapine", "lorazepam", "fluoxetine", "escitalopram", "bupropion",
+                "aripiprazole", "olanzapine", "citalopram"]
+STATUS_REASONS = [None, "side effects", "nausea", "weight gain", "ineffective"]
+STATUS_RELATIVES = ["mother", "father", "sister", "brother"]
+STATUS_FAMILY_CONDITIONS = ["bipolar disorder", "schizophrenia", "alcohol use disorder", "major depressive disorder"]
+
+
+@st.composite
+def status_graphs(draw: Any) -> CaseGraph:
+    """A normalised, assertion-valid graph whose facts take every status, named in words the rules extractor and
+    the fidelity judge both know: 1–4 diagnoses (any certainty, current or past), 1–8 symptoms (present now, had
+    in the past, possible, denied, conditional), 0–4 drugs (current, as needed, stopped with or without a reason,
+    planned, declined), 0–2 relatives' conditions (confirmed or possible), 0–2 past-history items, MANIFESTS_AS
+    from asserted diagnoses to asserted symptoms and TREATMENT_OF to asserted diagnoses.
+
+    e.g. a woman with confirmed current major depressive disorder, ADHD ruled out, denied suicidal ideation,
+    escitalopram stopped for side effects, fluoxetine planned and a father who may have had bipolar disorder.
+    """
+    from hypothesis import assume
+
+    from anonpsy.rules.dsm import load_dsm
+    from anonpsy.temporal import normalize
+    from anonpsy.validate import assertion_violations, structural_violations
+
+    rules = load_dsm()
+    pool = draw(durations(max_size=4))
+    ids = [d.id for d in pool]
+    rule_ids = draw(st.lists(st.sampled_from(STATUS_DX_RULES), min_size=1, max_size=4, unique=True))
+    diagnoses = []
+    for i, rid in enumerate(rule_ids):
+        certainty = draw(st.sampled_from(list(Certainty)))
+        diagnoses.append(Diagnosis(id=f"dx_{i}", label=rules[rid].name, rule_id=rid, certainty=certainty,
+                                   temporality=draw(st.sampled_from(list(Temporality))),
+                                   certainty_evidence=draw(evidences())))
+    heads = draw(st.lists(st.sampled_from(STATUS_SYMPTOMS), min_size=1, max_size=8, unique=True))
+    symptoms = []
+    for i, h in enumerate(heads):
+        kind = draw(st.sampled_from(["now", "past", "historical", "possible", "absent", "hypothetical"]))
+        if kind in ("absent", "hypothetical"):
+            symptoms.append(Symptom(id=f"sx_{i}", headword=h, assertion=Assertion(kind)))
+            continue
+        assertion = {"now": Assertion.present, "past": Assertion.present, "historical": Assertion.historical,
+                     "possible": Assertion.possible}[kind]
+        timed = draw(st.booleans())
+        symptoms.append(Symptom(id=f"sx_{i}", headword=h, assertion=assertion,
+                                current_symptom=kind in ("now", "possible"),
+                                duration_ids=draw(st.lists(st.sampled_from(ids), max_size=1)) if timed else [],
+                                contexts=draw(st.lists(steb_frames, max_size=1))))
+    treatments = []
+    for i, name in enumerate(draw(st.lists(st.sampled_from(STATUS_DRUGS), max_size=4, unique=True))):
+        status = draw(st.sampled_from(list(TreatmentStatus)))
+        reason = draw(st.sampled_from(STATUS_REASONS)) if status == TreatmentStatus.past else None
+        treatments.append(Treatment(id=f"tx_{i}", name=name, status=status, discontinued_reason=reason,
+                                    dose=draw(st.sampled_from([None, "10 mg", "50 mg"])),
+                                    frequency="as needed" if status == TreatmentStatus.prn else
+                                    draw(st.sampled_from([None, "daily"])),
+                                    duration_ids=draw(st.lists(st.sampled_from(ids), max_size=1))))
+    family = [FamilyHistory(member=draw(st.sampled_from(STATUS_RELATIVES)),
+                            condition=draw(st.sampled_from(STATUS_FAMILY_CONDITIONS)),
+                            certainty=draw(st.sampled_from(list(FamilyCertainty))))
+              for _ in range(draw(st.integers(0, 2)))]
+    past = [PastHistory(id=f"ph_{i}", condition=c)
+            for i, c in enumerate(draw(st.lists(st.sampled_from(["asthma", "migraine", "head injury"]), max_size=2,
+                                                unique=True)))]
+    asserted_dx = [d for d in diagnoses if d.certainty != Certainty.ruled_out]
+    edges: list[Edge] = []
+    for dx in asserted_dx:
+        for sx in draw(st.lists(st.sampled_from(symptoms), unique_by=lambda s: s.id, max_size=3)):
+            if sx.asserted:
+                edges.append(Edge(type=RelationType.MANIFESTS_AS, source=dx.id, target=sx.id))
+    for tx in treatments:
+        if asserted_dx and draw(st.booleans()):
+            target = draw(st.sampled_from(asserted_dx)).id
+            edges.append(Edge(type=RelationType.TREATMENT_OF, source=tx.id, target=target))
+    sex = draw(st.sampled_from([Sex.female, Sex.male]))
+    g = CaseGraph(case_id=f"status_{draw(st.integers(0, 9999))}",
+                  demographics=Demographics(age=draw(st.integers(18, 80)), sex=sex),
+                  family_history=family, diagnoses=diagnoses, symptoms=symptoms, treatments=treatments,
+                  past_history=past, visit_event=VisitEvent(setting=draw(st.sampled_from(list(Setting)))),
+                  durations=pool, edges=edges)
+    used = {i for n in g.temporal_nodes() for i in n.duration_ids}
+    g = g.model_copy(update={"durations": [d for d in pool if d.id in used]})
+    g = normalize(g)
+    assume(not structural_violations(g) and not assertion_violations(g))
+    return g
+
 # ---------------------------------------------------------------------------------------------------------------
 # RecordTwin tables
 

@@ -129,3 +129,15 @@ def test_dev_notes_mental_status_is_structured_and_never_copied() -> None:
                 run = " ".join(words[i:i + 12])
                 assert run not in " ".join(re.findall(r"[a-z0-9']+", out)), (note["note_id"], run)
     assert with_mse >= 10, "most dev notes with an examination yield structured findings"
+
+
+def test_a_number_in_prose_is_no_named_result() -> None:
+    """An unmapped number counts as a result only in a short item whose words before it name it."""
+    from anonpsy.extract.mentions.results import parse_results
+
+    prose = ("The Confidence Index associated with ADHD was over 58 percent that no clinical attention problems "
+             "are present. The Modified Welsh Code is as follows: 49+86-231/570.")
+    values, omitted = parse_results(prose, "labs")
+    assert values == [] and omitted
+    listed, _ = parse_results("Ferritin 12, prolactin level 30.", "labs")
+    assert [v.value for v in listed] == ["12", "30"] and listed[0].name == "Ferritin"

@@ -218,3 +218,19 @@ def test_a_symptom_named_by_ellipsis_keeps_the_denial(text: str, absent: set[str
     g = extract(text, case_id="ellipsis")
     assert {s.headword for s in g.symptoms if s.assertion.value == Assertion.absent} == absent
     assert not [s for s in g.symptoms if s.assertion.value != Assertion.absent]
+
+
+def test_a_symptom_told_then_denied_is_historical() -> None:
+    """Told without a cue, then explicitly denied: had before, not now; a symptom a cue asserts is kept present,
+    and a denial before the telling changes nothing."""
+    def status(text: str, headword: str) -> tuple[str, str | None]:
+        sx = next(s for s in extract(text).symptoms if s.headword == headword)
+        return sx.assertion.value, sx.assertion_evidence.rule_id if sx.assertion_evidence else None
+
+    told_then_denied = ("He says he experienced visual hallucinations while intoxicated. "
+                        "The patient denies visual hallucinations.")
+    assert status(told_then_denied, "visual hallucination") == ("historical", "assembly.denied_since")
+    cued = "He reports visual hallucinations at night. The patient denies visual hallucinations."
+    assert status(cued, "visual hallucination")[0] == "present"
+    denied_first = "The patient denies visual hallucinations. He experienced visual hallucinations while intoxicated."
+    assert status(denied_first, "visual hallucination")[0] == "present"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from anonpsy.cli import main
@@ -46,3 +47,23 @@ def test_ci_runs_the_readme_test_command() -> None:
     just = (ROOT / "Justfile").read_text(encoding="utf-8")
     for recipe in ("test", "lint", "rules-check", "schemas", "bench"):
         assert f"\n{recipe}" in "\n" + just, recipe
+
+
+def test_readme_real_note_example_is_current() -> None:
+    """The before/after example on a real MTSamples note (CC0) quotes what deid writes today."""
+    import json
+    import re
+
+    from anonpsy.pipeline import deid_text
+
+    notes = ROOT.parent / "shared" / "data" / "mtsamples-psych-dev" / "notes.jsonl"
+    if not notes.is_file():
+        pytest.skip("shared MTSamples dev notes not available (../shared/data/mtsamples-psych-dev)")
+    text = next(json.loads(x)["text"] for x in notes.read_text(encoding="utf-8").splitlines()
+                if json.loads(x)["note_id"] == "1771")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### On a real note", 1)[1].split("Output (", 1)[1].split("\n\n", 2)[1]
+    quoted = " ".join(line[2:] for line in section.splitlines() if line.startswith("> "))
+    out = " ".join(deid_text(text, seed=0, case_id="1771").text.split())
+    for fragment in (f.strip() for f in quoted.split("…")):
+        assert re.sub(r"\s+", " ", fragment) in out

@@ -15,6 +15,50 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class FactCheck(_Model):
+    """One fact whose status a text does not state as the graph says: ``expected`` None is a fact the text adds,
+    ``found`` None a fact the text does not state."""
+
+    kind: str = Field(description="diagnosis, treatment, symptom or family.")
+    key: str = Field(description="Normalised identity, e.g. dsm:major_depressive_disorder or lex:sertraline.")
+    node_id: str | None = None
+    expected: str | None = Field(default=None, description="Status in the graph, e.g. provisional/current.")
+    found: str | None = Field(default=None, description="Status the rules extractor reads in the text.")
+
+
+class RoundTripRecord(_Model):
+    """The generated text read back by the rules extractor and compared with the graph, fact by fact."""
+
+    checked: int = Field(0, description="Facts of the graph compared.")
+    agreed: int = Field(0, description="Facts read back with the graph's status.")
+    unverifiable: list[str] = Field(default_factory=list, description=(
+        "Keys of facts whose plain sentence the extractor does not read back even alone: not checkable here."))
+    first_pass: list[FactCheck] = Field(default_factory=list, description="Disagreements of the first text.")
+    repaired: list[str] = Field(default_factory=list, description="Pieces re-written plainly to repair them.")
+    remaining: list[FactCheck] = Field(default_factory=list, description="Disagreements left: violations.")
+
+
+class CopyGuardRecord(_Model):
+    """Runs of words copied from the source beyond the limit (drug names with doses excepted)."""
+
+    limit: int = 12
+    longest_run: int = Field(0, description="Longest copied run of the final text.")
+    rewritten: list[str] = Field(default_factory=list, description="Pieces re-written because they copied.")
+    remaining: int = Field(0, description="Runs over the limit left in the final text: violations.")
+
+
+class GenerationRecord(_Model):
+    """How the text was generated from the perturbed graph, and what was checked."""
+
+    backend: str = "rules"
+    levels: dict[str, int] = Field(default_factory=dict, description=(
+        "Pieces not written as narrative: 1 plain, 2 plain without free text or time phrases."))
+    dropped: list[str] = Field(default_factory=list, description=(
+        "Graph paths of free text left out of the text (level 2 pieces); the perturbed graph keeps them."))
+    round_trip: RoundTripRecord | None = None
+    copy_guard: CopyGuardRecord | None = None
+
+
 class Change(_Model):
     path: str = Field(
         description="Dotted path of the changed field, e.g. demographics.age or symptoms[sx_1].contexts[0].situation"
@@ -61,6 +105,7 @@ class Audit(_Model):
     kept: list[Kept] = Field(default_factory=list)
     unmapped_values: list[Unmapped] = Field(default_factory=list)
     generalized: list[Change] = Field(default_factory=list)
+    generation: GenerationRecord | None = None
     violations: list[dict[str, Any]] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     fallbacks: list[Fallback] = Field(default_factory=list)

@@ -166,7 +166,7 @@ def deid_text(
     """De-identify one narrative: extraction, attribute and context perturbation, generation, audits."""
     from anonpsy.extract import extract
     from anonpsy.extract.assembly.build import withhold_identified
-    from anonpsy.generate import render
+    from anonpsy.generate.faithful import generate
     from anonpsy.perturb import check, perturb
     from anonpsy.perturb.contexts import SourceIdentifiers, perturb_contexts
     from anonpsy.temporal import normalize
@@ -185,7 +185,10 @@ def deid_text(
     perturbed = perturb_contexts(perturbed, seed=seed, audit=audit, source_text=text,
                                  retro=not opts.get("no_retro", False), identifiers=identifiers)
     audit.violations = [v.model_dump() for v in check(graph, perturbed)]
-    out = render(perturbed, seed=seed)
+    gen = generate(perturbed, seed=seed, source=text, round_trip=not opts.get("no_round_trip", False))
+    audit.generation = gen.record
+    audit.violations += [v.model_dump() for v in gen.violations]
+    out = gen.text
     age0, age1 = graph.demographics.age, perturbed.demographics.age
     shift = (age1 - age0) if age0 is not None and age1 is not None else 0
     leaks = leak_audit(text, out, patient_age=age0, age_shift=shift, source_spans=identifiers.spans)

@@ -69,7 +69,10 @@ def drug_words() -> frozenset[str]:
 
 def dose_mask(words: Sequence[str], extra_drug_words: Iterable[str] = ()) -> list[bool]:
     """For each word, whether it lies inside a dose group (see the module docstring)."""
-    drugs = drug_words() | {w for x in extra_drug_words for w, _, _ in tokens(x)}
+    return _dose_mask(words, drug_words() | {w for x in extra_drug_words for w, _, _ in tokens(x)})
+
+
+def _dose_mask(words: Sequence[str], drugs: frozenset[str]) -> list[bool]:
     kind = []
     for w in words:
         if w in drugs:
@@ -203,3 +206,53 @@ def copied_runs(source: str, output: str, *, sentence_spans: Sequence[tuple[int,
         lo = max(i + 1 - n, first_tok[s])
         runs[s] = max(runs[s], prefix[i + 1] - prefix[lo])
     return CopyStats(longest, max(runs, default=0), tuple(runs), limit)
+
+
+
+class CopyMeter:
+    """Copied runs of any number of outputs against one source (the source's automaton is built once).
+
+    >>> m = CopyMeter("the patient reports low mood and poor sleep")
+    >>> m.longest("she reports low mood and poor sleep")
+    6
+    """
+
+    def __init__(self, source: str, extra_drug_words: Iterable[str] = ()) -> None:
+        self._ids: dict[str, int] = {}
+        self._sam = _SuffixAutomaton([self._ids.setdefault(w, len(self._ids)) for w, _, _ in tokens(source)])
+        self._drugs = drug_words() | {w for x in extra_drug_words for w, _, _ in tokens(x)}
+
+    def _lengths(self, output: str) -> tuple[list[tuple[str, int, int]], list[int], list[int]]:
+        out_toks = tokens(output)
+        lengths = self._sam.match_lengths([self._ids.get(w, -1) for w, _, _ in out_toks])
+        counted = [0 if m else 1 for m in _dose_mask([w for w, _, _ in out_toks], self._drugs)]
+        prefix = [0]
+        for c in counted:
+            prefix.append(prefix[-1] + c)
+        return out_toks, lengths, prefix
+
+    def runs(self, output: str, limit: int = 12) -> list[tuple[int, int, int]]:
+        """Every maximal copied run of ``output`` longer than ``limit`` words (doses excepted), as (start, end,
+        words): character offsets into ``output`` and the run's length as :func:`copied_runs` counts it. A run
+        that crosses sentences is reported whole."""
+        out_toks, lengths, prefix = self._lengths(output)
+        found: list[tuple[int, int, int]] = []
+        for i, n in enumerate(lengths):
+            if not n or (i + 1 < len(lengths) and lengths[i + 1] == n + 1):
+                continue  # not the end of a maximal run
+            words = prefix[i + 1] - prefix[i + 1 - n]
+            if words > limit:
+                found.append((out_toks[i + 1 - n][1], out_toks[i][2], words))
+        return found
+
+    def longest(self, output: str) -> int:
+        """The longest copied run of ``output`` (doses excepted), as :func:`copied_runs` reports it."""
+        _, lengths, prefix = self._lengths(output)
+        return max((prefix[i + 1] - prefix[i + 1 - n] for i, n in enumerate(lengths) if n), default=0)
+
+
+def long_runs(source: str, output: str, *, limit: int = 12,
+              extra_drug_words: Iterable[str] = ()) -> list[tuple[int, int, int]]:
+    """Every maximal copied run of ``output`` from ``source`` longer than ``limit`` words (see
+    :meth:`CopyMeter.runs`)."""
+    return CopyMeter(source, extra_drug_words).runs(output, limit)

@@ -185,6 +185,9 @@ _HEADER = re.compile(
 #: An inline capitalised header inside a line ("...,SOCIAL HISTORY:, ...").
 _INLINE_HEADER = re.compile(r"(?:(?<=[,.;])|(?<=[,.;]\s)|(?<=\s\s))(?P<name>[A-Z][A-Z /&'()-]{1,60}[A-Z)])\s*,?\s*:"
                             r"[ \t,]*")
+#: Capitalised words glued before an inline header with commas ("...,ALCOHOL, NICOTINE, DRUG USE:"): the header's
+#: own first parts.
+_GLUED_PARTS = re.compile(r"(?:(?<=[,.;])|(?<=[,.;]\s))(?:[A-Z][A-Z/&'()-]*(?: [A-Z/&'()-]+)*,\s?)+$")
 #: A heading on a line of its own, in capitals, without a colon.
 _BARE_HEADING = re.compile(r"(?m)^[ \t]*(?P<name>[A-Z][A-Z /&'()-]{2,70}[A-Z)])[ \t]*$")
 _ABBREV = (r"(?<!\b[A-Z])(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bSt)(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bapprox)"
@@ -193,11 +196,15 @@ _SENT_END = re.compile(_ABBREV + r"[.!?][\"'”’)\]]?(?=\s+[A-Z0-9\"'“‘(])
                        # "No." is an answer before a word, an abbreviation only before a number ("No. 5").
                        r"|(?<=\bNo)\.(?=\s+[A-Z\"'“‘(])"
                        # "cooperative.,Appearance": list items run together with ".," in exported notes.
-                       r"|(?<=[.!?]),(?=\s*[A-Z])")
+                       r"|(?<=[.!?]),(?=\s*[A-Z])"
+                       # '"No.",Any typical drinks...': answers in quotes run together the same way.
+                       r"|(?<=[.!?][\"”]),(?=\s*[A-Z])")
 #: A field label at the start of a sentence ("Suicidal/Homicidal Ideation:", "AXIS I:"; at most six words).
 _LABEL = re.compile(r"^\s*(?P<label>[A-Za-z][\w'/&(),. -]{0,60}?)\s*,?\s*:(?=\s|$)")
 _INTERROGATIVE = re.compile(r"^(?:do|does|did|have|has|had|are|is|was|were|will|would|can|could|should|what|"
-                            r"when|where|how|who|whom|which|why)\b.{0,200}?\byou(?:r|rs|rself)?\b", re.I)
+                            r"when|where|how|who|whom|which|why|any)\b.{0,200}?\byou(?:r|rs|rself)?\b", re.I)
+#: Quotes around an answer written as the patient's words ('Do you smoke - "No."').
+_ANSWER_STRIP = " \t\r\n,;:.-–—\"“”"
 #: The end of a question whose answer follows in the same sentence: "?", or a dash after an interrogative.
 _QUESTION_END = re.compile(r"\?|\s[–—-]{1,2}\s|\s--")
 
@@ -265,7 +272,12 @@ def _header_marks(text: str, table: SectionTable | None = None) -> list[tuple[in
     for m in _HEADER.finditer(text):
         cands.setdefault(m.start("name"), (m.start("name"), m.end(), m.group("name"), "line"))
     for m in _INLINE_HEADER.finditer(text):
-        cands.setdefault(m.start("name"), (m.start("name"), m.end(), m.group("name"), "inline"))
+        start = m.start("name")
+        glued = None if caps else _GLUED_PARTS.search(text, max(0, start - 80), start)
+        raw = m.group("name")
+        if glued is not None and table.name(raw) is not None and re.search(r"[A-Z]{3}", glued.group()):
+            start, raw = glued.start(), text[glued.start():m.end("name")]
+        cands.setdefault(start, (start, m.end(), raw, "inline"))
     for m in _BARE_HEADING.finditer(text):
         cands.setdefault(m.start("name"), (m.start("name"), m.end(), m.group("name"), "bare"))
     marks: list[tuple[int, int, str | None]] = []
@@ -275,6 +287,8 @@ def _header_marks(text: str, table: SectionTable | None = None) -> list[tuple[in
         _s, body, raw, how = cands[start]
         raw = raw.strip()
         name = table.name(raw)
+        if name is None and how == "inline" and "," in raw:
+            name = table.name(raw.rsplit(",", 1)[1])
         upper = raw.isupper() or not re.search(r"[a-z]", raw)
         if name is not None:
             if how == "line" and raw.lower() in _SOAP_LETTERS and not upper:
@@ -405,12 +419,12 @@ def _form(s: Sentence, label_end: int | None, table: SectionTable) -> Sentence:
     asks = rest.rstrip().endswith("?") or bool(_INTERROGATIVE.match(rest.strip()))
     if q is not None and asks:
         question_end = label_end + q.end()
-        tail = rest[q.end():].strip(" \t\r\n,;:.-–—")
+        tail = rest[q.end():].strip(_ANSWER_STRIP)
         answer = table.answer(tail) if tail else None
         if tail and answer is None:
             answer = "unknown" if len(tail.split()) > 6 else None
     elif label_end:
-        tail = rest.strip(" \t\r\n,;:.")
+        tail = rest.strip(_ANSWER_STRIP)
         answer = table.answer(tail) if tail else None
     if label_end and question_end == 0 and answer is None and not rest.strip(" \t\r\n,;:."):
         answer = "unknown"  # a field with no value

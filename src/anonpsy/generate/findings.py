@@ -31,6 +31,11 @@ TEST_GROUPS: tuple[tuple[str, tuple[TestKind, ...]], ...] = (
 
 def mental_status_text(ms: MentalStatus) -> str | None:
     """The examination as "domain finding" phrases joined by semicolons, or None when nothing was found."""
+    return "; ".join(mental_status_parts(ms)) or None
+
+
+def mental_status_parts(ms: MentalStatus) -> list[str]:
+    """One "domain finding" phrase per reported domain, in the order of :data:`~anonpsy.graph.MSE_FIELDS`."""
     parts: list[str] = []
     for field in MSE_FIELDS:
         value = getattr(ms, field)
@@ -47,7 +52,7 @@ def mental_status_text(ms: MentalStatus) -> str | None:
             parts.append(f"{label} {value}")
     if not parts and ms.mood_quoted:
         parts.append("mood described in the patient's own words")
-    return "; ".join(parts) or None
+    return parts
 
 
 def value_text(v: TestValue) -> str:
@@ -57,6 +62,16 @@ def value_text(v: TestValue) -> str:
         meaning = f" ({v.interpretation})" if v.interpretation else ""
         return f"{v.name} {v.value}{unit}{meaning}"
     return f"{v.name} {v.result}" if v.result else v.name
+
+
+def value_sentence(v: TestValue) -> str:
+    """One result as a sentence: "Serum lithium concentration was 0.9 mmol/L (therapeutic)."."""
+    if v.value is not None:
+        unit = f" {v.unit}" if v.unit and v.unit != "points" else ""
+        meaning = f" ({v.interpretation})" if v.interpretation else ""
+        return f"{v.name[:1].upper()}{v.name[1:]} was {v.value}{unit}{meaning}."
+    result = f" was {v.result}" if v.result else " was recorded"
+    return f"{v.name[:1].upper()}{v.name[1:]}{result}."
 
 
 def results_text(values: list[TestValue]) -> dict[str, str]:

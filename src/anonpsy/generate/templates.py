@@ -1,16 +1,67 @@
 """Deterministic template generation (the ``rules`` backend of D).
 
-Phrasings are chosen by a seeded RNG so outputs do not all read alike; the same graph and seed always give the same
-text. Pronouns and kinship follow the graph's (perturbed) sex.
+The text is a sequence of :class:`Piece` s — the lead, one per narrative block, one per diagnosis not stated in a
+block, and the closing pieces (past history, each relative's condition, denied symptoms, conditional advice, test
+results, mental status examination, disposition) — each naming the graph nodes whose facts it states. Every
+piece states each fact with the status the graph gives it, in words that carry the status (ConText-style trigger
+phrases): a provisional diagnosis is "possible", a rule-out is "to rule out", an excluded one "was ruled out", a
+past one "in the past"; a stopped drug was "previously taken", a planned one is "the plan is to start", a declined
+one "declined", an as-needed one "as needed"; a denied symptom is "denied", a conditional one "if … occurred",
+a relative's condition "family history is significant for". A sentence never lets one status cue reach a fact of
+another status: facts of different statuses are written in different sentences, and lists under one cue are cut
+before the cue's scope ends. A treatment target ("for X") is written only when the source stated it (the edge
+carries its evidence) and X is asserted.
+
+A piece is written at one of three levels: 0, narrative (phrasings chosen by a per-piece seeded RNG, so the same
+graph and seed always give the same text and re-writing one piece leaves the others unchanged); 1, plain (one
+fact per sentence in the canonical forms of :mod:`anonpsy.generate.plain`); 2, plain without free text or time
+phrases (STEB frames, the index-episode narrative, outcomes and disposition left out, each recorded in
+:attr:`Piece.dropped`). :mod:`anonpsy.generate.faithful` raises a piece's level when its copy guard or round
+trip requires it. Pronouns and kinship follow the graph's (perturbed) sex.
 """
 
 from __future__ import annotations
 
 import random
 import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
-from anonpsy.generate.findings import mental_status_text, results_text
+from anonpsy.generate.facts import symptom_status
+from anonpsy.generate.findings import (
+    TEST_GROUPS,
+    mental_status_parts,
+    mental_status_text,
+    value_sentence,
+    value_text,
+)
+from anonpsy.generate.plain import (
+    be,
+    because,
+    dx_full_name,
+    dx_name,
+    family_item,
+    plain_diagnosis,
+    plain_family,
+    plain_history,
+    plain_symptoms,
+    plain_treatment,
+    treatment_phrase,
+)
 from anonpsy.generate.plan import Block, NarrativePlan, plan_narrative
+from anonpsy.generate.words import (
+    CUE_SCOPE,
+    NUMBER_WORDS,
+    Voice,
+    amount,
+    cap,
+    clinical_case,
+    join,
+    lead_in,
+    scoped_lists,
+    strip_end,
+    word_count,
+)
 from anonpsy.graph import (
     STEB,
     ArrivalMode,
@@ -22,17 +73,20 @@ from anonpsy.graph import (
     LegalStatus,
     NodeType,
     PastHistory,
+    RelationType,
     Setting,
-    Sex,
     Symptom,
     Temporality,
     Treatment,
     TreatmentStatus,
+    TreatmentType,
 )
 from anonpsy.temporal import Interval
 
-NUMBER_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
-                "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"]
+__all__ = [
+    "ARRIVAL_PHRASE", "LEGAL_PHRASE", "NUMBER_WORDS", "SAFETY_PHRASE", "SETTING_PHRASE", "Piece", "Renderer",
+    "Voice", "assemble", "clinical_case", "render",
+]
 
 SETTING_PHRASE = {
     Setting.emergency_department: "the emergency department",
@@ -72,6 +126,13 @@ SAFETY_PHRASE = {
     "medical_instability": "medical instability",
     "vulnerability": "vulnerability",
 }
+#: Levels of a piece: narrative, plain, plain without free text or time phrases.
+NARRATIVE, PLAIN, BARE = 0, 1, 2
+#: Denied symptoms named per sentence.
+DENIED_PER_SENTENCE = 3
+#: Narrative blocks per body paragraph.
+BLOCKS_PER_PARAGRAPH = 3
+
 _PAST_VERBS = frozenset({"began", "stopped", "kept", "went", "ran", "took", "made", "left", "spent", "hid", "stayed",
                          "threw", "broke", "drove", "fled", "sought", "wrote", "told", "refused", "would", "could",
                          "had", "did", "gave", "lost", "quit", "got", "hit", "cut", "drank", "slept", "ate", "fell"})
@@ -82,6 +143,20 @@ _PRESENT_VERB = re.compile(r"^(?:avoids|checks|sits|refuses|keeps|washes|stays|g
                            r"restricts|exercises|cuts|burns|picks|pulls|bites|hits|throws|breaks|lies|steals|"
                            r"wanders|talks|whispers|mutters|laughs|covers|barricades|texts|checks|reads|writes|"
                            r"watches|listens|tries|needs|wants|insists|has|does|is)$")
+_PREPOSITIONS = ("after", "when", "while", "during", "following", "at ", "in ", "on ", "before", "since", "as ",
+                 "whenever", "once", "amid", "because")
+_THOUGHT_VERB_RE = re.compile(
+    r"^(?:believes?|believed|thinks?|thought|worrie[sd]|worry|fears?|feared|(?:is|was) convinced|feels? that|"
+    r"felt that|(?:is|was) afraid|expects?|expected|assumed?|wondered|insists?|insisted|reports?|reported|"
+    r"describes?|described|states?|stated|says|said)\b", re.I)
+#: Relatives a sentence can take as its subject ("Her father may have had ..."); others are told as family history.
+_KIN = re.compile(r"^(?:(?:maternal|paternal|older|younger) )?(?:mother|father|sister|brother|grandmother|grandfather|"
+                  r"parent|sibling)$", re.I)
+_PAST_CUE = re.compile(r"\b(?:at (?:that|the) time|previously|ago|in the past|back then)\b", re.I)
+#: A recorded reason that is a sentence about the patient ("This is a 31-year-old female who was referred by
+#: herself"), not a complaint: the current symptoms say why instead.
+_NOT_A_COMPLAINT = re.compile(r"\b(?:year[- ]old|this is|is an?|was referred|referred by|who)\b", re.I)
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|my|me|we|our)\b|[\"“”]")
 
 
 def _plural_verb(phrase: str) -> str:
@@ -93,108 +168,72 @@ def _plural_verb(phrase: str) -> str:
     return f"{base} {rest}".strip()
 
 
-_PREPOSITIONS = ("after", "when", "while", "during", "following", "at ", "in ", "on ", "before", "since", "as ",
-                 "whenever", "once", "amid", "because")
-_THOUGHT_VERB_RE = re.compile(
-    r"^(?:believes?|believed|thinks?|thought|worrie[sd]|worry|fears?|feared|(?:is|was) convinced|feels? that|"
-    r"felt that|(?:is|was) afraid|expects?|expected|assumed?|wondered|insists?|insisted|reports?|reported|"
-    r"describes?|described|states?|stated|says|said)\b", re.I)
+@dataclass
+class Piece:
+    """One unit of the text: its key, paragraph group, text, the nodes whose facts it states, its level and the
+    free text left out at level 2 (graph paths, never the text)."""
+
+    key: str
+    group: str
+    text: str
+    nodes: tuple[str, ...] = ()
+    level: int = NARRATIVE
+    dropped: tuple[str, ...] = ()
 
 
-_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|my|me|we|our)\b|[\"“”]")
-
-
-class Voice:
-    """Pronouns and nouns for the patient."""
-
-    def __init__(self, sex: Sex, age: int | None) -> None:
-        self.sex = sex
-        fem, masc = sex == Sex.female, sex == Sex.male
-        self.subj = "she" if fem else "he" if masc else "they"
-        self.obj = "her" if fem else "him" if masc else "them"
-        self.pos = "her" if fem else "his" if masc else "their"
-        self.plural = not (fem or masc)
-        if age is not None and age < 13:
-            self.noun = "girl" if fem else "boy" if masc else "child"
-        elif age is not None and age < 18:
-            self.noun = "adolescent girl" if fem else "adolescent boy" if masc else "adolescent"
-        else:
-            self.noun = "woman" if fem else "man" if masc else "person"
-
-    def was(self) -> str:
-        return "were" if self.plural else "was"
-
-    def has(self) -> str:
-        return "have" if self.plural else "has"
-
-
-_EPONYM = re.compile(r"^[A-Z][a-z]+(?:'s|s')$|^(?:Lewy|Korsakoff|Wernicke|Asperger|Tourette|Down|Cushing|Graves)$")
-
-
-def clinical_case(label: str) -> str:
-    """DSM-style Title Case to running-text case: 'Alcohol Use Disorder' → 'alcohol use disorder'; acronyms and
-    eponyms (ADHD, Tourette's, Lewy) keep their capitals."""
-    words = label.split(" ")
-    out = []
-    for w in words:
-        core = w.strip("(),")
-        if core[:1].isupper() and core[1:].islower() and not _EPONYM.match(core):
-            w = w.replace(core, core.lower(), 1)
-        out.append(w)
-    return " ".join(out)
-
-
-def _cap(s: str) -> str:
-    return s[:1].upper() + s[1:] if s else s
-
-
-def _num(n: int) -> str:
-    return NUMBER_WORDS[n] if 0 <= n < len(NUMBER_WORDS) else str(n)
-
-
-def _amount(days: int) -> str:
-    """Human amount of time for a positive number of days, in the coarsest sensible unit."""
-    days = abs(days)
-    if days >= 365:
-        n, unit = round(days / 365), "year"
-    elif days >= 60:
-        n, unit = round(days / 30), "month"
-    elif days >= 14:
-        n, unit = round(days / 7), "week"
-    else:
-        n, unit = days, "day"
-    n = max(1, n)
-    return f"{_num(n)} {unit}{'s' if n != 1 else ''}"
-
-
-def _join(items: list[str]) -> str:
-    items = [i for i in items if i]
-    if len(items) <= 1:
-        return "".join(items)
-    return ", ".join(items[:-1]) + " and " + items[-1]
-
-
-def _lead_in(when: str, clause: str) -> str:
-    """'When, clause' or just 'Clause' when there is no time phrase."""
-    return f"{_cap(when)}, {clause}" if when else _cap(clause)
-
-
-def _strip_end(s: str) -> str:
-    return s.strip().rstrip(".;,")
+def _symptom_name(s: Symptom) -> str:
+    head = s.headword
+    if s.pattern:
+        pat = strip_end(s.pattern)
+        head = f"{pat} {head}" if word_count(pat) <= 3 and pat.lower() not in head.lower() else f"{head} ({pat})"
+    return head
 
 
 class Renderer:
-    def __init__(self, graph: CaseGraph, seed: int) -> None:
+    """Renders a graph as pieces. ``levels`` maps piece keys to the level they are written at (default 0)."""
+
+    def __init__(self, graph: CaseGraph, seed: int, levels: Mapping[str, int] | None = None) -> None:
         self.g = graph
+        self.seed = seed
+        self.levels = dict(levels or {})
         self.rng = random.Random(f"anonpsy-render:{seed}:{graph.case_id}")
         self.voice = Voice(graph.demographics.sex, graph.demographics.age)
         setting = graph.visit_event.setting
         self.event = "admission" if setting in (Setting.inpatient, Setting.residential) else (
             "presentation" if setting == Setting.emergency_department else "visit")
-        self.dx_named: set[str] = set()
+        self._plan: NarrativePlan | None = None
+        self._types = graph.node_types()
+        self._stated_targets = self._targets()
+
+    # -- infrastructure -------------------------------------------------------------------------------------
+
+    def _start(self, key: str) -> int:
+        """Begin a piece: its own RNG (so re-writing one piece changes no other) and its level."""
+        self.rng = random.Random(f"anonpsy-render:{self.seed}:{self.g.case_id}:{key}")
+        return self.levels.get(key, NARRATIVE)
 
     def pick(self, options: list[str]) -> str:
         return options[self.rng.randrange(len(options))]
+
+    @property
+    def plan(self) -> NarrativePlan:
+        if self._plan is None:
+            self._plan = plan_narrative(self.g)
+        return self._plan
+
+    def _targets(self) -> dict[str, str]:
+        """Treatment id → diagnosis label, for treatment targets the source stated about an asserted diagnosis."""
+        out: dict[str, str] = {}
+        for e in self.g.edges:
+            if e.type != RelationType.TREATMENT_OF or not e.evidence_text:
+                continue
+            if self._types.get(e.target) != NodeType.diagnosis:
+                continue
+            dx = self.g.node(e.target)
+            if isinstance(dx, Diagnosis) and dx.certainty == Certainty.confirmed \
+                    and dx.temporality == Temporality.current:
+                out.setdefault(e.source, dx_name(dx.label))
+        return out
 
     # -- time phrases ---------------------------------------------------------------------------------------
 
@@ -212,11 +251,11 @@ class Renderer:
         if s == 0:
             return f"on the day of the {self.event}"
         if s > 0:
-            return "the day after " + self.event if s == 1 else f"{_amount(s)} after the {self.event}"
+            return "the day after the " + self.event if s == 1 else f"{amount(s)} after the {self.event}"
         if e >= 1:  # ongoing through the index encounter
-            amount = _amount(-s)
-            amount = amount[4:] if amount.startswith("one ") else amount  # "the past year", not "one year"
-            return self.pick([f"for the past {amount}", f"over the past {amount}"])
+            span = amount(-s)
+            span = span[4:] if span.startswith("one ") else span  # "the past year", not "one year"
+            return self.pick([f"for the past {span}", f"over the past {span}"])
         age_then = self.age_at(s)
         if age_then is not None and -s >= 5 * 365:
             if age_then < 13:
@@ -224,7 +263,7 @@ class Renderer:
             if age_then < 18:
                 return self.pick(["in adolescence", f"at age {age_then}"])
             return f"at age {age_then}"
-        return f"{_amount(-s)} before the {self.event}"
+        return f"{amount(-s)} ago"
 
     def lasting(self, iv: Interval | None) -> str:
         if iv is None:
@@ -232,25 +271,23 @@ class Renderer:
         s, e = iv
         if e >= 1 or s >= 0:
             return ""
-        return f", lasting about {_amount(e - s)}"
+        return f", lasting about {amount(e - s)}"
 
-    # -- sections -------------------------------------------------------------------------------------------
+    # -- lead -----------------------------------------------------------------------------------------------
 
     def reason(self) -> str:
-        """The reason for the visit: as recorded when it is a clinical phrase; a patient's own words (quotes,
-        first person) are summarised by the current symptoms instead, since quotes identify."""
-        raw = _strip_end(self.g.visit_event.reason_for_visit or "").strip("\"'“”")
-        if raw and not _FIRST_PERSON.search(raw) and len(raw.split()) <= 12:
+        """The reason for the visit: as recorded when it is a short clinical phrase; a patient's own words
+        (quotes, first person) are summarised by the current symptoms instead, since quotes identify."""
+        raw = strip_end(self.g.visit_event.reason_for_visit or "").strip("\"'“”")
+        if raw and not _FIRST_PERSON.search(raw) and not _NOT_A_COMPLAINT.search(raw) and len(raw.split()) <= 12:
             return raw[:1].lower() + raw[1:] if not raw[:2].isupper() else raw
-        current = [s.headword for s in self.g.symptoms if s.current_symptom][:3]
-        return _join(current)
+        current = [s.headword for s in self.g.symptoms if s.current_symptom and s.assertion == Assertion.present]
+        return join(current[:3])
 
-    def lead(self) -> str:
+    def lead(self) -> Piece:
+        level = self._start("lead")
         d, v, ve = self.g.demographics, self.voice, self.g.visit_event
-        art_age = ""
-        if d.age is not None:
-            art_age = f"{d.age}-year-old"
-        who = " ".join(x for x in [art_age, d.ethnicity or "", v.noun] if x)
+        who = " ".join(x for x in [f"{d.age}-year-old" if d.age is not None else "", d.ethnicity or "", v.noun] if x)
         article = "an" if who[:1].lower() in "aeiou" or who.startswith(("8", "11", "18")) else "a"
         occ = f", {'an' if d.occupation and d.occupation[0].lower() in 'aeiou' else 'a'} {d.occupation}," \
             if d.occupation else ""
@@ -259,22 +296,47 @@ class Renderer:
             "was admitted to" if ve.setting == Setting.inpatient else "presented to")
         if ve.setting == Setting.consultation_liaison:
             verb = "was evaluated by"
-        how = ARRIVAL_PHRASE[ve.arrival_mode].format(pos=v.pos)
-        legal = LEGAL_PHRASE[ve.legal_status]
-        parts = [f"The patient is {article} {who}{occ} who {verb} {where}"]
-        tail = ", ".join(x for x in [how, legal] if x)
-        sent = parts[0] + (f", {tail}" if tail else "")
+        tail = ", ".join(x for x in [ARRIVAL_PHRASE[ve.arrival_mode].format(pos=v.pos), LEGAL_PHRASE[ve.legal_status]]
+                         if x)
+        sent = f"The patient is {article} {who}{occ} who {verb} {where}" + (f", {tail}" if tail else "")
+        dropped: list[str] = []
+        nodes: list[str] = []
         reason = self.reason()
-        if reason:
+        if reason and level < BARE:
             sent += f" because of {reason}"
+            nodes = [s.id for s in self.g.symptoms if s.headword in reason]
+        elif reason:
+            dropped.append("visit_event.reason_for_visit")
         out = [sent + "."]
-        flags = [SAFETY_PHRASE.get(f.value, f.value) for f in ve.safety_flags]
-        if flags:
-            out.append(self.pick([f"The presentation involved {_join(flags)}.",
-                                  f"Safety concerns at {self.event} included {_join(flags)}."]))
+        # A flag that names a symptom the graph holds with another status than present is told by that
+        # symptom's own sentence, never as a concern of the visit.
+        other_status = {s.headword.lower() for s in self.g.symptoms if symptom_status(s) != Assertion.present.value}
+        flags = []
+        for f in ve.safety_flags:
+            phrase = SAFETY_PHRASE.get(f.value, f.value)
+            if re.sub(r"^an? ", "", phrase) in other_status:
+                dropped.append(f"visit_event.safety_flags[{f.value}]")
+            else:
+                flags.append(phrase)
+        if flags and level < BARE:
+            out.append(self.pick([f"The presentation involved {join(flags)}.",
+                                  f"Safety concerns at the {self.event} included {join(flags)}."]))
+        elif flags:
+            dropped.append("visit_event.safety_flags")
+        out += self._social()
+        if ve.visit_episode:
+            if level < BARE:
+                out.append(cap(strip_end(ve.visit_episode)) + ".")
+            else:
+                dropped.append("visit_event.visit_episode")
+        return Piece("lead", "lead", " ".join(out), tuple(nodes), level, tuple(dropped))
+
+    def _social(self) -> list[str]:
+        d, v, ve = self.g.demographics, self.voice, self.g.visit_event
+        out: list[str] = []
         if d.family_structure:
-            fs = _strip_end(d.family_structure)
-            be = "are" if v.plural else "is"
+            fs = strip_end(d.family_structure)
+            be = v.is_()
             if fs.lower().startswith(("married", "single", "divorced", "widowed", "separated", "engaged")):
                 noun = fs.lower().split()[-1] in ("man", "woman", "mother", "father", "parent", "person")
                 out.append(f"Socially, {v.subj} {be} {'a ' if noun else ''}{fs}.")
@@ -287,171 +349,278 @@ class Renderer:
             else:
                 out.append(f"Family situation: {fs}.")
         if ve.source_of_information:
-            out.append(f"History was obtained from {_join([_strip_end(s) for s in ve.source_of_information])}.")
-        if ve.visit_episode:
-            out.append(_cap(_strip_end(ve.visit_episode)) + ".")
-        return " ".join(out)
+            out.append(f"History was obtained from {join([strip_end(s) for s in ve.source_of_information])}.")
+        return out
+
+    # -- episodes -------------------------------------------------------------------------------------------
 
     def frame_sentences(self, subject: str, frame: STEB) -> list[str]:
-        """Sentences for one STEB frame; ``subject`` names what arose ("The insomnia", "These symptoms")."""
+        """Sentences for one STEB frame; ``subject`` names what arose ("The insomnia", "This")."""
         v = self.voice
         out: list[str] = []
         if frame.situation:
-            sit = _strip_end(frame.situation)
+            sit = strip_end(frame.situation)
             if sit.lower().startswith(_PREPOSITIONS):
                 out.append(f"{subject} arose {sit}.")
             else:
                 out.append(f"{subject} arose in the context of {sit}.")
         if frame.thought:
-            th = _strip_end(frame.thought)
+            th = strip_end(frame.thought)
             if _THOUGHT_VERB_RE.match(th):
-                out.append(f"{_cap(v.subj)} {th}.")
+                out.append(f"{cap(v.subj)} {th}.")
             else:
                 verb = self.pick(["believed", "was convinced", "thought"])
-                out.append(f"{_cap(v.subj)} {verb} that {th}.")
+                out.append(f"{cap(v.subj)} {verb} that {th}.")
         if frame.emotion:
-            em = _strip_end(frame.emotion)
+            em = strip_end(frame.emotion)
             if em.lower().startswith(("felt", "was", "became", "grew", "feels", "is ")):
-                out.append(f"{_cap(v.subj)} {em}.")
+                out.append(f"{cap(v.subj)} {em}.")
             else:
-                out.append(f"{_cap(v.subj)} felt {em}.")
+                out.append(f"{cap(v.subj)} felt {em}.")
         if frame.behavior:
-            be = _strip_end(frame.behavior)
+            be = strip_end(frame.behavior)
             first = be.split(" ", 1)[0].lower()
             if first.endswith("ed") or first in _PAST_VERBS:
                 lead = self.pick(["In response, ", "As a result, ", ""])
-                out.append(f"{lead}{v.subj} {be}." if lead else f"{_cap(v.subj)} {be}.")
+                out.append(f"{lead}{v.subj} {be}." if lead else f"{cap(v.subj)} {be}.")
             elif _PRESENT_VERB.match(first):
-                out.append(f"{_cap(v.subj)} {be if not v.plural else _plural_verb(be)}.")
+                out.append(f"{cap(v.subj)} {be if not v.plural else _plural_verb(be)}.")
             elif first.endswith("ing"):
-                out.append(f"{_cap(v.subj)} {v.was()} {be}.")
+                out.append(f"{cap(v.subj)} {v.was()} {be}.")
             else:
                 out.append(f"This was accompanied by {be}.")
-        return [_cap(x) for x in out]
+        return [cap(x) for x in out]
 
-    def episode(self, b: Block) -> str:
-        v = self.voice
-        when = self.when(b.interval)
-        current = [s for s in b.symptoms if s.current_symptom]
-        heads = _join(list(dict.fromkeys(_symptom_name(s) for s in b.symptoms)))
-        all_current = bool(current) and len(current) == len(b.symptoms)
-        if b.interval is None:
-            if all_current:
-                opener = self.pick([f"At the {self.event}, {v.subj} {v.was()} noted to have {heads}",
-                                    f"{_cap(v.subj)} also presented with {heads}"])
-            else:
-                opener = self.pick([f"Previously, {v.subj} had experienced {heads}",
-                                    f"{_cap(v.pos)} history also included {heads}"])
-        elif all_current:
-            opener = self.pick([_lead_in(when, f"{v.subj} {v.has()} experienced {heads}"),
-                                f"{_cap(v.subj)} {v.has()} had {heads} {when}",
-                                _lead_in(when, f"{v.subj} {v.has()} reported {heads}")])
-        else:
-            opener = self.pick([_lead_in(when, f"{v.subj} developed {heads}"),
-                                _lead_in(when, f"{v.subj} experienced {heads}"),
-                                f"{_cap(v.subj)} first experienced {heads} {when}"])
-        sent = [opener.strip() + self.lasting(b.interval) + "."]
-        # Identical frames shared by several symptoms of the block are narrated once for the group.
+    def _frames(self, b: Block, level: int, dropped: list[str]) -> list[str]:
+        """The block's STEB frames, each once; a frame names its symptom only when every symptom of the block is
+        present (then no other status can be misread from it); at level 2 frames are left out (recorded)."""
         frames: dict[tuple[str | None, ...], tuple[STEB, list[str]]] = {}
         for s in b.symptoms:
-            if s.pattern:
-                sent.append(f"The {s.headword} was {_strip_end(s.pattern)}.")
-            for frame in s.contexts:
+            for i, frame in enumerate(s.contexts):
+                if level >= BARE:
+                    dropped.append(f"symptoms[{s.id}].contexts[{i}]")
+                    continue
                 key = (frame.situation, frame.thought, frame.emotion, frame.behavior)
                 frames.setdefault(key, (frame, []))[1].append(s.headword)
+        statuses = {symptom_status(s) for s in b.symptoms}
+        named = level == NARRATIVE and statuses == {Assertion.present.value}
+        # Frames of what the patient had in the past are told as past: what a frame describes (a behaviour, a
+        # feeling) is otherwise read as present.
+        then = "At that time, " if statuses == {Assertion.historical.value} else ""
+        out: list[str] = []
         for frame, owners in frames.values():
             names = list(dict.fromkeys(owners))
-            subject = f"The {names[0]}" if len(names) == 1 else (
-                "These symptoms" if len(names) == len(b.symptoms) else f"The {_join(names)}")
-            sent += self.frame_sentences(subject, frame)
-        if b.diagnosis is not None:
-            sent.append(self.dx_sentence(b.diagnosis))
-        return " ".join(sent)
-
-    def dx_sentence(self, dx: Diagnosis) -> str:
-        label = clinical_case(dx.label)
-        spec = f" ({', '.join(dx.specifiers)})" if dx.specifiers else ""
-        if dx.id in self.dx_named:
-            return self.pick([f"These symptoms were again attributed to {label}.",
-                              f"This was understood as part of the same {label}."])
-        self.dx_named.add(dx.id)
-        if dx.certainty == Certainty.ruled_out:
-            return f"{_cap(label)} was considered and ruled out."
-        if dx.certainty == Certainty.rule_out:
-            return f"{_cap(label)}{spec} was considered and remains to be ruled out."
-        if dx.certainty == Certainty.provisional:
-            past = " in the past" if dx.temporality == Temporality.past else ""
-            return f"The presentation was provisionally diagnosed as {label}{spec}{past}."
-        if dx.temporality == Temporality.past:
-            return f"{_cap(self.voice.subj)} had been diagnosed with {label}{spec} before the {self.event}."
-        return self.pick([f"These symptoms were consistent with {label}{spec}.",
-                          f"The clinical picture met criteria for {label}{spec}.",
-                          f"A diagnosis of {label}{spec} was made."])
-
-    def treatment_phrase(self, t: Treatment) -> str:
-        bits = [t.name]
-        if t.dose:
-            bits.append(t.dose)
-        if t.route and t.route.value not in ("unknown", "not_applicable"):
-            bits.append(t.route.value.replace("_", "-").replace("long-acting-injectable", "long-acting injectable"))
-        if t.frequency:
-            bits.append(t.frequency)
-        elif t.status == TreatmentStatus.prn:
-            bits.append("as needed")
-        return " ".join(bits)
-
-    def regimen(self, b: Block) -> str:
-        v = self.voice
-        when = self.when(b.interval)
-        taken = [t for t in b.treatments if t.status not in (*_NOT_TAKEN, TreatmentStatus.past)]
-        meds = [t for t in taken if t.type.value == "medication"]
-        other = [t for t in taken if t.type.value != "medication"]
-        out = self.not_taken([t for t in b.treatments if t.status in _NOT_TAKEN])
-        target = f" for {clinical_case(b.diagnosis.label)}" if b.diagnosis is not None else ""
-        stopped = [t for t in b.treatments if t.status == TreatmentStatus.past]
-        if stopped:
-            out.append(_lead_in(when, f"{v.subj} had previously taken "
-                                      f"{_join([self.treatment_phrase(t) for t in stopped])}{target}."))
-        ongoing = b.interval is not None and b.interval[1] >= 1 and b.interval[0] < 0
-        if meds:
-            regimen = _join([self.treatment_phrase(t) for t in meds])
-            if ongoing:
-                been = "have been" if v.plural else "has been"
-                out.append(self.pick([_lead_in(when, f"{v.subj} {been} taking {regimen}{target}"),
-                                      f"{_cap(v.subj)} {been} treated with {regimen}{target} {when}"]).strip() + ".")
-            elif b.interval is None:
-                out.append(self.pick([f"{_cap(v.subj)} {v.was()} treated with {regimen}{target}.",
-                                      f"Treatment included {regimen}{target}."]))
+            if not named:
+                subject = "This"
+            elif len(names) == 1:
+                subject = f"The {names[0]}"
             else:
-                out.append(self.pick([_lead_in(when, f"{v.subj} {v.was()} started on {regimen}{target}"),
-                                      _lead_in(when, f"{v.subj} received {regimen}{target}"),
-                                      f"{_cap(v.subj)} {v.was()} treated with {regimen}{target} {when}"]).strip()
-                           + ".")
-        if other:
-            therapy = _join([self.treatment_phrase(t) for t in other])
-            out.append(_lead_in(when, f"{v.subj} engaged in {therapy}{target}.") if when
-                       else f"{_cap(v.subj)} also received {therapy}{target}.")
-        for t in b.treatments:
-            if t.outcome:
-                out.append(f"With {t.name}, the outcome was {_strip_end(t.outcome)}.")
-            if t.discontinued_reason:
-                out.append(f"{_cap(t.name)} was stopped because of {t.discontinued_reason}.")
-        return " ".join(x.replace("  ", " ").replace(", ,", ",") for x in out)
-
-    def not_taken(self, treatments: list[Treatment]) -> list[str]:
-        """Treatments planned or refused: never written as taken."""
-        out: list[str] = []
-        planned = [self.treatment_phrase(t) for t in treatments if t.status == TreatmentStatus.planned]
-        refused = [self.treatment_phrase(t) for t in treatments if t.status == TreatmentStatus.refused]
-        if planned:
-            out.append(f"{_cap(_join(planned))} {'were' if len(planned) > 1 else 'was'} recommended.")
-        if refused:
-            out.append(f"{_cap(self.voice.subj)} declined {_join(refused)}.")
+                subject = "These symptoms" if len(names) == len(b.symptoms) else f"The {join(names)}"
+            out += [then + _lower_first(x) if then and not _PAST_CUE.search(x) else x
+                    for x in self.frame_sentences(subject, frame)]
         return out
+
+    def episode(self, b: Block, key: str) -> Piece:
+        level = self._start(key)
+        v = self.voice
+        when = self.when(b.interval) if level < BARE else ""
+        status = {s.id: symptom_status(s) for s in b.symptoms}
+        present = [s for s in b.symptoms if status[s.id] == Assertion.present.value]
+        possible = [s for s in b.symptoms if status[s.id] == Assertion.possible.value]
+        past = [s for s in b.symptoms if status[s.id] == Assertion.historical.value]
+        sent: list[str] = []
+        dropped: list[str] = []
+        if level >= BARE and b.interval is not None:
+            dropped.append(f"time:{key}")
+        # A time phrase that ends before the visit is a past cue: beside a possible symptom it would read as
+        # "had it", so it gets a sentence of its own.
+        past_time = bool(when) and b.interval is not None and b.interval[1] < 1
+        if level >= PLAIN:
+            for assertion, group in ((Assertion.present, present), (Assertion.historical, past),
+                                     (Assertion.possible, possible)):
+                names = list(dict.fromkeys(s.headword for s in group))
+                for x in plain_symptoms(assertion, names, v):
+                    if when and not (past_time and assertion == Assertion.possible):
+                        x = lead_in(when, _lower_first(x))
+                    sent.append(x)
+            if possible and past_time:
+                sent.append(f"This was {when}.")
+        else:
+            if present:
+                heads = join(list(dict.fromkeys(_symptom_name(s) for s in present)))
+                sent.append(self._present_opener(b, heads, when))
+            for chunk in scoped_lists(list(dict.fromkeys(_symptom_name(s) for s in past))):
+                past_heads = join(chunk)
+                if when and b.interval is not None and b.interval[1] < 1:
+                    # how long it lasted in a sentence of its own: a duration beside the symptom is read as
+                    # its time, and "lasting a year" does not say when
+                    sent.append(f"Previously, {when}, {v.subj} had {past_heads}.")
+                    span = self.lasting(b.interval)
+                    if span:
+                        sent.append(f"This lasted {span.removeprefix(', lasting ')}.")
+                else:
+                    sent.append(self.pick([f"Previously, {v.subj} had {past_heads}.",
+                                           f"{cap(v.subj)} had {past_heads} in the past."]))
+            for chunk in scoped_lists([f"possible {_symptom_name(s)}" for s in possible], 2 * CUE_SCOPE):
+                # every item carries its own "possible"; the chunk only keeps the sentence short
+                was = "were" if len(chunk) > 1 else be(chunk[0])
+                sent.append(lead_in("" if past_time else when, f"{join(chunk)} {was} also noted") + ".")
+            if possible and past_time:
+                sent.append(f"This was {when}.")
+        sent += self._frames(b, level, dropped)
+        nodes = [s.id for s in b.symptoms]
+        dx = b.diagnosis
+        if dx is not None and dx.certainty == Certainty.confirmed:
+            first = self.plan.first_dx_block.get(dx.id) == self.plan.blocks.index(b)
+            if first:
+                sent.append(plain_diagnosis(dx, v) if level >= PLAIN else self.dx_sentence(dx, linked=True))
+                nodes.append(dx.id)
+            elif dx.temporality == Temporality.current and level == NARRATIVE and present:
+                sent.append(self.pick([f"These symptoms were again attributed to {dx_name(dx.label)}.",
+                                       f"This was understood as part of the same {dx_name(dx.label)}."]))
+        return Piece(key, "body", " ".join(sent), tuple(nodes), level, tuple(dropped))
+
+    def _present_opener(self, b: Block, heads: str, when: str) -> str:
+        """Symptoms present at the visit: since when, without any past-time cue."""
+        v = self.voice
+        iv = b.interval
+        if iv is None or not when:
+            return self.pick([f"At the {self.event}, {v.subj} {v.was()} noted to have {heads}.",
+                              f"{cap(v.subj)} also presented with {heads}.",
+                              f"{cap(v.subj)} reported {heads}."])
+        if iv[0] >= 0:
+            return lead_in(when, f"{v.subj} reported {heads}") + "."
+        if iv[1] >= 1:
+            return self.pick([lead_in(when, f"{v.subj} {v.has()} experienced {heads}"),
+                              f"{cap(v.subj)} {v.has()} had {heads} {when}",
+                              lead_in(when, f"{v.subj} {v.has()} reported {heads}")]).strip() + "."
+        return f"{cap(v.subj)} {v.has()} had {heads} for {amount(-iv[0])}."
+
+    # -- diagnoses ------------------------------------------------------------------------------------------
+
+    def dx_sentence(self, dx: Diagnosis, *, linked: bool = False) -> str:
+        """One diagnosis in a narrative sentence that carries its certainty and temporality."""
+        name = dx_full_name(dx)
+        v = self.voice
+        if dx.certainty == Certainty.ruled_out:
+            return self.pick([f"{cap(name)} was ruled out.",
+                              f"A diagnosis of {name} was considered unlikely.",
+                              f"The assessment did not support a diagnosis of {name}."])
+        if dx.temporality == Temporality.past:
+            if dx.certainty == Certainty.confirmed:
+                return self.pick([f"{cap(v.subj)} had {name} in the past.", f"Previously, {v.subj} had {name}."])
+            return f"{cap(v.subj)} may have had {name} in the past."
+        if dx.certainty == Certainty.rule_out:
+            return self.pick([f"Further evaluation is needed to rule out {name}.",
+                              f"Further assessment was recommended to rule out {name}."])
+        if dx.certainty == Certainty.provisional:
+            return self.pick([f"A possible diagnosis of {name} was considered.",
+                              f"A possible {name} could not be excluded.",
+                              f"{cap(name)} is possible."])
+        options = [f"{cap(v.subj)} {v.was()} diagnosed with {name}.", f"A diagnosis of {name} was made."]
+        if linked:
+            options += [f"These symptoms were consistent with {name}.",
+                        f"The clinical picture met criteria for {name}."]
+        return self.pick(options)
+
+    def diagnosis(self, dx: Diagnosis) -> Piece:
+        key = f"dx:{dx.id}"
+        level = self._start(key)
+        text = plain_diagnosis(dx, self.voice) if level >= PLAIN else self.dx_sentence(dx)
+        return Piece(key, "assessment", text, (dx.id,), level)
+
+    # -- treatments -----------------------------------------------------------------------------------------
+
+    def regimen(self, b: Block, key: str) -> Piece:
+        level = self._start(key)
+        v = self.voice
+        when = self.when(b.interval) if level < BARE else ""
+        out: list[str] = []
+        dropped: list[str] = []
+        if level >= PLAIN:
+            for t in b.treatments:
+                out.append(plain_treatment(t, v))
+                if t.outcome:
+                    dropped.append(f"treatments[{t.id}].outcome")
+            return Piece(key, "body", " ".join(out), tuple(t.id for t in b.treatments), level, tuple(dropped))
+        by_status: dict[TreatmentStatus, list[Treatment]] = {}
+        for t in b.treatments:
+            by_status.setdefault(t.status, []).append(t)
+        for status in (TreatmentStatus.current, TreatmentStatus.prn, TreatmentStatus.past, TreatmentStatus.planned,
+                       TreatmentStatus.refused):
+            ts = by_status.get(status, [])
+            simple = [t for t in ts if not t.outcome]
+            groups: dict[tuple[str | None, bool, str | None], list[Treatment]] = {}
+            for t in simple:
+                group_key = (self._stated_targets.get(t.id), t.type == TreatmentType.medication, t.discontinued_reason)
+                groups.setdefault(group_key, []).append(t)
+            for (target, med, _), group in groups.items():
+                out += self._treatment_sentences(status, group, target, med, when, b.interval)
+            for t in ts:
+                if t in simple:
+                    continue
+                out += self._treatment_sentences(status, [t], self._stated_targets.get(t.id),
+                                                 t.type == TreatmentType.medication, when, b.interval)
+                if t.outcome:
+                    out.append(f"The outcome was {strip_end(t.outcome)}.")
+        return Piece(key, "body", " ".join(out), tuple(t.id for t in b.treatments), level, tuple(dropped))
+
+    def _treatment_sentences(self, status: TreatmentStatus, ts: list[Treatment], target: str | None, med: bool,
+                             when: str, iv: Interval | None) -> list[str]:
+        v = self.voice
+        tgt = f" for {target}" if target else ""
+        phrases = [treatment_phrase(t) for t in ts]
+        out: list[str] = []
+        if status == TreatmentStatus.current:
+            ongoing = iv is not None and iv[1] >= 1 and iv[0] < 0 and bool(when)
+            regimen = join(phrases)
+            been = "have been" if v.plural else "has been"
+            if not med:
+                return [lead_in(when, f"{v.subj} {'has been receiving' if ongoing else 'received'} {regimen}{tgt}.")]
+            if ongoing:
+                out.append(self.pick([lead_in(when, f"{v.subj} {been} taking {regimen}{tgt}"),
+                                      f"{cap(v.subj)} {been} treated with {regimen}{tgt} {when}"]).strip() + ".")
+            elif not when or iv is None:
+                out.append(self.pick([f"{cap(v.subj)} {v.was()} taking {regimen}{tgt}.",
+                                      f"Current treatment included {regimen}{tgt}.",
+                                      f"{cap(v.subj)} {v.was()} treated with {regimen}{tgt}."]))
+            elif iv[0] >= 0:
+                out.append(self.pick([lead_in(when, f"{v.subj} {v.was()} started on {regimen}{tgt}"),
+                                      lead_in(when, f"{v.subj} began taking {regimen}{tgt}")]) + ".")
+            else:  # started before the visit: said without a past-time cue, since it is taken now
+                out.append(f"{cap(v.subj)} {been} taking {regimen}{tgt} for {amount(-iv[0])}.")
+            return out
+        if status == TreatmentStatus.prn:
+            verb = v.verb("takes") if med else v.verb("receives")
+            return [f"{cap(v.subj)} {verb} {join(phrases)}{tgt}."]
+        if status == TreatmentStatus.past:
+            reason = ts[0].discontinued_reason  # the group shares it
+            took = "took" if med else "received"
+            for chunk in scoped_lists(phrases):
+                lst = join(chunk)
+                why = f", which {'were' if len(chunk) > 1 else 'was'} stopped {because(reason)}" if reason else ""
+                if when and iv is not None and iv[1] < 1:
+                    out.append(f"Previously, {when}, {v.subj} {took} {lst}{tgt}{why}.")
+                else:
+                    had = "had previously taken" if med else "had previously received"
+                    out.append(self.pick([f"{cap(v.subj)} {had} {lst}{tgt}{why}.",
+                                          f"{cap(v.subj)} previously {took} {lst}{tgt}{why}."]))
+            return out
+        if status == TreatmentStatus.planned:
+            for chunk in scoped_lists(phrases):
+                lst = join(chunk)
+                out.append(self.pick([f"The plan is to start {lst}{tgt}.", f"{cap(v.subj)} will start {lst}{tgt}."]))
+            return out
+        for chunk in scoped_lists(phrases):  # refused
+            out.append(self.pick([f"{cap(v.subj)} declined {join(chunk)}.",
+                                  f"{cap(v.subj)} refused {join(chunk)}."]))
+        return out
+
+    # -- other blocks ---------------------------------------------------------------------------------------
 
     def name_of(self, node_id: str) -> str:
         node = self.g.node(node_id)
-        t = self.g.node_types()[node_id]
+        t = self._types[node_id]
         if t == NodeType.diagnosis:
             return clinical_case(node.label)  # type: ignore[union-attr]
         if t == NodeType.symptom:
@@ -462,95 +631,240 @@ class Renderer:
             return node.condition  # type: ignore[union-attr]
         return "the index episode"
 
-    def induces(self, b: Block) -> str:
-        src = self.name_of(b.source_id or "")
-        targets = _join([self.name_of(t) for t in b.target_ids])
-        return self.pick([f"The {targets} {'were' if len(b.target_ids) > 1 else 'was'} attributed to {src}.",
-                          f"{_cap(src)} induced the {targets}.",
-                          f"The {targets} developed as a consequence of {src}."])
+    def _current_name(self, node_id: str) -> str | None:
+        """A node named in a causal sentence, or None when it is not a current fact (excluded, possible, past,
+        planned, denied, …): a causal sentence carries no status cue, so it names only what is true now."""
+        from anonpsy.generate.facts import dx_key
 
-    def history(self, b: Block) -> str:
+        node = self.g.node(node_id)
+        if isinstance(node, Diagnosis):
+            current = node.certainty == Certainty.confirmed and node.temporality == Temporality.current
+            return dx_name(node.label) if current else None
+        if isinstance(node, Symptom):
+            return node.headword if symptom_status(node) == Assertion.present.value else None
+        if isinstance(node, Treatment):
+            return node.name if node.status in (TreatmentStatus.current, TreatmentStatus.prn) else None
+        if isinstance(node, PastHistory):
+            if dx_key(node.condition).startswith("dsm:") or node.status.value in ("remitted", "resolved"):
+                return None  # a past diagnosis, or something that has resolved
+            return _condition(node)
+        return None
+
+    def induces(self, b: Block, key: str) -> Piece:
+        level = self._start(key)
+        nodes = (b.source_id or "", *b.target_ids)
+        src = self._current_name(b.source_id or "")
+        targets = [self._current_name(t) for t in b.target_ids]
+        if src is None or any(t is None for t in targets) or level >= BARE:
+            return Piece(key, "body", "", (), level, tuple(f"edges[INDUCES {b.source_id}->{t}]" for t in b.target_ids))
+        names = join([t for t in targets if t is not None])
+        was = "were" if len(b.target_ids) > 1 else "was"
+        if level >= PLAIN:
+            text = f"The {names} {was} attributed to {src}."
+        else:
+            text = self.pick([f"The {names} {was} attributed to {src}.",
+                              f"The {names} developed as a consequence of {src}."])
+        return Piece(key, "body", text, nodes, level)
+
+    def history(self, b: Block, key: str) -> Piece:
+        level = self._start(key)
         ph = b.history
         assert ph is not None
-        when = self.when(b.interval)
-        status = "" if ph.status.value == "unknown" else f" ({ph.status.value})"
-        return _lead_in(when, f"{self.voice.pos} history included {ph.condition}{status}.")
+        when = self.when(b.interval) if level < BARE else ""
+        sentence = self._history_sentence(ph)
+        v = self.voice
+        if when and b.interval is not None and sentence.startswith(f"{cap(v.subj)} {v.has()} "):
+            # had now: since when, in the present perfect ("For the past year, she has had chronic asthma.")
+            if b.interval[1] >= 1:
+                sentence = lead_in(when, f"{v.subj} {v.has()} had " + sentence.split(f" {v.has()} ", 1)[1])
+            return Piece(key, "body", sentence, (ph.id,), level)
+        return Piece(key, "body", lead_in(when, _lower_first(sentence)), (ph.id,), level)
 
-    def closing(self, plan: NarrativePlan) -> list[str]:
-        v, g = self.voice, self.g
-        paras: list[str] = []
-        sent: list[str] = []
-        if plan.closing_history:
-            items = [self._history_item(p) for p in plan.closing_history]
-            sent.append(self.pick([f"Past history is notable for {_join(items)}.",
-                                   f"{_cap(v.pos)} past history includes {_join(items)}."]))
-        if g.family_history:
-            fam = [("possible " if f.certainty == FamilyCertainty.possible else "")
-                   + f"{clinical_case(f.condition)} in {v.pos} {f.member}" for f in g.family_history]
-            sent.append(f"Family history is significant for {_join(fam)}.")
-        denied = list(dict.fromkeys(s.headword for s in g.symptoms if s.assertion == Assertion.absent))
-        # A few items per sentence, so that no reader loses the negation down a long list.
-        for i in range(0, len(denied), _DENIED_PER_SENTENCE):
-            also = " also" if i else ""
-            sent.append(f"{_cap(v.subj)}{also} denied {_join(denied[i:i + _DENIED_PER_SENTENCE])}.")
-        if_occur = list(dict.fromkeys(s.headword for s in g.symptoms if s.assertion == Assertion.hypothetical))
-        if if_occur:
-            sent.append(f"{_cap(v.subj)} {v.was()} advised to seek help should {_join(if_occur)} occur.")
-        if sent:
-            paras.append(" ".join(sent))
-        tests: list[str] = []
-        for heading, text in results_text(g.test_results.values).items():
-            tests.append(f"{heading}: {text}.")
-        mse = mental_status_text(g.mental_status)
-        if mse:
-            tests.append(f"On mental status examination: {mse}.")
-        if g.visit_event.pathway:
-            tests.append(f"Disposition: {_strip_end(g.visit_event.pathway)}.")
-        if tests:
-            paras.append(" ".join(tests))
-        return paras
+    def _history_sentence(self, p: PastHistory) -> str:
+        return plain_history(p, self.voice)
+
+    def closing_history(self, items: list[PastHistory]) -> list[Piece]:
+        """Past history not told in the body: a diagnosis named in it is a past diagnosis (its own sentence);
+        other conditions (medical comorbidities, events) in one list."""
+        from anonpsy.generate.facts import dx_key
+
+        out: list[Piece] = []
+        other: list[PastHistory] = []
+        for p in items:
+            if dx_key(p.condition).startswith("dsm:"):
+                key = f"history:{p.id}"
+                self._start(key)
+                out.append(Piece(key, "closing", self._history_sentence(p), (p.id,), self.levels.get(key, 0)))
+            else:
+                other.append(p)
+        if other:
+            key = "history"
+            level = self._start(key)
+            v = self.voice
+            if level >= PLAIN:
+                text = " ".join(self._history_sentence(p) for p in other)
+            else:
+                words = [self._history_item(p) for p in other]
+                text = self.pick([f"Past medical history is notable for {join(words)}.",
+                                  f"{cap(v.pos)} past medical history includes {join(words)}."])
+            out.append(Piece(key, "closing", text, tuple(p.id for p in other), level))
+        return out
 
     def _history_item(self, p: PastHistory) -> str:
-        status = "" if p.status.value == "unknown" else f" ({p.status.value})"
-        return f"{p.condition}{status}"
+        status = {"chronic": "chronic ", "active": "active "}.get(p.status.value, "")
+        tail = {"remitted": " (now in remission)", "resolved": " (since resolved)"}.get(p.status.value, "")
+        return f"{status}{_condition(p)}{tail}"
+
+    def family(self) -> list[Piece]:
+        out: list[Piece] = []
+        for i, f in enumerate(self.g.family_history):
+            key = f"family:{i}"
+            level = self._start(key)
+            if level >= PLAIN:
+                text = plain_family(f, self.voice)
+            else:
+                options = [f"Family history is significant for {family_item(f, self.voice)}.",
+                           f"{cap(self.voice.pos)} family history includes {family_item(f, self.voice)}."]
+                if f.certainty == FamilyCertainty.possible and _KIN.search(f.member):
+                    options.append(f"{cap(self.voice.pos)} {strip_end(f.member)} may have had "
+                                   f"{dx_name(strip_end(f.condition))}.")
+                text = self.pick(options)
+            out.append(Piece(key, "closing", text, (f"fh_{i}",), level))
+        return out
+
+    def denied(self) -> Piece | None:
+        v = self.voice
+        items = [s for s in self.g.symptoms if s.assertion == Assertion.absent]
+        if not items:
+            return None
+        level = self._start("denied")
+        heads = list(dict.fromkeys(s.headword for s in items))
+        sent = []
+        # A few items per sentence, so that no reader loses the negation down a long list.
+        for i in range(0, len(heads), DENIED_PER_SENTENCE):
+            also = " also" if i else ""
+            sent.append(f"{cap(v.subj)}{also} denied {join(heads[i:i + DENIED_PER_SENTENCE])}.")
+        return Piece("denied", "closing", " ".join(sent), tuple(s.id for s in items), level)
+
+    def conditional(self) -> Piece | None:
+        v = self.voice
+        items = [s for s in self.g.symptoms if s.assertion == Assertion.hypothetical]
+        if not items:
+            return None
+        level = self._start("conditional")
+        heads = list(dict.fromkeys(s.headword for s in items))
+        sent = [f"{cap(v.subj)} {v.was()} advised to seek help if {' or '.join(chunk)} occurred."
+                for chunk in scoped_lists(heads)]
+        return Piece("conditional", "closing", " ".join(sent), tuple(s.id for s in items), level)
+
+    def tests(self) -> Piece | None:
+        values = self.g.test_results.values
+        if not values:
+            return None
+        level = self._start("tests")
+        sent: list[str] = []
+        for heading, kinds in TEST_GROUPS:
+            group = [x for x in values if x.kind in kinds]
+            if not group:
+                continue
+            if level >= PLAIN:
+                sent.append(f"{heading}: " + " ".join(value_sentence(x) for x in group))
+            else:
+                sent.append(f"{heading}: {'; '.join(value_text(x) for x in group)}.")
+        return Piece("tests", "findings", " ".join(sent), (), level)
+
+    def mental_status(self) -> Piece | None:
+        ms = self.g.mental_status
+        level = self._start("mse")
+        if level >= PLAIN:
+            parts = mental_status_parts(ms)
+            if not parts:
+                return None
+            text = "On mental status examination: " + ". ".join(cap(p) for p in parts) + "."
+        else:
+            mse = mental_status_text(ms)
+            if not mse:
+                return None
+            text = f"On mental status examination: {mse}."
+        return Piece("mse", "findings", text, (), level)
+
+    def disposition(self) -> Piece | None:
+        pathway = self.g.visit_event.pathway
+        if not pathway:
+            return None
+        level = self._start("disposition")
+        if level >= BARE:
+            return Piece("disposition", "findings", "", (), level, ("visit_event.pathway",))
+        return Piece("disposition", "findings", f"Disposition: {strip_end(pathway)}.", (), level)
+
+    # -- whole text -----------------------------------------------------------------------------------------
+
+    def block_key(self, b: Block) -> str:
+        return f"{b.kind}:{b.first_id()}"
+
+    def pieces(self) -> list[Piece]:
+        """Every piece of the text, in order."""
+        plan = self.plan
+        out = [self.lead()]
+        stated: set[str] = set()  # diagnoses stated, with their status, in an episode
+        for b in plan.blocks:
+            key = self.block_key(b)
+            if b.kind == "episode":
+                piece = self.episode(b, key)
+            elif b.kind == "regimen":
+                piece = self.regimen(b, key)
+            elif b.kind == "induces":
+                piece = self.induces(b, key)
+            else:
+                piece = self.history(b, key)
+            if b.kind == "episode":
+                stated.update(piece.nodes)
+            out.append(piece)
+        out += [self.diagnosis(d) for d in self.g.diagnoses if d.id not in stated]
+        out += self.closing_history(plan.closing_history)
+        out += self.family()
+        for p in (self.denied(), self.conditional(), self.tests(), self.mental_status(), self.disposition()):
+            if p is not None:
+                out.append(p)
+        return out
 
     def render(self) -> str:
-        plan = plan_narrative(self.g)
-        paras = [self.lead()]
-        body: list[str] = []
-        for b in plan.blocks:
-            if b.kind == "episode":
-                body.append(self.episode(b))
-            elif b.kind == "regimen":
-                body.append(self.regimen(b))
-            elif b.kind == "induces":
-                body.append(self.induces(b))
-            else:
-                body.append(self.history(b))
-        # Diagnoses with no symptoms are still stated.
-        unnamed = [d for d in self.g.diagnoses if d.id not in self.dx_named]
-        for d in unnamed:
-            body.append(self.dx_sentence(d))
-        # Group the chronological body into paragraphs of a few blocks each.
-        for i in range(0, len(body), 3):
-            paras.append(" ".join(x for x in body[i:i + 3] if x))
-        paras += self.closing(plan)
-        text = "\n\n".join(p for p in paras if p.strip())
-        return _tidy(text)
+        return assemble(self.pieces())
 
 
-#: Denied symptoms named per sentence.
-_DENIED_PER_SENTENCE = 3
-#: Treatment statuses that are never written as taken.
-_NOT_TAKEN = (TreatmentStatus.planned, TreatmentStatus.refused)
+def _condition(p: PastHistory) -> str:
+    """A past-history condition in running text: a DSM diagnosis by its name in running-text case."""
+    from anonpsy.generate.facts import dx_key
+
+    cond = strip_end(p.condition)
+    return dx_name(cond) if dx_key(cond).startswith("dsm:") else cond
 
 
-def _symptom_name(s: Symptom) -> str:
-    """A symptom as named in the narrative: "possible" when its presence is uncertain."""
-    return f"possible {s.headword}" if s.assertion == Assertion.possible else s.headword
+def _lower_first(s: str) -> str:
+    """A sentence as a clause after a lead-in: first letter lower case unless it starts an acronym or name."""
+    first = s.split(" ", 1)[0].strip(",.;:")
+    if len(first) > 1 and first.isupper():
+        return s
+    return s[:1].lower() + s[1:]
 
 
-def _tidy(text: str) -> str:
+def assemble(pieces: Iterable[Piece]) -> str:
+    """The text of the pieces: the lead, body paragraphs of a few blocks each, the assessment, the closing and
+    the findings, one paragraph each."""
+    groups: dict[str, list[str]] = {}
+    for p in pieces:
+        if p.text.strip():
+            groups.setdefault(p.group, []).append(p.text.strip())
+    paras: list[str] = list(groups.get("lead", []))
+    body = groups.get("body", [])
+    paras += [" ".join(body[i:i + BLOCKS_PER_PARAGRAPH]) for i in range(0, len(body), BLOCKS_PER_PARAGRAPH)]
+    for g in ("assessment", "closing", "findings"):
+        if groups.get(g):
+            paras.append(" ".join(groups[g]))
+    return tidy("\n\n".join(p for p in paras if p.strip()))
+
+
+def tidy(text: str) -> str:
     text = re.sub(r"[ \t]+", " ", text)
     text = re.sub(r" ([,.;])", r"\1", text)
     text = re.sub(r"\.\.+", ".", text)
@@ -558,6 +872,37 @@ def _tidy(text: str) -> str:
     return text.strip() + "\n"
 
 
-def render(graph: CaseGraph, *, seed: int = 0) -> str:
-    """Render a case graph as a clinical case history (deterministic given the seed)."""
-    return Renderer(graph, seed).render()
+def piece_spans(pieces: list[Piece]) -> tuple[str, list[tuple[int, int]]]:
+    """The assembled text and each piece's character span in it ((-1, -1) for an empty piece).
+
+    Pieces are located in order in the tidied text; tidying only touches spacing and punctuation inside a
+    piece, so each piece's tidied text is found verbatim.
+    """
+    text = assemble(pieces)
+    spans: list[tuple[int, int]] = []
+    order = sorted(range(len(pieces)), key=lambda i: (_GROUP_ORDER.get(pieces[i].group, 9), i))
+    pos = 0
+    found: dict[int, tuple[int, int]] = {}
+    for i in order:
+        t = tidy(pieces[i].text).strip() if pieces[i].text.strip() else ""
+        if not t:
+            found[i] = (-1, -1)
+            continue
+        at = text.find(t, pos)
+        if at < 0:
+            at = text.find(t)
+        found[i] = (at, at + len(t)) if at >= 0 else (-1, -1)
+        if at >= 0:
+            pos = at + len(t)
+    spans = [found[i] for i in range(len(pieces))]
+    return text, spans
+
+
+_GROUP_ORDER = {"lead": 0, "body": 1, "assessment": 2, "closing": 3, "findings": 4}
+
+
+def render(graph: CaseGraph, *, seed: int = 0, levels: Mapping[str, int] | None = None) -> str:
+    """Render a case graph as a clinical case history (deterministic given the seed), every piece narrative
+    unless ``levels`` says otherwise."""
+    return Renderer(graph, seed, levels).render()
+

@@ -20,8 +20,10 @@ from typing import Any
 
 from anonpsy.audit import Audit
 from anonpsy.generate.findings import mental_status_text, value_text
+from anonpsy.generate.plain import plain_node
 from anonpsy.generate.plan import Block, NarrativePlan, plan_narrative
 from anonpsy.generate.templates import ARRIVAL_PHRASE, LEGAL_PHRASE, SAFETY_PHRASE, SETTING_PHRASE, Renderer
+from anonpsy.generate.words import Voice
 from anonpsy.graph import (
     CaseGraph,
     Certainty,
@@ -235,26 +237,42 @@ def closing_section(graph: CaseGraph, unnamed: list[str], history: list[Any]) ->
 
 def rules_section(graph: CaseGraph, seed: int, plan: NarrativePlan, sec: Section) -> str:
     """The template renderer's text for one section (the rules backend), with the same content duties: the
-    lead; a block with its diagnosis unless stated before; the closing with the diagnoses no block named."""
+    lead; a block with its diagnosis unless stated before; the closing with the diagnoses no block named, the past
+    and family history, the denied and conditional symptoms, the findings and the disposition."""
     r = Renderer(graph, seed)
     if sec.key == "lead":
-        return r.lead()
+        return r.lead().text
     b = sec.block
     if b is not None:
-        r.dx_named = set(sec.stated)
+        key = r.block_key(b)
         if b.kind == "episode":
-            text = r.episode(b)
+            piece = r.episode(b, key)
         elif b.kind == "regimen":
-            text = r.regimen(b)
+            piece = r.regimen(b, key)
         elif b.kind == "induces":
-            text = r.induces(b)
+            piece = r.induces(b, key)
         else:
-            text = r.history(b)
-        if b.diagnosis is not None and b.kind in ("induces", "history") and b.diagnosis.id not in sec.stated:
-            text += " " + r.dx_sentence(b.diagnosis)
+            piece = r.history(b, key)
+        # facts the section carries that the rules backend tells in other pieces (a denied symptom of the block)
+        v = Voice(graph.demographics.sex, graph.demographics.age)
+        rest = []
+        for nid in sec.nodes:
+            if nid not in piece.nodes:
+                try:
+                    rest.append(plain_node(graph, nid, v))
+                except KeyError:
+                    continue
+        text = " ".join([piece.text, *rest])
+        dx = b.diagnosis
+        if (dx is not None and b.kind in ("induces", "history") and dx.id not in sec.stated
+                and dx.id not in piece.nodes and dx.id not in sec.nodes):
+            text += " " + r.dx_sentence(dx)
         return text
     sentences = [r.dx_sentence(d) for d in graph.diagnoses if d.id in sec.nodes]
-    return " ".join([*sentences, *r.closing(plan)])
+    closing = [*r.closing_history(plan.closing_history), *r.family(),
+               *(p for p in (r.denied(), r.conditional(), r.tests(), r.mental_status(), r.disposition())
+                 if p is not None)]
+    return " ".join([*sentences, *(p.text for p in closing if p.text)])
 
 
 def _step_name(sec: Section) -> str:
@@ -280,7 +298,7 @@ def assemble(sections: list[Section]) -> str:
     """Lead, body paragraphs of a few blocks each, closing."""
     lead = [s.text for s in sections if s.key == "lead" and s.text]
     body = [s.text for s in sections if s.key.startswith("block:") and s.text]
-    closing = [s.text for s in sections if s.key == "closing" and s.text]
+    closing = [s.text for s in sections if s.key in ("denied", "closing") and s.text]
     paras = lead + [
         " ".join(body[i : i + BLOCKS_PER_PARAGRAPH]) for i in range(0, len(body), BLOCKS_PER_PARAGRAPH)
     ]
@@ -323,12 +341,17 @@ def generate_with_llm(graph: CaseGraph, ctx: StepContext, audit: Audit) -> str:
     closing = closing_section(graph, unnamed, plan.closing_history)
     if closing is not None:
         sections.append(closing)
+    denied = [p for p in (r.denied(), r.conditional()) if p is not None and p.text]
+    if denied:  # denied and conditional symptoms are told by the rules backend's own sentences
+        sections.append(Section("denied", "rules", {}, [], [n for p in denied for n in p.nodes],
+                                text=" ".join(p.text for p in denied), by_rules=True))
     owner: dict[str, int] = {}
     for i, sec in enumerate(sections):
         for nid in sec.nodes:
             owner.setdefault(nid, i)
     for sec in sections:
-        sec.text = _generate(ctx, sec, graph, plan)
+        if not sec.by_rules:
+            sec.text = _generate(ctx, sec, graph, plan)
     text = assemble(sections)
     gaps = roundtrip_gaps(graph, text)
     rounds = 0
@@ -350,4 +373,16 @@ def generate_with_llm(graph: CaseGraph, ctx: StepContext, audit: Audit) -> str:
             f"D_ROUNDTRIP_MISSING {g.kind} {g.node_id}: not found by the rules extractor after "
             f"{rounds} regeneration round(s)"
         )
+    return _status_round_trip(graph, sections, ctx, audit)
+
+
+def _status_round_trip(graph: CaseGraph, sections: list[Section], ctx: StepContext, audit: Audit) -> str:
+    """The rules backend's round trip on statuses (anonpsy.generate.faithful): sections that state a fact with
+    another status than the graph's are written plainly; what still disagrees is a violation."""
+    from anonpsy.audit import GenerationRecord
+    from anonpsy.generate.faithful import round_trip_sections
+
+    text, record, violations = round_trip_sections(graph, sections, assemble, seed=ctx.seed)
+    audit.generation = GenerationRecord(backend="llm", round_trip=record)
+    audit.violations += [v.model_dump() for v in violations]
     return text

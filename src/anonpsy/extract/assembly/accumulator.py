@@ -51,6 +51,9 @@ class Accumulator:
     med_class: dict[str, str] = field(default_factory=dict)  # treatment id -> medication class id
     present: set[str] = field(default_factory=set)  # symptom ids with a mention present at the visit
     flaggable: set[str] = field(default_factory=set)  # headwords present at the visit in words, not a lab value
+    # symptom ids asserted by a cue (not by default), and where the last mention read as present sits
+    cued_present: set[str] = field(default_factory=set)
+    last_present: dict[str, int] = field(default_factory=dict)
     index_is_admission: bool = False  # a discharge summary: day 0 is the admission
     # Symptoms only denied or hypothetical, and diagnoses only to be ruled out or ruled out: they join the graph
     # at the end unless an asserted mention of the same item exists, and take part in no relation.

@@ -18,6 +18,7 @@ from anonpsy.extract.assembly.nodes import (
     add_diagnoses,
     add_symptoms,
     add_treatments,
+    denied_since,
     finalize_conditions,
     finalize_diagnoses,
     finalize_treatments,
@@ -83,6 +84,7 @@ def extract(text: str, *, case_id: str = "case") -> CaseGraph:
         add_diagnoses(s, times, acc)
         add_conditions(s, times, acc)
         add_treatments(s, times, acc)
+    denied_since(acc)
     finalize_diagnoses(acc)
     finalize_conditions(acc)
     finalize_treatments(acc, current_list=any(medication_list(s.section) == "current" for s in sents), sents=sents)

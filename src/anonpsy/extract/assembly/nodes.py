@@ -56,8 +56,21 @@ _NON_CLINICAL_SECTIONS = {"medications", "home_medications", "discharge_medicati
                           "allergies", "labs"}
 _LAB_SURFACE = re.compile(r"\b(?:BAL|BAC|blood alcohol|breathaly[sz]er|UDS|tox(?:icology)? screen|drug screen|"
                           r"positive for)\b", re.I)
-_SPECIFIERS = re.compile(r"\bwith (?:peripartum onset|psychotic features|anxious distress|mixed features|"
+_SPECIFIERS = re.compile(r"\bwith (?:peripartum onset|psychotic features|anxious distress|mixed features(?! of)|"
                          r"seasonal pattern|melancholic features|catatonia)\b", re.I)
+_SPECIFIER_STOP = re.compile(r"[;.]")
+#: The patient telling a symptom as present (a symptom so told and denied elsewhere is a contradiction of the
+#: note, kept as read, not a symptom of the past).
+_REPORTED_NOW = re.compile(r"\b(?:reports?|reporting|endorses?|endorsing|complains? of|complaining of|admits? to|"
+                           r"presents? with|is experiencing|has been experiencing|currently|now|today)\b[^.;]*$", re.I)
+
+
+def _own_specifiers(text: str, end: int, next_start: int) -> tuple[str, ...]:
+    """The course specifiers written after one diagnosis mention, before the next diagnosis or the end of its
+    list item: a specifier of another diagnosis in the same sentence is not this one's."""
+    stop = _SPECIFIER_STOP.search(text, end, next_start)
+    window = text[end:stop.start() if stop else next_start]
+    return tuple(x.lower() for x in _SPECIFIERS.findall(window))
 
 
 def _mention(s: Sentence, start: int, end: int, times: Sequence[TimeMention], acc: Accumulator) -> Mention:
@@ -108,6 +121,9 @@ def add_symptoms(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) ->
                 sx.assertion, sx.assertion_evidence = decision.value, decision.evidence
         if not historical:
             acc.present.add(sid)
+            acc.last_present[sid] = s.start
+            if decision.evidence.rule_id != "default" or _REPORTED_NOW.search(s.text[:m.start]):
+                acc.cued_present.add(sid)
             if not _LAB_SURFACE.search(m.surface):
                 acc.flaggable.add(m.headword)
         if spec is not None and not (historical and spec.ongoing):
@@ -124,8 +140,10 @@ def add_diagnoses(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -
     """Diagnosis mentions of one sentence: a relative's goes to the family history; a patient's is recorded with
     its status (``acc.dx_votes``) and resolved into one node by :func:`finalize_diagnoses`."""
     rules = dsm_rules.load_dsm()
-    for start, end, rule_id in find_diagnoses(s.text, s.section):
+    found = sorted(find_diagnoses(s.text, s.section))
+    for i, (start, end, rule_id) in enumerate(found):
         rule = rules[rule_id]
+        next_start = next((b for b, _, _ in found[i + 1:] if b >= end), len(s.text))
         mention = _mention(s, start, end, times, acc)
         status = diagnosis_status(mention)
         if status.family is not None:
@@ -138,7 +156,7 @@ def add_diagnoses(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -
         spec = mention.time.spec if mention.time is not None else None
         acc.dx_names.setdefault(did, (rule.name, rule.id))
         acc.dx_votes.setdefault(did, []).append(DiagnosisVote(
-            status, s.index, s.text.strip(), spec, tuple(x.lower() for x in _SPECIFIERS.findall(s.text))))
+            status, s.index, s.text.strip(), spec, _own_specifiers(s.text, end, next_start)))
 
 
 def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -> None:
@@ -158,17 +176,22 @@ def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
             continue
         spec = mention.time.spec if mention.time is not None else None
         acc.condition_votes.setdefault(m.id, []).append(DiagnosisVote(status, s.index, s.text.strip(), spec))
-        acc.condition_names.setdefault(m.id, condition_name(m))
+        acc.condition_names.setdefault(m.id, condition_name(m, s.text))
 
 
-def condition_name(m: lexicon.TermMatch) -> str:
+_LATERALITY = re.compile(r"\b(right|left|bilateral)[ -]$", re.I)
+
+
+def condition_name(m: lexicon.TermMatch, text: str | None = None) -> str:
     """How a condition is named in the graph: the lexicon phrasing the note used ("cerebellar infarct",
-    "glioblastoma"), or the headword for an abbreviation ("CVA" -> "stroke"). Only lexicon phrases, never other
-    words of the note."""
+    "glioblastoma") with the side written just before it ("right cerebellar infarct"), or the headword for an
+    abbreviation ("CVA" -> "stroke"). Only lexicon phrases and a side, never other words of the note."""
     surface = " ".join(m.surface.split())
     if surface.isupper() or len(surface) <= 4:
         return m.headword
-    return re.sub(r"[’']s\b", "", surface.lower())
+    name = re.sub(r"[’']s\b", "", surface.lower())
+    side = _LATERALITY.search(text[max(0, m.start - 12):m.start]) if text is not None else None
+    return f"{side.group(1).lower()} {name}" if side else name
 
 
 def finalize_conditions(acc: Accumulator) -> None:
@@ -315,6 +338,25 @@ def _stop_reason(votes: Sequence[Decision[TreatmentStatus]], sents: Sequence[Sen
                 and not medication_mentions(sents[i + 1].text)):
             texts.append(sents[i + 1].text)
     return reason_table().reason(texts)
+
+
+def denied_since(acc: Accumulator) -> None:
+    """A symptom the note tells without a cue ("she lost interest in activities", "he experienced visual
+    hallucinations while intoxicated") and explicitly denies after its last such mention ("She has no
+    anhedonia") had it before and has it no more: historical, decided by the denial (rule
+    ``assembly.denied_since``). A symptom a cue asserts ("reports", "endorses", "currently") is left as read."""
+    for sid, sx in acc.symptoms.items():
+        den = acc.unasserted_sx.get(sid)
+        if (den is None or den.assertion != Assertion.absent or sid in acc.cued_present
+                or sx.assertion != Assertion.present or sid not in acc.last_present):
+            continue
+        ev = den.assertion_evidence
+        if ev is None or ev.start is None or ev.start <= acc.last_present[sid]:
+            continue
+        sx.assertion, sx.current_symptom = Assertion.historical, False
+        sx.assertion_evidence = ev.model_copy(update={"rule_id": "assembly.denied_since"})
+        acc.present.discard(sid)
+        acc.flaggable.discard(sx.headword)
 
 
 def present_today(acc: Accumulator) -> None:

@@ -152,9 +152,10 @@ def extract_visit(text: str, sents: list[Sentence], current_headwords: set[str])
     if m:
         sources = [x.strip() for x in re.split(r",|\band\b", m.group(1)) if x.strip()]
     reason = None
-    for s in sents:
-        if s.section == "chief_complaint":
-            reason = s.text.strip().strip('"').rstrip(".")
+    for section in ("chief_complaint", "referral"):  # the complaint, else the reason for the referral
+        first = next((s for s in sents if s.section == section), None)
+        if first is not None:
+            reason = first.text.strip().strip('"').rstrip(".")
             break
     return VisitEvent(
         setting=setting,

@@ -143,6 +143,13 @@ _FILLER = frozenset({"about", "approximately", "around", "nearly", "over", "unde
                      "his", "her", "their", "by", "for", "in", "level", "value", "result"})
 
 
+#: An unmapped value is a result only in a short item whose words before it name it: a name holding a verb
+#: ("Code is as follows: 49") or an item that is a whole sentence of prose ("The Confidence Index associated with
+#: ADHD was over 58 percent that ...") names nothing.
+_PROSE_NAME = re.compile(r"\b(?:is|are|was|were|has|have|had|as follows|showed|shows|reported|indicated)\b", re.I)
+_PROSE_WORDS = 14
+
+
 def _name_before(item: str, pos: int) -> str | None:
     """The words naming an unmapped value: up to four words right before it in its item, without filler words
     at either end ("about 6" has no name)."""
@@ -217,6 +224,9 @@ def parse_results(
                     name = _name_before(item, m.start - a)
                     if name is None or anchored(name):
                         omit(m.start, m.end, "UNNAMED_VALUE" if name is None else "ANCHOR")
+                        continue
+                    if _PROSE_NAME.search(name) or len(item.split()) > _PROSE_WORDS:
+                        omit(m.start, m.end, "UNNAMED_VALUE")  # a number in a sentence, not a named result
                         continue
                     unit = unit_at(text, m.end)
                     rest = text[m.end:b]

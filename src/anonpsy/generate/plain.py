@@ -1,0 +1,197 @@
+"""Plain sentences: one clinical fact per sentence, in the one canonical form per status that a reader, the
+project's rules extractor and an independent cue-based judge all read the same way.
+
+They are the repair of generation: a block whose facts do not read back as the graph says is written again in
+these forms (see :mod:`anonpsy.generate.faithful`). Each form carries its status in a standard trigger phrase
+(Chapman et al.'s NegEx/ConText vocabulary): "denied", "possible", "rule out", "was ruled out", "in the past",
+"previously", "the plan is to start", "as needed", "declined", "if … occurred", "family history is significant
+for".
+
+Example::
+
+    >>> from anonpsy.graph import Diagnosis, Certainty, Sex
+    >>> from anonpsy.generate.words import Voice
+    >>> plain_diagnosis(Diagnosis(id="dx_1", label="Antisocial Personality Disorder",
+    ...                           certainty=Certainty.provisional), Voice(Sex.male, 30))
+    'A possible diagnosis of antisocial personality disorder was considered.'
+"""
+
+from __future__ import annotations
+
+import re
+
+from anonpsy.generate.words import Voice, cap, clinical_case, join, scoped_lists, strip_end
+from anonpsy.graph import (
+    Assertion,
+    CaseGraph,
+    Certainty,
+    Diagnosis,
+    FamilyCertainty,
+    FamilyHistory,
+    PastHistory,
+    Symptom,
+    Temporality,
+    Treatment,
+    TreatmentStatus,
+    TreatmentType,
+)
+
+#: A frequency that already says "as needed" or "once".
+PRN_FREQUENCY = re.compile(r"\b(?:prn|p\.r\.n\.?|as needed|as required|when needed|if needed|once|one[- ]time|"
+                           r"single dose|stat)\b", re.I)
+_ROUTE_WORDS = {"long_acting_injectable": "long-acting injectable"}
+#: "p.r.n." and "prn" are written "as needed": the abbreviation's last period ends a sentence ambiguously.
+_PRN_ABBREVIATION = re.compile(r"\b(?:prn|p\.r\.n)\b\.?", re.I)
+
+
+def dx_name(label: str) -> str:
+    """A diagnosis as named in running text (its DSM-5-TR name in running-text case)."""
+    return clinical_case(label)
+
+
+def dx_full_name(d: Diagnosis) -> str:
+    """A diagnosis with the specifiers its label does not already name: "bipolar I disorder (current episode
+    manic)"."""
+    name = dx_name(d.label)
+    extra = [sp for sp in d.specifiers if sp.lower() not in name.lower()]
+    return f"{name} ({', '.join(extra)})" if extra else name
+
+
+def treatment_phrase(t: Treatment, *, frequency: bool = True) -> str:
+    """Name, dose, route and frequency: "lorazepam 1 mg oral as needed"."""
+    bits = [t.name]
+    if t.dose:
+        bits.append(t.dose)
+    if t.route and t.route.value not in ("unknown", "not_applicable"):
+        bits.append(_ROUTE_WORDS.get(t.route.value, t.route.value.replace("_", " ")))
+    if frequency and t.frequency:
+        bits.append(_PRN_ABBREVIATION.sub("as needed", strip_end(t.frequency)))
+    if t.status == TreatmentStatus.prn and not (t.frequency and PRN_FREQUENCY.search(t.frequency)):
+        bits.append("as needed")
+    return " ".join(b.strip() for b in bits if b.strip())
+
+
+_ADJECTIVE = re.compile(r"^(?:not |in|un)?\w+(?:ive|ful|ed|able|ible|ant|ent|ous|less)$")
+
+
+def because(reason: str) -> str:
+    """Why a treatment was stopped: "because of side effects", "because it was ineffective"."""
+    reason = strip_end(reason)
+    return f"because it was {reason}" if _ADJECTIVE.match(reason) else f"because of {reason}"
+
+
+def plain_diagnosis(d: Diagnosis, v: Voice) -> str:
+    name = dx_full_name(d)
+    if d.certainty == Certainty.ruled_out:
+        return f"{cap(name)} was ruled out."
+    if d.temporality == Temporality.past:
+        if d.certainty == Certainty.confirmed:
+            return f"{cap(v.subj)} had {name} in the past."
+        return f"{cap(v.subj)} may have had {name} in the past."
+    if d.certainty == Certainty.rule_out:
+        return f"Further evaluation is needed to rule out {name}."
+    if d.certainty == Certainty.provisional:
+        return f"A possible diagnosis of {name} was considered."
+    return f"{cap(v.subj)} {v.was()} diagnosed with {name}."
+
+
+def plain_history(p: PastHistory, v: Voice) -> str:
+    """A past-history item with its status: a diagnosis the patient had is "in the past" (with "now in
+    remission" / "since resolved" when so); another condition that is chronic or active is had now ("She has
+    chronic asthma."), one that resolved is past, one of unknown course is "a history of"."""
+    from anonpsy.generate.facts import dx_key
+
+    cond = strip_end(p.condition)
+    status = p.status.value
+    tail = {"remitted": ", now in remission", "resolved": ", since resolved"}.get(status, "")
+    if dx_key(cond).startswith("dsm:"):
+        return f"{cap(v.subj)} had {dx_name(cond)} in the past{tail}."
+    if status in ("chronic", "active"):
+        return f"{cap(v.subj)} {v.has()} {status} {cond}."
+    if tail:
+        return f"{cap(v.subj)} had {cond} in the past{tail}."
+    return f"{cap(v.subj)} {v.has()} a history of {cond}."
+
+
+def plain_treatment(t: Treatment, v: Voice) -> str:
+    phrase = treatment_phrase(t)
+    med = t.type == TreatmentType.medication
+    if t.status == TreatmentStatus.past:
+        verb = "took" if med else "received"
+        reason = f", which was stopped {because(t.discontinued_reason)}" if t.discontinued_reason else ""
+        return f"{cap(v.subj)} previously {verb} {phrase}{reason}."
+    if t.status == TreatmentStatus.planned:
+        return f"The plan is to start {phrase}."
+    if t.status == TreatmentStatus.refused:
+        return f"{cap(v.subj)} declined {phrase}."
+    if t.status == TreatmentStatus.prn:
+        return f"{cap(v.subj)} {v.verb('takes') if med else v.verb('receives')} {phrase}."
+    return f"{cap(v.subj)} {v.is_()} {'taking' if med else 'receiving'} {phrase}."
+
+
+def plain_symptom(s: Symptom, v: Voice) -> str:
+    from anonpsy.generate.facts import symptom_status
+
+    h = s.headword
+    if symptom_status(s) == Assertion.historical.value:
+        return f"{cap(v.subj)} had {h} in the past."
+    if s.assertion == Assertion.absent:
+        return f"{cap(v.subj)} denied {h}."
+    if s.assertion == Assertion.possible:
+        return f"Possible {h} {be(h)} noted."
+    if s.assertion == Assertion.hypothetical:
+        return f"{cap(v.subj)} {v.was()} advised to seek help if {h} occurred."
+    return f"{cap(v.subj)} reported {h}."
+
+
+def be(headword: str) -> str:
+    """"was" or "were" after a symptom name ("hallucinations were", "insomnia was")."""
+    last = headword.split()[-1] if headword.split() else headword
+    return "were" if last.endswith("s") and not last.endswith(("ss", "us", "is")) else "was"
+
+
+def plain_symptoms(assertion: Assertion, headwords: list[str], v: Voice) -> list[str]:
+    """Symptoms of one assertion in plain sentences: a list under one cue, cut so every item stays within the
+    cue's scope ("She denied A, B and C."); possible items each carry their own "possible"."""
+    if not headwords:
+        return []
+    if assertion == Assertion.possible:
+        items = [f"possible {h}" for h in headwords]
+        return [f"{cap(join(c))} {'were' if len(c) > 1 else be(c[0])} noted." for c in scoped_lists(items, 12)]
+    chunks = scoped_lists(headwords, 12 if assertion == Assertion.present else 5)
+    if assertion == Assertion.absent:
+        return [f"{cap(v.subj)}{' also' if i else ''} denied {join(c)}." for i, c in enumerate(chunks)]
+    if assertion == Assertion.hypothetical:
+        return [f"{cap(v.subj)} {v.was()} advised to seek help if {' or '.join(c)} occurred." for c in chunks]
+    if assertion == Assertion.historical:
+        return [f"{cap(v.subj)} had {join(c)} in the past." for c in chunks]
+    return [f"{cap(v.subj)} reported {join(c)}." for c in chunks]
+
+
+def family_item(f: FamilyHistory, v: Voice) -> str:
+    possible = "possible " if f.certainty == FamilyCertainty.possible else ""
+    return f"{possible}{dx_name(strip_end(f.condition))} in {v.pos} {strip_end(f.member)}"
+
+
+def plain_family(f: FamilyHistory, v: Voice) -> str:
+    return f"Family history is significant for {family_item(f, v)}."
+
+
+def plain_node(g: CaseGraph, node_id: str, v: Voice) -> str:
+    """The plain sentence of one node of ``g`` (``fh_<i>`` for the i-th relative's condition)."""
+    return re.sub(r"\.\.+$", ".", _plain_node(g, node_id, v))
+
+
+def _plain_node(g: CaseGraph, node_id: str, v: Voice) -> str:
+    if node_id.startswith("fh_") and node_id[3:].isdigit() and int(node_id[3:]) < len(g.family_history):
+        return plain_family(g.family_history[int(node_id[3:])], v)
+    node = g.node(node_id)
+    if isinstance(node, Diagnosis):
+        return plain_diagnosis(node, v)
+    if isinstance(node, Treatment):
+        return plain_treatment(node, v)
+    if isinstance(node, Symptom):
+        return plain_symptom(node, v)
+    if isinstance(node, PastHistory):
+        return plain_history(node, v)
+    raise KeyError(node_id)
