@@ -9,7 +9,8 @@ from hypothesis import example, given
 from tests.strategies import cased_transcripts
 
 from anonpsy.audio.asr import Word
-from anonpsy.audio.detect import proper_noun_hits
+from anonpsy.audio.cues import default_cues
+from anonpsy.audio.detect import WordHit, name_extensions, proper_noun_hits
 
 KNOWN = frozenset({"she", "reports", "low", "mood", "her", "sister", "called", "the", "clinic", "maria", "in",
                    "takes", "mr", "i", "de", "la", "croix", "and", "lives", "with", "started", "is", "a", "esther",
@@ -54,6 +55,7 @@ def test_proper_nouns_need_capitals(words: list[str]) -> None:
 
 @given(cased_transcripts())
 @example(["Her", "sister,", "Zoramathan", "called", "the", "clinic."])
+@example(["Zoramathan", "I", "Okonkwo"])
 def test_proper_noun_hits_are_ordered_disjoint_and_hold_an_unknown_word(words: list[str]) -> None:
     ws = _words(" ".join(words)) if words else []
     hits = proper_noun_hits(ws, KNOWN)
@@ -63,3 +65,37 @@ def test_proper_noun_hits_are_ordered_disjoint_and_hold_an_unknown_word(words: l
         assert 0 <= h.first <= h.last < len(ws)
         span = [w.text.strip(".,;:!?\"()[]{}").lower() for w in ws[h.first : h.last + 1]]
         assert any(x.replace("'s", "") not in KNOWN for x in span)
+
+
+def _extended(text: str, hits: list[tuple[int, int, str]], known: frozenset[str] = KNOWN) -> list[str]:
+    words = _words(text)
+    given = [WordHit(a, b, t, "phi", "rules:test") for a, b, t in hits]
+    return sorted(" ".join(w.text for w in words[h.first : h.last + 1])
+                  for h in name_extensions(words, given, default_cues(), known))
+
+
+@pytest.mark.parametrize(
+    ("text", "hits", "joined"),
+    [
+        # the rest of a name heard as particles and a word
+        ("Collateral from Santiago de la Aqua, per case", [(2, 4, "PERSON")], ["Santiago de la Aqua,"]),
+        # a comma the recogniser put inside a name, before a short fragment
+        ("Her husband, Ingrid Lindk, mist brought her", [(2, 3, "PERSON")], ["Ingrid Lindk, mist"]),
+        # a comma before a clause word ends the name
+        ("Her husband, Ingrid Lindk, and she", [(2, 3, "PERSON")], []),
+        # from a name cue over dictionary words to the first name-like word
+        ("The patient's name in use of Miller. Her", [(6, 6, "PERSON")], ["in use of Miller."]),
+        ("She was seen by Dr. Lopez in the clinic.", [], ["Lopez"]),
+        # "my name | is": the longer cue reaches from the next word, so "is" stays audible
+        ("My name is Zoramathan and", [], ["Zoramathan"]),
+        ("My name is in the chart. She", [], []),
+        # a street type after an address
+        ("He lives on Cedar the court in Spokane", [(3, 4, "ADDRESS")], ["Cedar the court"]),
+        ("She reports low mood.", [], []),
+    ],
+)
+def test_name_extensions_join_split_names(text: str, hits: list[tuple[int, int, str]], joined: list[str]) -> None:
+    known = KNOWN | {"per", "case", "husband", "her", "brought", "mist", "patient's", "use", "of", "miller",
+                     "was", "seen", "by", "dr", "lopez", "chart", "he", "on", "cedar", "court", "spokane",
+                     "collateral", "from", "santiago", "aqua", "ingrid"}
+    assert _extended(text, hits, known) == joined

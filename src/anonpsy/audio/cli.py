@@ -41,6 +41,8 @@ def resolve_asr(asr: str) -> str:
               help="Write the report (JSON): every muted interval with its reason; never the words.")
 @click.option("--margin-ms", type=click.IntRange(0, 5000), default=200, show_default=True,
               help="Silence added on both sides of every muted interval.")
+@click.option("--end-extra-ms", type=click.IntRange(0, 1000), default=50, show_default=True,
+              help="Further silence after recognised identifier words (a misheard, shorter name ends early).")
 @click.option("--backend", type=click.Choice(["rules", "llm"]), default="rules", show_default=True,
               help="rules: analyzer, cue rules and spoken numbers; llm: also the chunked model detector and "
                    "the gap prompt (needs --llm).")
@@ -74,6 +76,7 @@ def audio_deid(
     output: Path,
     report_path: Path | None,
     margin_ms: int,
+    end_extra_ms: int,
     backend: str,
     llm_profile: str | None,
     on_llm_failure: str,
@@ -123,6 +126,7 @@ def audio_deid(
         raise AnonpsyError(errors.E109_BAD_OPTION, problem, "-o")
     settings = Settings(
         margin_s=margin_ms / 1000.0,
+        end_extra_s=end_extra_ms / 1000.0,
         backend="llm" if backend == "llm" else "rules",
         vad=VadSettings(aggressiveness=vad_aggressiveness),
         min_gap_s=min_gap_ms / 1000.0,

@@ -151,17 +151,19 @@ def proper_noun_hits(words: Sequence[Word], known: frozenset[str] | None = None)
             k += 1
             continue
         first = last = k
-        # Join capitalised words and particles on both sides, within the sentence and without a comma between.
-        while first > 0:
+        # Join capitalised words and particles on both sides, within the sentence and without a comma between
+        # (never back into the hit before, nor over "I").
+        floor = hits[-1].last + 1 if hits else 0
+        while first > floor:
             prev = words[first - 1].text
             if prev.rstrip().endswith(_PHRASE_END):
                 break
             opens = first == 1 or words[first - 2].text.rstrip().endswith(_SENTENCE_END)
             pc = prev.strip(_PUNCT).lower()
-            joins_name = _capitalised(prev) and pc not in _PLACE_BEFORE and not (
+            joins_name = _capitalised(prev) and pc not in _PLACE_BEFORE and pc != "i" and not (
                 opens and not _unknown(prev, known) and pc not in name_words()
             )
-            particle = pc in _PARTICLES and first >= 2 and _capitalised(words[first - 2].text)
+            particle = pc in _PARTICLES and first - 2 >= floor and _capitalised(words[first - 2].text)
             if joins_name or particle:
                 first -= 1
             else:
@@ -181,6 +183,88 @@ def proper_noun_hits(words: Sequence[Word], known: frozenset[str] | None = None)
         hits.append(WordHit(first, last, "LOCATION" if place else "PERSON", "phi", "rules:audio.unknown-proper-noun"))
         k = last + 1
     return hits
+
+
+_NAME_CUES = ("audio.person.name-intro", "audio.person.title")
+_TITLES = frozenset({"dr", "mr", "mrs", "ms", "st", "prof"})
+_CLAUSE_WORDS = frozenset({"and", "or", "but", "was", "is", "are", "were", "who", "which", "that", "has", "had",
+                           "have", "with", "from", "for", "at", "in", "on", "of", "to", "the", "a", "an", "she", "he",
+                           "they", "her", "his", "it", "i", "my", "we", "said", "says", "reports", "today"})
+
+
+def _core(text: str) -> str:
+    return text.strip(_PUNCT).lower()
+
+
+def _ends(text: str, marks: tuple[str, ...]) -> bool:
+    return text.rstrip().endswith(marks)
+
+
+def _namelike(words: Sequence[Word], k: int, known: frozenset[str]) -> bool:
+    """A word the recogniser wrote for a name: capitalised (not opening a sentence, not "I") or unknown."""
+    t = words[k].text
+    if _core(t) in ("", "i"):
+        return False
+    opens = k == 0 or (_ends(words[k - 1].text, _SENTENCE_END) and _core(words[k - 1].text) not in _TITLES)
+    return (_capitalised(t) and not opens) or (bool(known) and _unknown(t, known))
+
+
+def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet,
+                    known: frozenset[str] | None = None) -> list[WordHit]:
+    """Name words a recogniser split or misheard, joined to the name hit or cue they belong to.
+
+    * A name hit that ends on, or is followed by, a name particle ("Santiago de la | Aqua") takes the word
+      after the particles.
+    * A name hit whose last word is unknown and ends with a comma the recogniser inserted ("Lindk, mist")
+      takes a following short lower-case fragment that is not a clause word.
+    * After a name cue ("my name is", "doctor", "mister"), the words up to a capitalised or unknown word
+      within four words ("name in use of Miller", "doctor, a kever") are the name, dictionary words or not.
+    * An address hit followed by a street type ("Cedar | Court") takes it.
+    """
+    known = lexicon() if known is None else known
+    n = len(words)
+    out: list[WordHit] = []
+    for h in hits:
+        last = h.last
+        if h.type == "PERSON":
+            while last + 1 < n and not _ends(words[last].text, _PHRASE_END):
+                if _core(words[last].text) in _PARTICLES or _core(words[last + 1].text) in _PARTICLES:
+                    nxt = last + 1
+                    while nxt + 1 < n and _core(words[nxt].text) in _PARTICLES and not _ends(words[nxt].text,
+                                                                                               _PHRASE_END):
+                        nxt += 1
+                    if _core(words[nxt].text) in _CLAUSE_WORDS:
+                        break
+                    last = nxt
+                else:
+                    break
+            if (last + 1 < n and _ends(words[last].text, (",",)) and known and _unknown(words[last].text, known)):
+                frag = words[last + 1].text
+                c = _core(frag)
+                if c and c.isalpha() and c == frag.strip(_PUNCT) and len(c) <= 4 and c not in _CLAUSE_WORDS:
+                    last += 1
+        elif h.type in ("ADDRESS", "LOCATION") and last + 1 < n and not _ends(words[last].text, _SENTENCE_END):
+            from anonpsy.audio.spoken import STREET_TYPES
+
+            if _core(words[last + 1].text) in STREET_TYPES:
+                last += 1
+        if last != h.last:
+            out.append(WordHit(h.first, last, h.type, h.reason, "rules:audio.name-extension"))
+    cores = [_core(w.text) for w in words]
+    for p in range(1, n):
+        hit = cues.before_match(cores, p, with_gap_rules=False)
+        if hit is None or hit[0].id not in _NAME_CUES:
+            continue
+        longer = cues.before_match(cores, p + 1, with_gap_rules=False) if p + 1 < n else None
+        if longer is not None and longer[0].id in _NAME_CUES and longer[1] > hit[1]:
+            continue  # "my name | is ...": the longer cue "my name is" reaches from the next word
+        for k in range(p, min(n, p + 4)):
+            if _namelike(words, k, known):
+                out.append(WordHit(p, k, "PERSON", "phi", "rules:audio.name-cue-reach"))
+                break
+            if _ends(words[k].text, _SENTENCE_END):
+                break
+    return out
 
 
 def llm_hits(
@@ -220,6 +304,7 @@ def detect_words(
     hits = analyzer_hits(norm, analyze or _default_analyze) if words else []
     hits += cue_hits(words, cues)
     hits += proper_noun_hits(words)
+    hits += name_extensions(words, hits, cues)
     if llm_detector is not None and words:
         hits += llm_hits(norm, hits, llm_detector, on_llm_failure)
     hits.sort(key=lambda h: (h.first, h.last, h.type, h.detector))
@@ -235,5 +320,6 @@ __all__ = [
     "detect_words",
     "lexicon",
     "llm_hits",
+    "name_extensions",
     "proper_noun_hits",
 ]

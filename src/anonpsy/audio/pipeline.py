@@ -9,7 +9,8 @@ the muted audio and the report (a dict that follows ``schemas/audio/report.v1.js
    spans, spoken numbers, and with the llm backend the chunked detector);
 4. gaps — voiced speech no word accounts for — classified from their context (cue rules; with the llm backend
    also the ``audio_gap`` prompt; muted when either marks them, or all of them with ``mute_all_gaps``);
-5. muting: every interval widened by ``margin_s``, on exact samples of the original file.
+5. muting: every interval widened by ``margin_s`` (recognised identifier words by ``end_extra_s`` more at
+   their end), on exact samples of the original file.
 
 The report lists every muted interval with its reason (``phi`` with the identifier type, ``gap``, or
 ``unchecked``) and detector, plus counts; it never holds words or file names.
@@ -38,6 +39,9 @@ class Settings:
     """Everything that shapes the output."""
 
     margin_s: float = 0.2
+    # Added to the margin after recognised identifier words: a name the recogniser heard as a shorter word
+    # ("Haddad" as "Hahn") is aligned to less audio than was spoken, and the rest follows the word.
+    end_extra_s: float = 0.05
     backend: Backend = "rules"
     vad: VadSettings = field(default_factory=VadSettings)
     min_gap_s: float = 0.15
@@ -47,6 +51,8 @@ class Settings:
     def __post_init__(self) -> None:
         if not 0.0 <= self.margin_s <= 5.0:
             raise ValueError("margin must be from 0 to 5000 ms")
+        if not 0.0 <= self.end_extra_s <= 1.0:
+            raise ValueError("the extra end margin must be from 0 to 1000 ms")
         if self.min_gap_s <= 0:
             raise ValueError("the minimum gap must be positive")
 
@@ -62,7 +68,9 @@ class Result:
     gaps: list[GapVerdict]
 
 
-def _word_intervals(words: list[Word], hits: list[WordHit], audio: Audio, margin: float) -> list[Interval]:
+def _word_intervals(
+    words: list[Word], hits: list[WordHit], audio: Audio, margin: float, end_extra: float
+) -> list[Interval]:
     out = []
     for h in hits:
         span = words[h.first : h.last + 1]
@@ -71,7 +79,7 @@ def _word_intervals(words: list[Word], hits: list[WordHit], audio: Audio, margin
         out.append(
             make_interval(
                 min(w.start for w in span),
-                max(w.end for w in span),
+                max(w.end for w in span) + end_extra,
                 margin=margin,
                 rate=audio.rate,
                 frames=audio.frames,
@@ -123,7 +131,7 @@ def deidentify(
         verdicts = [r if r.phi else m for r, m in zip(verdicts, by_model, strict=True)]
     timings["detect_s"] = time.perf_counter() - t2
 
-    intervals = _word_intervals(words, hits, audio, s.margin_s)
+    intervals = _word_intervals(words, hits, audio, s.margin_s, s.end_extra_s)
     for v in verdicts:
         if v.phi or s.mute_all_gaps:
             detector = v.detector if v.phi else "rules:mute-all-gaps"
@@ -159,6 +167,7 @@ def deidentify(
         "output": {"frames": out.frames, "sha256": sha256_samples(out)},
         "settings": {
             "margin_ms": round(s.margin_s * 1000),
+            "end_extra_ms": round(s.end_extra_s * 1000),
             "backend": s.backend,
             "asr": recognizer.name,
             "vad_aggressiveness": s.vad.aggressiveness,
