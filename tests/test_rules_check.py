@@ -98,7 +98,7 @@ PINNED_COUNTS: dict[str, int] = {
     "age_offsets": 9,
     "audio_cues": 11,
     "canonical": 30,
-    "context_rules": 69,
+    "context_rules": 73,
     "discontinuation_reasons": 6,
     "dsm": 131,
     "edge_pairs": 28,

@@ -392,10 +392,13 @@ MAX_EXPANSIONS = 2000
 
 
 def expand_phrase(phrase: str) -> tuple[str, ...]:
-    """All concrete phrases a pattern denotes: placeholders, then ``(a|b|)`` groups, innermost first.
+    """All concrete phrases a pattern denotes: placeholders, then ``(a|b|)`` groups, innermost first. A
+    backslash makes the next ``(``, ``)``, ``|`` or backslash literal text (``\\(-\\)``).
 
     >>> expand_phrase("lost <poss> (job|home)")[:2]
     ('lost his job', 'lost his home')
+    >>> expand_phrase(r"\\(-\\) (SI|HI)")
+    ('(-) SI', '(-) HI')
     """
 
     def _placeholder(m: re.Match[str]) -> str:
@@ -417,7 +420,10 @@ def _expand_seq(p: str, pos: int) -> tuple[list[str], int]:
     buf: list[str] = []
     while pos < len(p) and p[pos] not in "|)":
         ch = p[pos]
-        if ch == "(":
+        if ch == "\\" and pos + 1 < len(p) and p[pos + 1] in "()|\\":
+            buf.append(p[pos + 1])  # an escaped bracket or bar is literal text
+            pos += 2
+        elif ch == "(":
             alts: list[str] = []
             pos += 1
             while True:

@@ -12,15 +12,26 @@ from anonpsy.extract.mentions.family import MEMBER, member_before
 from anonpsy.extract.mentions.time import TimeMention
 from anonpsy.extract.sections import Sentence, clause_bounds
 
-_ASIDE = re.compile(r"\([^()]*\)|\"[^\"]*\"|“[^”]*”")
+#: A bracket of at most this many words right after a concept is a note on it, not an aside.
+_NOTE_WORDS = 4
+#: A parenthetical remark or a quotation; a charting sign in brackets ("(-) SI", "HI (+)") is not a remark but a
+#: ConText trigger, and stays.
+_ASIDE = re.compile(r"\((?!\s*(?:[-+]|neg|pos|negative|positive)\s*\))[^()]*\)|\"[^\"]*\"|“[^”]*”", re.I)
 
 
 def classify_in_sentence(sentence: str, start: int, end: int, kind: ConceptKind | None = None) -> ContextResult:
     """ConText classification of ``sentence[start:end]`` with parenthetical remarks and quotations that do not
     contain the concept blanked out, so that a trigger inside an aside ("poor self-esteem ('I've never been good
-    at anything'), difficulty making decisions") does not reach across it."""
+    at anything'), difficulty making decisions") does not reach across it. A bracket right after the concept
+    that is a short unquoted note on it stays ("Zoloft (discontinued)", "SI (denied)")."""
     def blank(m: re.Match[str]) -> str:
-        return m.group(0) if m.start() <= start and end <= m.end() else " " * len(m.group(0))
+        if m.start() <= start and end <= m.end():
+            return m.group(0)
+        note = m.group(0)
+        if (note.startswith("(") and m.start() >= end and not sentence[end:m.start()].strip()
+                and len(note.split()) <= _NOTE_WORDS and not re.search(r"[\"“'‘]", note)):
+            return note
+        return " " * len(m.group(0))
 
     return classify(_ASIDE.sub(blank, sentence), start, end, kind)
 

@@ -60,10 +60,10 @@ from anonpsy.graph import Assertion, Certainty, Evidence, FamilyCertainty, Tempo
 V = TypeVar("V")
 
 #: Negation triggers that set a diagnosis aside (rather than a symptom denied): "does not meet criteria for",
-#: "was ruled out", "unlikely", "no history of" (a lifetime denial). Any negated diagnosis in the diagnosis list or
-#: the assessment also counts.
+#: "was ruled out", "unlikely", "no evidence of", "no history of" (a lifetime denial). Any negated diagnosis in the
+#: diagnosis list or the assessment also counts.
 _EXCLUDING = frozenset({"neg.criteria", "neg.backward", "neg.excluded_backward", "neg.anaphoric", "neg.without",
-                        "neg.no_history_of"})
+                        "neg.no_history_of", "neg.no_evidence"})
 #: Historical triggers that say the patient has a history of a diagnosis without saying it is over.
 _HISTORY_OF = frozenset({"context.hist.forward", "context.hist.bidirectional"})
 #: Which value a node keeps when its mentions disagree: the first listed wins.
