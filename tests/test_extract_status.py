@@ -3,9 +3,12 @@ and the graph rules that keep statuses consistent."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from anonpsy.extract import extract
+from anonpsy.extract import extract, extract_facts
 from anonpsy.extract.assertion.status import (
     ASSERTION_PRECEDENCE,
     Mention,
@@ -22,11 +25,13 @@ from anonpsy.graph import (
     Edge,
     Evidence,
     FamilyHistory,
+    MentalStatus,
     RelationType,
     Symptom,
     Temporality,
     Treatment,
     TreatmentStatus,
+    VisitEvent,
 )
 from anonpsy.temporal import normalize
 from anonpsy.validate import assertion_violations, validate
@@ -234,3 +239,31 @@ def test_a_symptom_told_then_denied_is_historical() -> None:
     assert status(cued, "visual hallucination")[0] == "present"
     denied_first = "The patient denies visual hallucinations. He experienced visual hallucinations while intoxicated."
     assert status(denied_first, "visual hallucination")[0] == "present"
+
+
+# -- reading a text back for its facts only ----------------------------------------------------------------------
+
+_FACT_PARTS = ("diagnoses", "symptoms", "treatments", "past_history", "family_history", "durations", "edges")
+_DEV_NOTES = Path(__file__).resolve().parents[2] / "shared" / "data" / "mtsamples-psych-dev" / "notes.jsonl"
+
+
+def _texts() -> list[str]:
+    texts = [p.read_text(encoding="utf-8") for p in sorted((Path(__file__).resolve().parents[1] / "fixtures"
+                                                              / "cases").glob("*.txt"))]
+    if _DEV_NOTES.is_file():  # public MTSamples transcriptions (see ../shared/data/LICENSES.md)
+        texts += [json.loads(x)["text"] for x in _DEV_NOTES.read_text(encoding="utf-8").splitlines() if x.strip()]
+    return texts
+
+
+def test_extract_facts_reads_the_facts_extract_reads() -> None:
+    """extract_facts (the round trip's reader) gives the very fact nodes, durations and edges of extract, on every
+    fixture and every dev note, and leaves the rest of the graph at its defaults."""
+    texts = _texts()
+    assert len(texts) >= 22
+    for text in [*texts, CASE]:
+        whole, facts = extract(text, case_id="x"), extract_facts(text, case_id="x")
+        for part in _FACT_PARTS:
+            assert getattr(facts, part) == getattr(whole, part), part
+        assert (facts.demographics.age, facts.demographics.sex) == (whole.demographics.age, whole.demographics.sex)
+        assert facts.visit_event == VisitEvent() and facts.mental_status == MentalStatus()
+        assert not facts.test_results.values and not facts.omitted

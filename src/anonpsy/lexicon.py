@@ -461,10 +461,15 @@ class Token:
 
 def tokenize(text: str) -> list[Token]:
     """Word and punctuation tokens with character offsets; hyphens, underscores and white space separate."""
-    return [
+    return list(_tokens(text))
+
+
+@lru_cache(maxsize=4096)
+def _tokens(text: str) -> tuple[Token, ...]:
+    return tuple(
         Token(m.start(), m.end(), m.group(), m.group().translate(_APOSTROPHES).casefold())
         for m in _TOKEN_RE.finditer(text)
-    ]
+    )
 
 
 def _keys(phrase: str) -> tuple[str, ...]:
@@ -496,6 +501,18 @@ class _Target:
     headword: str
 
 
+_MEMO_SIZE = 4096
+
+
+@lru_cache(maxsize=_MEMO_SIZE)
+def _scan(text: str) -> tuple[tuple[tuple[int, int], ...], tuple[str, ...], tuple[str, ...]]:
+    """Token spans of ``text`` with their exact and case-folded forms (shared by every index that reads it)."""
+    norm = text.translate(_APOSTROPHES)  # one-to-one, so offsets are unchanged
+    spans = tuple(m.span() for m in _TOKEN_RE.finditer(norm))
+    exact = tuple(norm[a:b] for a, b in spans)
+    return spans, exact, tuple(t.casefold() for t in exact)
+
+
 @dataclass
 class TermIndex:
     """Compiled phrase dictionary of one kind. Build with :func:`build_index`."""
@@ -504,13 +521,20 @@ class TermIndex:
     cs: dict[tuple[str, ...], _Target] = field(default_factory=dict)
     lengths: dict[str, tuple[int, ...]] = field(default_factory=dict)
     conflicts: list[str] = field(default_factory=list)
+    #: Matches of the texts read last (a sentence is looked up again by every step that reads it).
+    _memo: dict[str, tuple[TermMatch, ...]] = field(default_factory=dict, repr=False, compare=False)
 
     def find(self, text: str) -> list[TermMatch]:
         """Leftmost-longest, non-overlapping matches in ``text``."""
-        norm = text.translate(_APOSTROPHES)  # one-to-one, so offsets are unchanged
-        spans = [m.span() for m in _TOKEN_RE.finditer(norm)]
-        exact = [norm[a:b] for a, b in spans]
-        keys = [t.casefold() for t in exact]
+        hit = self._memo.get(text)
+        if hit is None:
+            if len(self._memo) >= _MEMO_SIZE:
+                self._memo.clear()
+            hit = self._memo[text] = tuple(self._find(text))
+        return list(hit)
+
+    def _find(self, text: str) -> list[TermMatch]:
+        spans, exact, keys = _scan(text)
         n = len(spans)
         out: list[TermMatch] = []
         i = 0
@@ -520,9 +544,9 @@ class TermIndex:
             for length in self.lengths.get(keys[i], ()):
                 if i + length > n:
                     continue
-                tgt = self.cs.get(tuple(exact[i: i + length])) if self.cs else None
+                tgt = self.cs.get(exact[i: i + length]) if self.cs else None
                 if tgt is None:
-                    tgt = self.ci.get(tuple(keys[i: i + length]))
+                    tgt = self.ci.get(keys[i: i + length])
                 if tgt is not None:
                     hit, span = tgt, length
                     break

@@ -13,6 +13,6 @@ The LLM backend lives in :mod:`anonpsy.llm_backend` and reuses these steps and t
 
 from __future__ import annotations
 
-from anonpsy.extract.assembly.build import extract
+from anonpsy.extract.assembly.build import extract, extract_facts
 
-__all__ = ["extract"]
+__all__ = ["extract", "extract_facts"]

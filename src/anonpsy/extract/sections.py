@@ -25,7 +25,7 @@ Example::
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
 
@@ -79,6 +79,8 @@ class SectionTable:
     subsections: dict[str, frozenset[str]]
     by_id: dict[str, SectionRule]
     answers: dict[str, Answer]
+    #: Headers already named (every read of a text names its headers again).
+    _names: dict[str, str | None] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_doc(cls, doc: dict[str, object]) -> SectionTable:
@@ -102,6 +104,13 @@ class SectionTable:
 
     def name(self, raw: str) -> str | None:
         """The canonical section a header names, or None."""
+        if raw not in self._names:
+            if len(self._names) >= 4096:
+                self._names.clear()
+            self._names[raw] = self._name(raw)
+        return self._names[raw]
+
+    def _name(self, raw: str) -> str | None:
         key = _key(raw)
         if key in self.alias_to_section:
             return self.alias_to_section[key]
@@ -257,16 +266,29 @@ _section_name = section_name
 
 def _shouting(text: str) -> bool:
     """Is the whole note written in capitals (headers cannot be told from prose by case)?"""
-    letters = [c for c in text[:5000] if c.isalpha()]
-    return len(letters) >= 40 and sum(c.isupper() for c in letters) / len(letters) > 0.9
+    letters = list(filter(str.isalpha, text[:5000]))
+    return len(letters) >= 40 and sum(map(str.isupper, letters)) / len(letters) > 0.9
 
 
 def _header_marks(text: str, table: SectionTable | None = None) -> list[tuple[int, int, str | None]]:
+    """The marks of :func:`_marks` (remembered for the last texts read with the project's section table:
+    :func:`sentences` and :func:`sections` both need them)."""
+    default = section_table()
+    if table is None or table is default:
+        return list(_default_marks(text))
+    return _marks(text, table)
+
+
+@lru_cache(maxsize=64)
+def _default_marks(text: str) -> tuple[tuple[int, int, str | None], ...]:
+    return tuple(_marks(text, section_table()))
+
+
+def _marks(text: str, table: SectionTable) -> list[tuple[int, int, str | None]]:
     """(start, body start, section or None) for every header or heading; None = a heading naming no section
     (a title line), which only ends the previous sentence. A sub-header of the section it sits in (a field of
     the mental status examination) is no mark; an unknown header in capitals starts an 'other' section (in a
     note written all in capitals only known headers count)."""
-    table = table or section_table()
     caps = _shouting(text)
     cands: dict[int, tuple[int, int, str, str]] = {}  # start -> (start, body start, raw, how)
     for m in _HEADER.finditer(text):
@@ -464,6 +486,11 @@ def clause_bounds(sentence: str, pos: int) -> tuple[int, int]:
 
 def segments(sentence: str) -> list[tuple[int, int]]:
     """Comma/semicolon-delimited segments (outside quotes) with offsets."""
+    return list(_segments(sentence))
+
+
+@lru_cache(maxsize=4096)
+def _segments(sentence: str) -> tuple[tuple[int, int], ...]:
     out: list[tuple[int, int]] = []
     start = 0
     quote = False
@@ -474,7 +501,7 @@ def segments(sentence: str) -> list[tuple[int, int]]:
             out.append((start, i))
             start = i + 1
     out.append((start, len(sentence)))
-    return [(a, b) for a, b in out if sentence[a:b].strip()]
+    return tuple((a, b) for a, b in out if sentence[a:b].strip())
 
 
 def segment_index(segs: list[tuple[int, int]], pos: int) -> int:

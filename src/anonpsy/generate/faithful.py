@@ -16,7 +16,9 @@
 The round trip only judges facts the extractor can read at all: a fact whose plain sentence, alone, the
 extractor does not read back with its status (a drug name outside the lexicon, a status the extractor has no
 rule for) is recorded as unverifiable, never counted as agreeing. The comparison works on the normalised facts
-of whatever graph :func:`anonpsy.extract.extract` returns, so it keeps working as the extractor evolves.
+of whatever graph :func:`anonpsy.extract.extract_facts` returns (the fact nodes of
+:func:`anonpsy.extract.extract`, without the visit scaffold, examination and test values it never compares), so it
+keeps working as the extractor evolves.
 
 Both records go to the audit (:class:`anonpsy.audit.GenerationRecord`); violations name codes, fact kinds,
 statuses and node ids, never text.
@@ -54,9 +56,9 @@ Reader = Callable[[str], CaseGraph]
 
 
 def _read(text: str) -> CaseGraph:
-    from anonpsy.extract import extract
+    from anonpsy.extract import extract_facts
 
-    return extract(text, case_id="roundtrip")
+    return extract_facts(text, case_id="roundtrip")
 
 
 @dataclass

@@ -57,6 +57,23 @@ def extract(text: str, *, case_id: str = "case") -> CaseGraph:
     never copied. Symptoms only denied or hypothetical and diagnoses only ruled out (or to be ruled out) come
     last, with no duration, frame or relation.
     """
+    return _extract(text, case_id, whole=True)
+
+
+def extract_facts(text: str, *, case_id: str = "case") -> CaseGraph:
+    """The diagnoses, symptoms, treatments, past history and family history :func:`extract` reads in ``text``,
+    identical to its own, without the rest of the graph (the visit scaffold, the mental status examination, test
+    values, and demographics beyond age and sex keep their defaults): what reading a text back to compare its
+    facts needs, for a fraction of the work.
+
+    >>> g = extract_facts("A 34-year-old woman reports low mood. She denies suicidal ideation.")
+    >>> [(s.headword, s.assertion.value) for s in g.symptoms]
+    [('depressed mood', 'present'), ('suicidal ideation', 'absent')]
+    """
+    return _extract(text, case_id, whole=False)
+
+
+def _extract(text: str, case_id: str, *, whole: bool) -> CaseGraph:
     sents = sentences(text)
     age = extract_age(sents)
     sex = extract_sex(text)
@@ -68,9 +85,9 @@ def extract(text: str, *, case_id: str = "case") -> CaseGraph:
 
     for s in sents:
         times = time_mentions(s.text, age=age, visit=visit)
-        if s.section == "mse":
+        if whole and s.section == "mse":
             mse.append((s.text, s.start))
-        elif s.section == "labs" or _SCORE_SENTENCE.search(s.text):
+        elif whole and (s.section == "labs" or _SCORE_SENTENCE.search(s.text)):
             in_labs = s.section == "labs"
             found, skipped = parse_results(s.text, "labs" if in_labs else "other", offset=s.start, section=s.section,
                                            rule_id="section.labs" if in_labs else "cue.test_score")
@@ -91,12 +108,17 @@ def extract(text: str, *, case_id: str = "case") -> CaseGraph:
     present_today(acc)
     derive_relations(text, sents, acc)
 
-    current = {sx.headword for sx in acc.symptoms.values() if sx.current_symptom and sx.headword in acc.flaggable}
-    visit_event = extract_visit(text, sents, current)
-    exam, skipped = parse_mental_status_parts(mse)
     denied = [sx for sid, sx in acc.unasserted_sx.items() if sid not in acc.symptoms]
     excluded = [dx for did, dx in acc.unasserted_dx.items()
                 if did not in acc.diagnoses and f"ph_{did.removeprefix('dx_')}" not in acc.past]
+    if not whole:
+        return CaseGraph(case_id=case_id, demographics=Demographics(age=age, sex=sex), family_history=acc.family,
+                         diagnoses=[*acc.diagnoses.values(), *excluded], symptoms=[*acc.symptoms.values(), *denied],
+                         treatments=list(acc.treatments.values()), past_history=list(acc.past.values()),
+                         durations=acc.durations, edges=dedupe_edges(acc.edges))
+    current = {sx.headword for sx in acc.symptoms.values() if sx.current_symptom and sx.headword in acc.flaggable}
+    visit_event = extract_visit(text, sents, current)
+    exam, skipped = parse_mental_status_parts(mse)
     return CaseGraph(
         case_id=case_id,
         demographics=Demographics(age=age, sex=sex, ethnicity=extract_ethnicity(sents),

@@ -329,4 +329,10 @@ def classify(sentence: str, start: int, end: int, kind: ConceptKind | None = Non
     >>> classify(s, 14, 23).negated
     True
     """
+    return _classify(sentence, start, end, kind)
+
+
+@lru_cache(maxsize=8192)
+def _classify(sentence: str, start: int, end: int, kind: ConceptKind | None) -> ContextResult:
+    # the same mention is classified again by every step that asks about it, and on every read of the text
     return default_engine().classify(sentence, start, end, kind)

@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
+from functools import lru_cache
 
 from anonpsy.extract.sections import clause_bounds, segment_index, segments
 from anonpsy.graph import UNIT_DAYS, Unit
@@ -215,6 +216,12 @@ def time_mentions(text: str, *, age: int | None, visit: date | None) -> list[Tim
     >>> [m.spec.ongoing for m in time_mentions("Self-harm since age 14.", age=22, visit=None)]
     [True]
     """
+    return list(_time_mentions(text, age, visit))
+
+
+@lru_cache(maxsize=4096)
+def _time_mentions(text: str, age: int | None, visit: date | None) -> tuple[TimeMention, ...]:
+    # every read of the text (the source, the output, each probe) asks again about the same sentences
     out: list[TimeMention] = []
     if visit is not None:
         out.extend(absolute_dates(text, visit))
@@ -249,7 +256,7 @@ def time_mentions(text: str, *, age: int | None, visit: date | None) -> list[Tim
             spec = TimeSpec(spec.offset, None, spec.unit, ongoing=True, coarse=spec.coarse)
         if not _overlaps(out, cm.start() + lo, cm.start() + hi):
             out.append(TimeMention(cm.start() + lo, cm.start() + hi, spec))
-    return sorted(out, key=lambda t: t.start)
+    return tuple(sorted(out, key=lambda t: t.start))
 
 
 def _narrow(frag: str, spec: TimeSpec, age: int | None) -> tuple[int, int]:
