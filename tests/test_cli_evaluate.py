@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 pytest.importorskip("scipy", exc_type=ImportError, reason="needs the eval extra: run .ci/eval.sh")
 pytest.importorskip("rouge_score", exc_type=ImportError, reason="needs the eval extra: run .ci/eval.sh")
+pytest.importorskip("statsmodels", exc_type=ImportError, reason="needs the eval extra: run .ci/eval.sh")
 
 import anonpsy.cli_evaluate  # noqa: F401  (attaches the command to the group)
 from anonpsy.cli import main

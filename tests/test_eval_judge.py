@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 pytest.importorskip("scipy", exc_type=ImportError, reason="needs the eval extra: run .ci/eval.sh")
 pytest.importorskip("rouge_score", exc_type=ImportError, reason="needs the eval extra: run .ci/eval.sh")
+pytest.importorskip("statsmodels", exc_type=ImportError, reason="needs the eval extra: run .ci/eval.sh")
 
 from anonpsy.evaluate import judge as judge_mod
 from anonpsy.evaluate.cache import EvalCache
