@@ -10,6 +10,8 @@ import itertools
 from typing import Any
 
 import pytest
+
+pytest.importorskip("numpy", reason="needs the audio extra: pip install 'anonpsy[audio]'")
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from tests.strategies import written_tokens

@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 
 import pytest
+
+pytest.importorskip("numpy", reason="needs the audio extra: pip install 'anonpsy[audio]'")
 from hypothesis import example, given
 from tests.strategies import cased_transcripts
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+
+pytest.importorskip("numpy", reason="needs the audio extra: pip install 'anonpsy[audio]'")
 from hypothesis import example, given
 from tests.strategies import spoken_digit_strings, transcripts
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
+pytest.importorskip("simple_icd_10_cm", reason="needs the twin extra: pip install 'anonpsy[twin]'")
+
 from anonpsy.twin.concepts import ENTITY_TYPES, parse_types
 from anonpsy.twin.mentions import Matcher, default_hierarchy, matcher
 

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+pytest.importorskip("simple_icd_10_cm", reason="needs the twin extra: pip install 'anonpsy[twin]'")
 from hypothesis import example, given
 from tests.strategies import general_clinical_texts
 
