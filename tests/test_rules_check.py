@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 from pathlib import Path
 
@@ -21,7 +22,23 @@ def test_every_rule_file_passes_schema_and_cases() -> None:
     report = check_rules()
     problems = [p.one_line() for p in report.problems if not p.todo]
     assert problems == [], "\n".join(problems[:50])
-    assert report.cases_passed + report.todo == report.cases
+    assert report.cases_passed + report.todo + sum(report.skipped.values()) == report.cases
+    if importlib.util.find_spec("simple_icd_10_cm") and importlib.util.find_spec("ahocorasick"):
+        assert report.skipped == {}, "every case runs when every extra is installed"
+
+
+def test_a_case_needing_a_missing_extra_is_skipped_and_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    from anonpsy.rules.kinds import twin
+
+    monkeypatch.setattr(twin, "_missing_extra", lambda: "needs simple-icd-10-cm (pip install 'anonpsy[twin]')")
+    report = check_rules(rules_dir() / "twin")
+    assert [p.one_line() for p in report.problems if not p.todo] == []
+    reason = "needs simple-icd-10-cm (pip install 'anonpsy[twin]')"
+    assert report.skipped == {reason: report.cases - report.cases_passed}
+    assert report.cases > report.cases_passed  # the vocabulary cases did not run
+    result = CliRunner().invoke(main, ["rules", "check", str(rules_dir() / "twin")])
+    assert result.exit_code == 0
+    assert "skipped" in result.output and "anonpsy[twin]" in result.output
 
 
 def test_every_rule_file_has_cases_and_a_kind() -> None:

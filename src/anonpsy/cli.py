@@ -52,7 +52,8 @@ def rules_check(path: Path | None, as_json: bool) -> None:
     """Validate every rule file against its schema and run every pass/fail case.
 
     Reports every problem as `CODE file:line: message`; exits 0 only when all pass (cases marked `todo` are
-    reported but do not fail).
+    reported but do not fail; cases that need an optional extra which is not installed are counted as skipped,
+    with the extra named).
 
     \b
     Example:
@@ -66,14 +67,17 @@ def rules_check(path: Path | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps({
             "ok": report.ok, "files": report.files, "rules": report.rules, "cases": report.cases,
-            "cases_passed": report.cases_passed, "todo": report.todo, "per_kind": report.per_kind,
+            "cases_passed": report.cases_passed, "todo": report.todo, "skipped": report.skipped,
+            "per_kind": report.per_kind,
             "problems": [p.__dict__ for p in report.problems],
         }, indent=2))
     else:
         for p in report.problems:
             click.echo(p.one_line(), err=not p.todo)
+        for reason, n in sorted(report.skipped.items()):
+            click.echo(f"skipped {n} cases: {reason}", err=True)
         click.echo(f"{report.files} files, {report.rules} rules, {report.cases} cases "
-                   f"({report.cases_passed} passed, {report.todo} todo), "
+                   f"({report.cases_passed} passed, {report.todo} todo, {sum(report.skipped.values())} skipped), "
                    f"{sum(1 for p in report.problems if not p.todo)} problems")
     sys.exit(0 if report.ok else 1)
 

@@ -19,7 +19,7 @@ import yaml
 
 from anonpsy import errors
 from anonpsy.paths import rules_dir, schemas_dir
-from anonpsy.rules.registry import REGISTRY, RuleKind, load_all_kinds
+from anonpsy.rules.registry import REGISTRY, CaseSkipped, RuleKind, load_all_kinds
 from anonpsy.yamlio import line_for, load_yaml_lines
 
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
@@ -45,6 +45,7 @@ class CheckReport:
     cases: int = 0
     cases_passed: int = 0
     todo: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)  # reason -> cases not run for it
     per_kind: dict[str, int] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
 
@@ -219,6 +220,9 @@ def _run_cases(
             continue
         try:
             problems = kind.run_case(doc, case)
+        except CaseSkipped as exc:
+            report.skipped[str(exc)] = report.skipped.get(str(exc), 0) + 1
+            continue
         except Exception as exc:  # a broken case must be reported, not crash the whole check
             problems = [f"raised {type(exc).__name__}"]
         if problems:

@@ -37,6 +37,14 @@ def _entries_from_key(key: str) -> Callable[[Doc], list[dict[str, Any]]]:
 _RULES_ENTRIES = _entries_from_key("rules")
 
 
+class CaseSkipped(Exception):
+    """Raised by a kind's ``run_case`` when the case needs an optional extra that is not installed.
+
+    The message names the extra (never rule text). A skipped case is counted and reported, not failed: a rule
+    author without the extra still learns that those cases did not run.
+    """
+
+
 @dataclass(frozen=True)
 class RuleKind:
     name: str

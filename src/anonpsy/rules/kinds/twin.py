@@ -28,7 +28,7 @@ import importlib.util
 from collections import Counter
 from typing import Any
 
-from anonpsy.rules.registry import Case, Doc, RuleKind, register
+from anonpsy.rules.registry import Case, CaseSkipped, Doc, RuleKind, register
 
 _CACHE: dict[tuple[int, str], tuple[Doc, Any]] = {}
 
@@ -82,7 +82,7 @@ def _vocab_runner(kind: str) -> Any:
             return ["malformed case input: needs 'text' (string) and 'expect_ids' (list)"]
         missing = _missing_extra()
         if missing:
-            return [f"cannot run: {missing}"]
+            raise CaseSkipped(missing)
         got = [_short(h.concept) for h in _matcher(doc, kind).find(inp["text"])]
         want = [str(x) for x in inp.get("expect_ids", [])]
         found: list[str] = []
