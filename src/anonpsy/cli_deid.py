@@ -15,6 +15,7 @@ import click
 from anonpsy import errors
 from anonpsy.cli import main
 from anonpsy.cliutil import handle_errors
+from anonpsy.corpusio import case_id_from, read_jsonl_records
 from anonpsy.errors import AnonpsyError
 from anonpsy.llm_backend.cli_options import (
     LLMServerArgs,
@@ -38,14 +39,7 @@ def _read_case(path: str, max_bytes: int) -> tuple[str, str]:
                                                       "--max-bytes or split the input", "stdin")
         return "stdin", decode_text(raw, "stdin")
     p = Path(path)
-    return _case_id(p.stem), read_text_input(p, max_bytes=max_bytes)
-
-
-def _case_id(stem: str) -> str:
-    import re
-
-    cid = re.sub(r"[^A-Za-z0-9_.-]", "_", stem).strip("._-") or "case"
-    return cid if cid[0].isalnum() else f"c{cid}"
+    return case_id_from(p.stem), read_text_input(p, max_bytes=max_bytes)
 
 
 def _format_output(result: Any, fmt: str) -> str:
@@ -271,27 +265,10 @@ def render_cmd(graph_path: Path, output: Path | None, seed: int) -> None:
 def _batch_inputs(src: Path) -> list[tuple[str, str | None, str | None]]:
     """(case_id, path or None, inline text or None) for a directory of .txt files or a JSONL file."""
     if src.is_dir():
-        return [(_case_id(p.stem), str(p), None) for p in sorted(src.glob("*.txt"))]
+        return [(case_id_from(p.stem), str(p), None) for p in sorted(src.glob("*.txt"))]
     if not src.is_file():
         raise AnonpsyError(errors.E100_MISSING_FILE, "batch input not found", src.name)
-    out: list[tuple[str, str | None, str | None]] = []
-    seen: set[str] = set()
-    for lineno, line in enumerate(src.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            raise AnonpsyError(errors.E108_MALFORMED_JSON, "malformed JSON line", f"{src.name}:{lineno}") from None
-        if not isinstance(rec, dict) or not isinstance(rec.get("text"), str):
-            raise AnonpsyError(errors.E103_SCHEMA, "each line needs a string field 'text'", f"{src.name}:{lineno}")
-        raw_id = rec.get("id", rec.get("note_id", rec.get("case_id", f"line{lineno}")))
-        cid = _case_id(str(raw_id))
-        if cid in seen:
-            raise AnonpsyError(errors.E103_SCHEMA, "duplicate case id", f"{src.name}:{lineno}")
-        seen.add(cid)
-        out.append((cid, None, rec["text"]))
-    return out
+    return [(r.record_id, None, r.text) for r in read_jsonl_records(src, what="case")]
 
 
 @dataclass(frozen=True)

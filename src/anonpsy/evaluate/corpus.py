@@ -14,8 +14,6 @@ Errors are one line with a code and the file name (and line), never narrative te
 from __future__ import annotations
 
 import hashlib
-import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +21,7 @@ from typing import Any
 import yaml
 
 from anonpsy import errors
+from anonpsy.corpusio import case_id_from, read_jsonl_records
 from anonpsy.errors import AnonpsyError
 
 DX_SUFFIXES = (".dx.yaml", ".expected.yaml")
@@ -41,12 +40,6 @@ class Case:
     def text_sha256(self) -> str:
         """SHA-256 of the UTF-8 text (the case's identity in the cache)."""
         return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
-
-
-def case_id_from(raw: str) -> str:
-    """A safe case id (letters, digits, ``_ . -``; starts with a letter or digit) from a stem or record id."""
-    cid = re.sub(r"[^A-Za-z0-9_.-]", "_", raw).strip("._-") or "case"
-    return cid if cid[0].isalnum() else f"c{cid}"
 
 
 def parse_diagnoses(value: Any, where: str) -> tuple[str, ...]:
@@ -104,37 +97,15 @@ def _load_dir(root: Path, max_bytes: int) -> list[Case]:
 
 
 def _load_jsonl(path: Path, max_bytes: int) -> list[Case]:
-    from anonpsy.graphio import decode_text
-
-    try:
-        raw = path.read_bytes()
-    except OSError:
-        raise AnonpsyError(errors.E100_MISSING_FILE, "corpus file cannot be read", path.name) from None
-    content = decode_text(raw, path.name)
     cases: list[Case] = []
-    seen: set[str] = set()
-    for lineno, line in enumerate(content.splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"{path.name}:{lineno}"
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            raise AnonpsyError(errors.E108_MALFORMED_JSON, "malformed JSON line", where) from None
-        if not isinstance(rec, dict) or not isinstance(rec.get("text"), str):
-            raise AnonpsyError(errors.E103_SCHEMA, "each line needs a string field 'text'", where)
-        text = rec["text"]
-        if not text.strip():
-            raise AnonpsyError(errors.E101_EMPTY_INPUT, "the case text is empty", where)
-        if len(text.encode("utf-8")) > max_bytes:
-            raise AnonpsyError(errors.E107_TOO_LARGE, f"case is over {max_bytes} bytes; raise --max-bytes", where)
-        raw_id = rec.get("id", rec.get("note_id", rec.get("case_id", f"line{lineno}")))
-        cid = case_id_from(str(raw_id))
-        if cid in seen:
-            raise AnonpsyError(errors.E103_SCHEMA, "duplicate case id", where)
-        seen.add(cid)
-        dx = parse_diagnoses(rec["diagnoses"], where) if rec.get("diagnoses") is not None else None
-        cases.append(Case(cid, text, dx))
+    for r in read_jsonl_records(path, what="case"):
+        if not r.text.strip():
+            raise AnonpsyError(errors.E101_EMPTY_INPUT, "the case text is empty", r.where)
+        if len(r.text.encode("utf-8")) > max_bytes:
+            raise AnonpsyError(errors.E107_TOO_LARGE, f"case is over {max_bytes} bytes; raise --max-bytes", r.where)
+        diagnoses = r.fields.get("diagnoses")
+        dx = parse_diagnoses(diagnoses, r.where) if diagnoses is not None else None
+        cases.append(Case(r.record_id, r.text, dx))
     return cases
 
 

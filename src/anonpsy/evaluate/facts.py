@@ -113,7 +113,7 @@ def parse_facts(data: Any, where: str, lines: dict[str, int] | None = None) -> l
     """Annotated notes from parsed YAML/JSON data; raises AnonpsyError (E103) at the first schema problem."""
     import jsonschema
 
-    from anonpsy.evaluate.corpus import case_id_from
+    from anonpsy.corpusio import case_id_from
     from anonpsy.yamlio import line_for
 
     validator = jsonschema.Draft202012Validator(facts_schema())

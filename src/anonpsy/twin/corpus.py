@@ -9,19 +9,13 @@ Errors are one line with a code and the file name (and line), never text from a 
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from anonpsy import errors
+from anonpsy.corpusio import ID_FIELDS, case_id_from, read_jsonl_records
 from anonpsy.errors import AnonpsyError
-from anonpsy.evaluate.corpus import case_id_from
-from anonpsy.graphio import decode_text
-
-ID_FIELDS = ("id", "note_id", "case_id")
 
 
 @dataclass(frozen=True)
@@ -46,39 +40,14 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    try:
-        raw = gzip.decompress(path.read_bytes()) if path.name.endswith(".gz") else path.read_bytes()
-    except OSError:
-        raise AnonpsyError(errors.E100_MISSING_FILE, "corpus file cannot be read (or is not valid gzip)",
-                           path.name) from None
-    text = decode_text(raw, path.name)
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if line.strip():
-            yield lineno, line
-
-
 def _from_jsonl(path: Path) -> list[Document]:
     docs: list[Document] = []
-    seen: set[str] = set()
-    for lineno, line in _lines(path):
-        where = f"{path.name}:{lineno}"
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            raise AnonpsyError(errors.E108_MALFORMED_JSON, "malformed JSON line", where) from None
-        if not isinstance(rec, dict) or not isinstance(rec.get("text"), str):
-            raise AnonpsyError(errors.E103_SCHEMA, "each line needs a string field 'text'", where)
-        if not rec["text"].strip():
-            raise AnonpsyError(errors.E101_EMPTY_INPUT, "the record's text is empty", where)
-        raw_id = next((rec[k] for k in ID_FIELDS if rec.get(k) is not None), f"line{lineno}")
-        doc_id = case_id_from(str(raw_id))
-        if doc_id in seen:
-            raise AnonpsyError(errors.E103_SCHEMA, "duplicate record id", where)
-        seen.add(doc_id)
-        meta = {k: str(v) for k, v in rec.items()
+    for r in read_jsonl_records(path):
+        if not r.text.strip():
+            raise AnonpsyError(errors.E101_EMPTY_INPUT, "the record's text is empty", r.where)
+        meta = {k: str(v) for k, v in r.fields.items()
                 if k != "text" and k not in ID_FIELDS and isinstance(v, str | int | float | bool)}
-        docs.append(Document(doc_id, rec["text"], meta))
+        docs.append(Document(r.record_id, r.text, meta))
     return docs
 
 
