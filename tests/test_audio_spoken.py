@@ -42,6 +42,7 @@ def test_spoken_forms_are_written_out(said: str, written: str) -> None:
 @given(transcripts())
 @example(["oh"])
 @example(["twenty", "one", "of", "march"])
+@example(["twenty", "hundred", "hundred"])
 def test_normalize_keeps_every_word_mapped(words: list[str]) -> None:
     """Tokens cover every input word exactly once, in order, and their offsets index the text."""
     norm = normalize(words)

@@ -191,7 +191,8 @@ def _cardinal(cores: Sequence[str], i: int) -> tuple[int, int]:
     """One cardinal with optional hundreds and thousands; returns (value, next index)."""
     n = len(cores)
     total = 0
-    value, i = _small(cores, i)
+    # A scale word with no number before it ("hundred" after a completed "twenty hundred") counts as one of it.
+    value, i = (0, i) if cores[i] in SCALES else _small(cores, i)
     while i < n and cores[i] in SCALES:
         scale = SCALES[cores[i]]
         i += 1
