@@ -94,11 +94,34 @@ def is_number_word(c: str) -> bool:
     """A word that can be part of a spoken number (digits, number words, "oh", "double")."""
     from anonpsy.audio.spoken import REPEATS, SCALES, TEENS, TENS, UNITS
 
+    if "-" in c and all(is_number_word(p) for p in c.split("-") if p):
+        return True  # "twenty-three", "555-0127"
     return c.isdigit() or c in UNITS or c in TEENS or c in TENS or c in SCALES or c in REPEATS
+
+
+#: Words a recogniser writes for digits it misheard ("free" for three, "aid" for eight, "no" for oh); read as
+#: digits only inside a number region a cue opened ("medical record number ...").
+DIGIT_SOUNDALIKES = frozenset({"to", "too", "for", "fore", "won", "ate", "aid", "eat", "free", "tree", "fife",
+                               "sex", "sicks", "nein", "nine's", "no", "owe", "know", "sheriff", "tin", "then",
+                               "hey", "a", "at"})
+
+
+def is_numberish(c: str) -> bool:
+    """A number word, or a word a recogniser writes for a misheard digit."""
+    return is_number_word(c) or c in DIGIT_SOUNDALIKES or any(ch.isdigit() for ch in c)
 
 
 def _core(word: str) -> str:
     return word.strip(_PUNCT).lower()
+
+
+def _said_words(word: str) -> int:
+    c = _core(word)
+    return len(c) if c.isdigit() and len(c) >= 5 else 1
+
+
+def _ends_sentence(text: str) -> bool:
+    return text.rstrip().endswith(_SENTENCE_END)
 
 
 def _phrase(p: str) -> tuple[str, ...]:
@@ -238,19 +261,26 @@ class CueSet:
                 continue
             last = first - 1
             t0 = words[first].start
-            for k in range(first, min(len(words), first + rule.reach_words)):
+            stray = 0  # consecutive words of a number region that are not numbers
+            end = min(len(words), first + rule.reach_words)
+            for k in range(first, end):
                 if k > first and words[k].start - words[k - 1].end >= rule.stop_at_pause:
                     break
                 if cores[k] in rule.stop_words:
                     break
-                if rule.numbers_only and not is_number_word(cores[k]):
-                    break
+                if rule.numbers_only and not is_numberish(cores[k]):
+                    # One misheard word between numbers ("were | no free aid") stays inside the region.
+                    if stray or k + 1 >= end or not is_numberish(cores[k + 1]) or _ends_sentence(words[k].text):
+                        break
+                    stray += 1
+                    continue
+                stray = 0
                 if words[k].end - t0 > rule.reach_seconds and k > first:
                     break
                 if k > first and self.before_match(cores, k, with_gap_rules=False) is not None:
                     break  # the next cue starts its own region
                 last = k
-                if words[k].text.rstrip().endswith(_SENTENCE_END):
+                if _ends_sentence(words[k].text):
                     break
             if last >= first:
                 out.append(CueMatch(rule, first, last))
@@ -292,9 +322,12 @@ class CueSet:
             if not _NUMBER.fullmatch(tok.text):
                 continue
             digits = sum(ch.isdigit() for ch in tok.text)
+            # A number of five digits or more the recogniser wrote in digits ("83311") was said in about one word
+            # per digit; four digits ("1994", "1000") may have been two words.
+            said = sum(_said_words(w) for w in words[tok.first : tok.last + 1])
             for rule in rules:
                 assert rule.digits_at_least is not None
-                if digits >= rule.digits_at_least and tok.last - tok.first + 1 >= rule.min_words:
+                if digits >= rule.digits_at_least and said >= rule.min_words:
                     out.append(CueMatch(rule, tok.first, tok.last))
                     break
         return out
