@@ -12,7 +12,7 @@ from tests.strategies import cased_transcripts
 
 from anonpsy.audio.asr import Word
 from anonpsy.audio.cues import default_cues
-from anonpsy.audio.detect import WordHit, name_extensions, proper_noun_hits
+from anonpsy.audio.detect import WordHit, name_extensions, proper_noun_hits, spoken_date_hits
 
 KNOWN = frozenset({"she", "reports", "low", "mood", "her", "sister", "called", "the", "clinic", "maria", "in",
                    "takes", "mr", "i", "de", "la", "croix", "and", "lives", "with", "started", "is", "a", "esther",
@@ -101,3 +101,38 @@ def test_name_extensions_join_split_names(text: str, hits: list[tuple[int, int, 
                      "was", "seen", "by", "dr", "lopez", "chart", "he", "on", "cedar", "court", "spokane",
                      "collateral", "from", "santiago", "aqua", "ingrid"}
     assert _extended(text, hits, known) == joined
+
+
+def _dates(text: str) -> list[str]:
+    words = _words(text)
+    return [" ".join(w.text for w in words[h.first : h.last + 1]) for h in spoken_date_hits(words)]
+
+
+@pytest.mark.parametrize(
+    ("text", "dates"),
+    [
+        # small words of a date misheard: the day and year around the month are still the date
+        ("Follow up is scheduled for March that twenty seventh. Lizzie", ["March that twenty seventh."]),
+        ("scheduled for the fifteen some June, we discussed", ["the fifteen some June,"]),
+        ("seen on the twenty-third of June. He", ["the twenty-third of June."]),
+        ("born on the 14th of March, 1982. She", ["the 14th of March, 1982."]),
+        ("born June twenty first two thousand and five, she", ["June twenty first two thousand and five,"]),
+        # a month alone, a clause word between, and "may"/"march" as ordinary words are not dates here
+        ("She may march in March and twenty patients came", []),
+        ("She was seen in May. Twenty two were", []),
+        ("Her mood in June was low.", []),
+    ],
+)
+def test_spoken_dates_take_the_day_and_year_around_the_month(text: str, dates: list[str]) -> None:
+    assert _dates(text) == dates
+
+
+@given(cased_transcripts())
+@example(["the", "fifteen", "some", "June,", "nineteen"])
+def test_spoken_date_hits_hold_a_month_and_stay_in_range(words: list[str]) -> None:
+    from anonpsy.audio.spoken import MONTHS
+
+    ws = _words(" ".join(words)) if words else []
+    for h in spoken_date_hits(ws):
+        assert 0 <= h.first <= h.last < len(ws)
+        assert any(w.text.strip(".,;:!?\"()[]{}").lower() in MONTHS for w in ws[h.first : h.last + 1])

@@ -267,6 +267,93 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
     return out
 
 
+_ORDINAL_DIGITS = re.compile(r"^(\d{1,2})(st|nd|rd|th)?$")
+_NOT_IN_DATES = frozenset({"and", "or", "but", "in", "at", "for", "since", "until", "when", "with", "to", "she",
+                           "he", "they", "i", "we", "was", "is"})
+
+
+def _daylike(c: str) -> bool:
+    """A word that can say a day of the month: "fourteenth", "twenty-third", "27th", "fourteen", "14"."""
+    from anonpsy.audio.spoken import ORDINALS, TEENS, TENS, UNITS
+
+    parts = [p for p in c.split("-") if p]
+    if len(parts) > 1:
+        return all(_daylike(p) for p in parts)
+    m = _ORDINAL_DIGITS.match(c)
+    if m:
+        return 1 <= int(m.group(1)) <= 31
+    return c in ORDINALS or c in UNITS or c in TEENS or c in TENS
+
+
+def _month_word(words: Sequence[Word], k: int, cased: bool) -> bool:
+    from anonpsy.audio.spoken import MONTHS
+
+    c = _core(words[k].text)
+    if c not in MONTHS:
+        return False
+    # "may" and "march" are also ordinary words: in a cased transcript only the capitalised month counts.
+    return not (cased and c in ("may", "march") and not _capitalised(words[k].text))
+
+
+def spoken_date_hits(words: Sequence[Word]) -> list[WordHit]:
+    """A month name with the day and year said around it, read loosely (see below).
+
+    The recogniser often mishears the small words of a spoken date ("March that twenty seventh", "the fifteen
+    some June") and then the written-date rules see only the month. Here a month name takes the day words
+    (ordinals, cardinals up to thirty one, digits) within reach on either side, across "the", "of" or one
+    short misheard word, and after the day a following number run (the year). Sentence ends are not crossed.
+    """
+    from anonpsy.audio.cues import is_number_word
+
+    n = len(words)
+    cores = [_core(w.text) for w in words]
+    cased = any(_capitalised(w.text) for w in words)
+    out: list[WordHit] = []
+
+    def bridge(k: int) -> bool:
+        c = cores[k]
+        return c in ("the", "of") or (c.isalpha() and len(c) <= 5 and c not in _NOT_IN_DATES
+                                      and words[k].text.strip(_PUNCT) == c)
+
+    for i in range(n):
+        if not _month_word(words, i, cased):
+            continue
+        first = last = i
+        # before the month: [the] day... [of | one misheard word]
+        j = i - 1
+        if j >= 1 and bridge(j) and _daylike(cores[j - 1]) and not _ends(words[j].text, _PHRASE_END):
+            j -= 1
+        while j >= 0 and i - j <= 4 and _daylike(cores[j]) and not _ends(words[j].text, _PHRASE_END):
+            first = j
+            j -= 1
+        if first < i and j >= 0 and cores[j] == "the" and not _ends(words[j].text, _PHRASE_END):
+            first = j
+        # after the month: [the | one misheard word] day...
+        k = i + 1
+        if not _ends(words[i].text, _SENTENCE_END):
+            if k + 1 < n and bridge(k) and _daylike(cores[k + 1]) and not _ends(words[k].text, _PHRASE_END):
+                k += 1
+            while k < n and k - i <= 4 and _daylike(cores[k]):
+                last = k
+                if _ends(words[k].text, _PHRASE_END):
+                    break
+                k += 1
+        # then the year: a number run after the day
+        if (first < i or last > i) and not _ends(words[last].text, _SENTENCE_END):
+            k = last + 1
+            said = 0
+            while k < n and said < 5 and (is_number_word(cores[k]) or (cores[k] == "and" and said)):
+                if cores[k] != "and":
+                    last = k
+                said += 1
+                if _ends(words[k].text, _SENTENCE_END):
+                    break
+                k += 1
+        if first < i or last > i:
+            out.append(WordHit(first, last, "DATE", "phi", "rules:audio.spoken-date"))
+    return out
+
+
 def llm_hits(
     norm: Normalized, rule_hits: Sequence[WordHit], detector: Any, on_failure: OnLLMFailure
 ) -> list[WordHit]:
@@ -304,6 +391,7 @@ def detect_words(
     hits = analyzer_hits(norm, analyze or _default_analyze) if words else []
     hits += cue_hits(words, cues)
     hits += proper_noun_hits(words)
+    hits += spoken_date_hits(words)
     hits += name_extensions(words, hits, cues)
     if llm_detector is not None and words:
         hits += llm_hits(norm, hits, llm_detector, on_llm_failure)
@@ -322,4 +410,5 @@ __all__ = [
     "llm_hits",
     "name_extensions",
     "proper_noun_hits",
+    "spoken_date_hits",
 ]
