@@ -8,7 +8,8 @@ and the identifier type the region then holds. It is used twice:
 * :meth:`CueSet.classify_gap`: a voiced region no word accounts for, with the words around it;
 * :meth:`CueSet.spans`: recognised words right after a ``before`` phrase (or right before an ``after``
   phrase), up to ``reach_words`` words or ``reach_seconds``, ending earlier at a pause of
-  ``stop_at_pause_ms``, at the end of a written sentence, or at one of ``stop_words`` (which is not
+  ``stop_at_pause_ms``, at the end of a written sentence followed by a pause of :data:`SENTENCE_PAUSE_S`, or at
+  one of ``stop_words`` (which is not
   included); words the recogniser put in an identifier's place are muted with it.
 
 A rule with ``gaps_only`` judges gaps only: "in [gap]" is most likely a place the recogniser did not know, while
@@ -88,6 +89,9 @@ class TimedWord(Protocol):
 _PUNCT = ".,;:!?\"'()[]{}"
 _NUMBER = re.compile(r"[0-9][0-9-]*")
 _SENTENCE_END = (".", "?", "!")
+#: A full stop the recogniser wrote ends a cue's region only where the speaker paused: recognisers put full
+#: stops inside addresses and names they mishear ("eight hundred seventeen. Love, Cliffs.").
+SENTENCE_PAUSE_S = 0.25
 
 
 def is_number_word(c: str) -> bool:
@@ -280,7 +284,9 @@ class CueSet:
                 if k > first and self.before_match(cores, k, with_gap_rules=False) is not None:
                     break  # the next cue starts its own region
                 last = k
-                if _ends_sentence(words[k].text):
+                if _ends_sentence(words[k].text) and (
+                    k + 1 >= len(words) or words[k + 1].start - words[k].end >= SENTENCE_PAUSE_S
+                ):
                     break
             if last >= first:
                 out.append(CueMatch(rule, first, last))
