@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import pytest
 
@@ -12,7 +13,14 @@ from tests.strategies import cased_transcripts
 
 from anonpsy.audio.asr import Word
 from anonpsy.audio.cues import default_cues
-from anonpsy.audio.detect import WordHit, name_extensions, proper_noun_hits, spoken_date_hits
+from anonpsy.audio.detect import (
+    WordHit,
+    name_extensions,
+    place_hits,
+    proper_noun_hits,
+    spoken_date_hits,
+    street_address_hits,
+)
 
 KNOWN = frozenset({"she", "reports", "low", "mood", "her", "sister", "called", "the", "clinic", "maria", "in",
                    "takes", "mr", "i", "de", "la", "croix", "and", "lives", "with", "started", "is", "a", "esther",
@@ -136,3 +144,52 @@ def test_spoken_date_hits_hold_a_month_and_stay_in_range(words: list[str]) -> No
     for h in spoken_date_hits(ws):
         assert 0 <= h.first <= h.last < len(ws)
         assert any(w.text.strip(".,;:!?\"()[]{}").lower() in MONTHS for w in ws[h.first : h.last + 1])
+
+
+def _found(fn: Any, text: str) -> list[str]:
+    words = _words(text)
+    return [" ".join(w.text for w in words[h.first : h.last + 1]) for h in fn(words)]
+
+
+@pytest.mark.parametrize(
+    ("text", "places"),
+    [
+        # a place heard as ordinary capitalised words
+        ("She grew up in West Chase. Question", ["West Chase."]),
+        ("rarer place in Pow. He smokes", ["Pow."]),
+        ("He lives in Santiago de Chile now", ["Santiago de Chile"]),
+        # months, abbreviations, drug names of the safelist, sentence openings and lower case are not places
+        ("He attends meetings in AA and in March he was in Lexapro trials.", []),
+        ("She was seen in. Clinic today", []),
+        ("he grew up in west chase", []),
+    ],
+)
+def test_capitalised_words_after_a_place_preposition_are_places(text: str, places: list[str]) -> None:
+    assert _found(place_hits, text) == places
+
+
+@pytest.mark.parametrize(
+    ("text", "addresses"),
+    [
+        # the street name heard as ordinary words between the house number and the street type, and the unit
+        ("found Jim outside, fifteen thirty six, no Melangust Street apartment, twenty five, the last night,",
+         ["fifteen thirty six, no Melangust Street apartment, twenty five, the"]),
+        ("lives at 412 Oak Street with her", ["412 Oak Street"]),
+        ("he limb on, Farkas Terrace in, Rome", ["Farkas Terrace"]),
+        # a street type word in ordinary speech is not an address
+        ("She walks in the park every day.", []),
+        ("She is over the hill and tired.", []),
+    ],
+)
+def test_street_addresses_by_their_grammar(text: str, addresses: list[str]) -> None:
+    assert _found(street_address_hits, text) == addresses
+
+
+@given(cased_transcripts())
+@example(["Street", "Street"])
+@example(["one", "Oak", "Street", "apartment", "two"])
+def test_grammar_hits_stay_in_range(words: list[str]) -> None:
+    ws = _words(" ".join(words)) if words else []
+    for fn in (place_hits, street_address_hits):
+        for h in fn(ws):
+            assert 0 <= h.first <= h.last < len(ws)

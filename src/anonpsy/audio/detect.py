@@ -248,6 +248,8 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
 
             if _core(words[last + 1].text) in STREET_TYPES:
                 last += 1
+            if last + 1 < n and not _ends(words[last].text, _SENTENCE_END):
+                last = max(last, _unit_end(words, last + 1))
         if last != h.last:
             out.append(WordHit(h.first, last, h.type, h.reason, "rules:audio.name-extension"))
     cores = [_core(w.text) for w in words]
@@ -264,6 +266,123 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
                 break
             if _ends(words[k].text, _SENTENCE_END):
                 break
+    return out
+
+
+_PLACE_PREPOSITIONS = frozenset({"in", "from", "near"})
+
+
+def _cased(words: Sequence[Word]) -> bool:
+    return any(_capitalised(w.text) for w in words if _core(w.text) != "i")
+
+
+def place_hits(words: Sequence[Word]) -> list[WordHit]:
+    """Capitalised words after "in", "from", "near" in the middle of a sentence: a place, known word or not.
+
+    A recogniser that writes case capitalises a place it heard as ordinary words ("in West Chase", "in Pow");
+    months, weekdays, "I", short all-capital abbreviations ("in AA", "in ICU") and clinical terms of the
+    masking safelist are not places. Inactive on transcripts without capitals.
+    """
+    from anonpsy.audio.spoken import MONTHS, WEEKDAYS
+
+    if not _cased(words):
+        return []
+    n = len(words)
+    out: list[WordHit] = []
+
+    def placelike(k: int) -> bool:
+        t = words[k].text.strip(_PUNCT)
+        c = t.lower()
+        if not _capitalised(t) or c in ("i", "i'm") or c in MONTHS or c in WEEKDAYS:
+            return False
+        return not (t.isupper() and len(t.replace("-", "")) <= 4)
+
+    k = 1
+    while k < n:
+        prep = words[k - 1].text
+        if _core(prep) not in _PLACE_PREPOSITIONS or _ends(prep, _SENTENCE_END) or not placelike(k):
+            k += 1
+            continue
+        first = last = k
+        while last + 1 < n and not _ends(words[last].text, _PHRASE_END):
+            nxt = _core(words[last + 1].text)
+            if placelike(last + 1):
+                last += 1
+            elif nxt in _PARTICLES and last + 2 < n and placelike(last + 2):
+                last += 2
+            else:
+                break
+        if not _safelisted(words, first, last):
+            out.append(WordHit(first, last, "LOCATION", "phi", "rules:audio.place-after-preposition"))
+        k = last + 1
+    return out
+
+
+def _unit_end(words: Sequence[Word], k: int) -> int:
+    """The last word of an address's unit part starting at ``k`` ("apartment twenty five D"), or ``k - 1``."""
+    from anonpsy.audio.cues import is_numberish
+    from anonpsy.audio.spoken import UNIT_WORDS
+
+    n = len(words)
+    if k >= n or _core(words[k].text) not in UNIT_WORDS:
+        return k - 1
+    last = k
+    j = k + 1
+    said = 0
+    while j < n and said < 5 and not _ends(words[j - 1].text, _SENTENCE_END):
+        c = _core(words[j].text)
+        if is_numberish(c) or (len(c) == 1 and c.isalpha()):
+            last = j
+        elif said and len(c) <= 3 and c.isalpha():
+            last = j  # the unit's letter misheard as a short word ("five, the" for "five D")
+            break
+        else:
+            break
+        said += 1
+        j += 1
+    return last if last > k else k - 1
+
+
+def street_address_hits(words: Sequence[Word]) -> list[WordHit]:
+    """Street addresses by their grammar: a house number, up to three name words, a street type, a unit.
+
+    The name words need not be recognised as names ("fifteen thirty six, no Melangust Street"): any words
+    between a spoken number and a street type, within the phrase, are the street's name. Without a house
+    number, capitalised name words before a capitalised street type ("Farkas Terrace") are an address too.
+    """
+    from anonpsy.audio.cues import is_number_word
+    from anonpsy.audio.spoken import STREET_TYPES
+
+    n = len(words)
+    cores = [_core(w.text) for w in words]
+    out: list[WordHit] = []
+    for k in range(1, n):
+        if cores[k] not in STREET_TYPES:
+            continue
+        first = k
+        j = k - 1
+        names = 0
+        while j >= 0 and names < 3 and not _ends(words[j].text, _SENTENCE_END) and cores[j] not in _CLAUSE_WORDS \
+                and not is_number_word(cores[j]) and cores[j] not in STREET_TYPES:
+            first = j
+            names += 1
+            j -= 1
+        if not names:
+            continue
+        numbers = 0
+        while j >= 0 and numbers < 8 and is_number_word(cores[j]) and not _ends(words[j].text, _SENTENCE_END):
+            numbers += 1
+            first = j
+            j -= 1
+        if not numbers and not (_capitalised(words[k].text) and _capitalised(words[k - 1].text)
+                                and words[k - 1].text.strip(_PUNCT) != words[k - 1].text.strip(_PUNCT).upper()):
+            continue
+        if not numbers and _safelisted(words, first, k):
+            continue
+        last = k
+        if not _ends(words[k].text, _SENTENCE_END):
+            last = max(last, _unit_end(words, k + 1))
+        out.append(WordHit(first, last, "ADDRESS", "phi", "rules:audio.street-address"))
     return out
 
 
@@ -392,6 +511,8 @@ def detect_words(
     hits += cue_hits(words, cues)
     hits += proper_noun_hits(words)
     hits += spoken_date_hits(words)
+    hits += place_hits(words)
+    hits += street_address_hits(words)
     hits += name_extensions(words, hits, cues)
     if llm_detector is not None and words:
         hits += llm_hits(norm, hits, llm_detector, on_llm_failure)
@@ -409,6 +530,8 @@ __all__ = [
     "lexicon",
     "llm_hits",
     "name_extensions",
+    "place_hits",
     "proper_noun_hits",
     "spoken_date_hits",
+    "street_address_hits",
 ]

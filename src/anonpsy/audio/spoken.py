@@ -51,7 +51,13 @@ MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augus
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 TITLES = frozenset({"doctor", "dr", "mister", "mr", "missus", "mrs", "ms", "miss", "nurse", "professor"})
 STREET_TYPES = frozenset({"street", "st", "avenue", "ave", "road", "rd", "drive", "lane", "boulevard", "court",
-                          "place", "way", "terrace", "circle", "highway", "parkway", "trail"})
+                          "place", "way", "terrace", "circle", "highway", "parkway", "trail", "crescent", "close",
+                          "row", "square", "plaza", "grove", "gardens", "walk", "alley", "pike", "loop", "mews",
+                          "heights", "ridge", "expressway", "freeway", "causeway", "quay", "wharf", "crossing",
+                          "landing", "path", "bend", "hollow", "glen", "mall", "park", "hill", "hills", "view",
+                          "circus", "green", "vale", "rise", "parade", "broadway", "cove", "creek", "estates"})
+#: Words that open the unit part of an address ("apartment twelve B").
+UNIT_WORDS = frozenset({"apartment", "apt", "unit", "suite", "flat", "room", "floor", "number", "no", "building"})
 _PUNCT = ".,;:!?\"'()[]{}"
 _DIGITS = re.compile(r"^\d+$")
 
