@@ -193,3 +193,23 @@ def test_grammar_hits_stay_in_range(words: list[str]) -> None:
     for fn in (place_hits, street_address_hits):
         for h in fn(ws):
             assert 0 <= h.first <= h.last < len(ws)
+
+
+def test_a_gap_next_to_an_identifier_is_muted_with_it() -> None:
+    from anonpsy.audio.gaps import classify_rules, find_gaps
+
+    # "transferred from a hospital in Major [...]": the rest of the place name is voiced but not written
+    words = _words("transferred from a hospital in Major. She")
+    words[-1] = Word("She", 4.0, 4.3)
+    voiced = [(0.0, 3.2), (4.0, 4.3)]
+    gaps = find_gaps(voiced, words)
+    assert len(gaps) == 1 and gaps[0].before == 5
+    place = WordHit(5, 5, "LOCATION", "phi", "rules:test")
+    (verdict,) = classify_rules(gaps, words, default_cues(), [place])
+    assert verdict.phi and verdict.type == "LOCATION"
+    assert verdict.detector == "rules:audio.gap-next-to-identifier"
+    # the same gap after an ordinary word stays audible, and so does a long one
+    (plain,) = classify_rules(gaps, words, default_cues(), [WordHit(0, 0, "PERSON", "phi", "rules:test")])
+    assert not plain.phi
+    long_gaps = find_gaps([(0.0, 6.0)], words[:-1])
+    assert not classify_rules(long_gaps, words[:-1], default_cues(), [place])[0].phi

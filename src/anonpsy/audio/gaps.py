@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -93,16 +93,48 @@ def context(words: Sequence[Word], gap: Gap, n: int = 6) -> tuple[list[str], lis
     return before, after
 
 
-def classify_rules(gaps: Sequence[Gap], words: Sequence[Word], cues: CueSet) -> list[GapVerdict]:
-    """Cue-rule verdicts (a gap with no matching cue is not PHI by the rules)."""
+class IdentifierWords(Protocol):
+    """What gap rules need of an identifier found in the transcript: its word range and type."""
+
+    @property
+    def first(self) -> int: ...
+    @property
+    def last(self) -> int: ...
+    @property
+    def type(self) -> str: ...
+
+
+#: A gap next to an identifier is muted with it only up to this length.
+ADJACENT_GAP_MAX_S = 2.0
+
+
+def classify_rules(
+    gaps: Sequence[Gap],
+    words: Sequence[Word],
+    cues: CueSet,
+    identifiers: Sequence[IdentifierWords] = (),
+) -> list[GapVerdict]:
+    """Cue-rule verdicts (a gap with no matching cue is not PHI by the rules).
+
+    A gap right before or after the words of an identifier (``identifiers``) is part of it: a recogniser
+    writes a long name as a shorter word ("Majadahonda" as "Major") and leaves the rest of the voice
+    unaccounted for. Such gaps up to :data:`ADJACENT_GAP_MAX_S` take the identifier's type.
+    """
     out = []
     for g in gaps:
         before, after = context(words, g)
         rule = cues.classify_gap(before, after)
-        if rule is None:
-            out.append(GapVerdict(g, False, None, "rules:no-cue"))
-        else:
+        if rule is not None:
             out.append(GapVerdict(g, True, rule.type, f"rules:{rule.id}"))
+            continue
+        near = None
+        if g.end - g.start <= ADJACENT_GAP_MAX_S:
+            near = next((h for h in identifiers if h.first <= g.before <= h.last or h.first <= g.after <= h.last),
+                        None)
+        if near is not None:
+            out.append(GapVerdict(g, True, near.type, "rules:audio.gap-next-to-identifier"))
+        else:
+            out.append(GapVerdict(g, False, None, "rules:no-cue"))
     return out
 
 
@@ -204,11 +236,13 @@ def classify_llm(
 
 
 __all__ = [
+    "ADJACENT_GAP_MAX_S",
     "GAP_TEMPLATE",
     "Gap",
     "GapAnswer",
     "GapReply",
     "GapVerdict",
+    "IdentifierWords",
     "classify_llm",
     "classify_rules",
     "context",

@@ -7,8 +7,9 @@ the muted audio and the report (a dict that follows ``schemas/audio/report.v1.js
 2. words with timestamps (PocketSphinx by default, or a transcription server);
 3. identifiers in the transcript (:func:`anonpsy.audio.detect.detect_words`: analyzer on the written form, cue
    spans, spoken numbers, and with the llm backend the chunked detector);
-4. gaps — voiced speech no word accounts for — classified from their context (cue rules; with the llm backend
-   also the ``audio_gap`` prompt; muted when either marks them, or all of them with ``mute_all_gaps``);
+4. gaps — voiced speech no word accounts for — classified from their context (cue rules, and a gap right
+   next to an identifier's words is part of it; with the llm backend also the ``audio_gap`` prompt; muted
+   when either marks them, or all of them with ``mute_all_gaps``);
 5. muting: every interval widened by ``margin_s`` (recognised identifier words by ``end_extra_s`` more at
    their end), on exact samples of the original file.
 
@@ -125,7 +126,7 @@ def deidentify(
         on_llm_failure=s.on_llm_failure,
     )
     gaps = find_gaps(voiced, words, min_gap_s=s.min_gap_s)
-    verdicts = classify_rules(gaps, words, cue_set)
+    verdicts = classify_rules(gaps, words, cue_set, hits)
     if llm and llm_client is not None and gaps:
         by_model = classify_llm(gaps, words, llm_client, on_failure=s.on_llm_failure)
         verdicts = [r if r.phi else m for r, m in zip(verdicts, by_model, strict=True)]
