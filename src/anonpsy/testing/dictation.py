@@ -344,6 +344,14 @@ def _age(rng: random.Random) -> str:
 
 S = Segment
 
+
+def _phone_segments(rng: random.Random) -> list[Segment]:
+    """A phone number; a leading "area code" is said but is not part of the identifier."""
+    text = _phone(rng)
+    if text.startswith("area code "):
+        return [Segment("area code"), Segment(text.removeprefix("area code "), "TELEPHONE_NUMBER")]
+    return [Segment(text, "TELEPHONE_NUMBER")]
+
 #: Carrier sentences: each takes the random source and returns the segments of one sentence.
 CARRIERS: tuple[Callable[[random.Random], list[Segment]], ...] = (
     lambda r: [S("The patient's name is"), S(_name(r), "PERSON"), S(".")],
@@ -364,11 +372,11 @@ CARRIERS: tuple[Callable[[random.Random], list[Segment]], ...] = (
     lambda r: [S("He lives with his partner,"), S(_first(r), "PERSON"), S(", who is supportive.")],
     lambda r: [S("Dictated by"), S(_name(r), "PERSON"), S(", nurse practitioner.")],
     lambda r: [S("The plan was discussed with"), S(_name(r), "PERSON"), S("from social work.")],
-    lambda r: [S("Her phone number is"), S(_phone(r), "TELEPHONE_NUMBER"), S(".")],
-    lambda r: [S("He can be reached at"), S(_phone(r), "TELEPHONE_NUMBER"), S(".")],
-    lambda r: [S("You can call me at"), S(_phone(r), "TELEPHONE_NUMBER"), S(".")],
-    lambda r: [S("Her cell is"), S(_phone(r), "TELEPHONE_NUMBER"), S(", and she prefers texts.")],
-    lambda r: [S("Please call her back on"), S(_phone(r), "TELEPHONE_NUMBER"), S("after five.")],
+    lambda r: [S("Her phone number is"), *_phone_segments(r), S(".")],
+    lambda r: [S("He can be reached at"), *_phone_segments(r), S(".")],
+    lambda r: [S("You can call me at"), *_phone_segments(r), S(".")],
+    lambda r: [S("Her cell is"), *_phone_segments(r), S(", and she prefers texts.")],
+    lambda r: [S("Please call her back on"), *_phone_segments(r), S("after five.")],
     lambda r: [S("She was born on"), S(_date(r, True), "DATE"), S(".")],
     lambda r: [S("Date of birth"), S(_date(r, True), "DATE"), S(".")],
     lambda r: [S("His birthday is"), S(_date(r, False), "DATE"), S(".")],
