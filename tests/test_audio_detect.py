@@ -213,3 +213,11 @@ def test_a_gap_next_to_an_identifier_is_muted_with_it() -> None:
     assert not plain.phi
     long_gaps = find_gaps([(0.0, 6.0)], words[:-1])
     assert not classify_rules(long_gaps, words[:-1], default_cues(), [place])[0].phi
+
+
+def test_street_types_follow_the_usps_suffix_list() -> None:
+    from anonpsy.audio.detect import street_suffixes
+
+    assert {"gardens", "garden", "valleys", "ramp", "crescent", "street"} <= street_suffixes()
+    assert _found(street_address_hits, "She lives at three six one, dragon Valleys with her") == [
+        "three six one, dragon Valleys"]

@@ -106,12 +106,13 @@ def is_number_word(c: str) -> bool:
 #: Words a recogniser writes for digits it misheard ("free" for three, "aid" for eight, "no" for oh); read as
 #: digits only inside a number region a cue opened ("medical record number ...").
 DIGIT_SOUNDALIKES = frozenset({"to", "too", "for", "fore", "won", "ate", "aid", "eat", "free", "tree", "fife",
-                               "sex", "sicks", "nein", "nine's", "no", "owe", "know", "sheriff", "tin", "then",
-                               "hey", "a", "at"})
+                               "sex", "sick", "sicks", "nein", "nine's", "no", "owe", "know", "tin", "then", "a", "at"})
 
 
 def is_numberish(c: str) -> bool:
-    """A number word, or a word a recogniser writes for a misheard digit."""
+    """A number word, or a word a recogniser writes for a misheard digit ("four-nine-eat" counts too)."""
+    if "-" in c:
+        return any(is_numberish(p) for p in c.split("-") if p)
     return is_number_word(c) or c in DIGIT_SOUNDALIKES or any(ch.isdigit() for ch in c)
 
 

@@ -343,27 +343,41 @@ def _unit_end(words: Sequence[Word], k: int) -> int:
     return last if last > k else k - 1
 
 
+@lru_cache(maxsize=1)
+def street_suffixes() -> frozenset[str]:
+    """Street types: the common ones and the USPS suffix list as Faker's US address provider ships it."""
+    from anonpsy.audio.spoken import STREET_TYPES
+
+    try:
+        from faker.providers.address.en_US import Provider
+    except ImportError:  # pragma: no cover - Faker is a core dependency
+        return STREET_TYPES
+    usps = {str(x).lower() for x in getattr(Provider, "street_suffixes", ())}
+    return STREET_TYPES | frozenset(x for x in usps if x.isalpha())
+
+
 def street_address_hits(words: Sequence[Word]) -> list[WordHit]:
     """Street addresses by their grammar: a house number, up to three name words, a street type, a unit.
 
+    Street types are :func:`street_suffixes`.
     The name words need not be recognised as names ("fifteen thirty six, no Melangust Street"): any words
     between a spoken number and a street type, within the phrase, are the street's name. Without a house
     number, capitalised name words before a capitalised street type ("Farkas Terrace") are an address too.
     """
     from anonpsy.audio.cues import is_number_word
-    from anonpsy.audio.spoken import STREET_TYPES
 
+    types = street_suffixes()
     n = len(words)
     cores = [_core(w.text) for w in words]
     out: list[WordHit] = []
     for k in range(1, n):
-        if cores[k] not in STREET_TYPES:
+        if cores[k] not in types:
             continue
         first = k
         j = k - 1
         names = 0
         while j >= 0 and names < 3 and not _ends(words[j].text, _SENTENCE_END) and cores[j] not in _CLAUSE_WORDS \
-                and not is_number_word(cores[j]) and cores[j] not in STREET_TYPES:
+                and not is_number_word(cores[j]) and cores[j] not in types:
             first = j
             names += 1
             j -= 1
