@@ -7,7 +7,8 @@ doubles.
 
 First sight is the honest figure for a batch in which every note is new: the per-sentence caches of extraction,
 the round trip and the identifier scan have not seen the text. The process is warmed up on unrelated text only
-(MTSamples notes of other specialties, CC0, when the shared data is present, else a short synthetic note), then
+(a short synthetic psychiatric note written for it, and MTSamples notes of other specialties, CC0, when the shared
+data is present), then
 every case is timed in its own fork of that warm process, so no case sees the sentences another case already put
 in the caches (the ~1,000-word fixture cases share fixtures). Each fork first runs one more unrelated note, so the
 copy-on-write faults of the fork are not counted. Repeat is the best of further runs of the same case in that fork
@@ -89,6 +90,26 @@ def _warmup_texts(n: int, avoid: list[str]) -> tuple[str, list[str]]:
     return "one synthetic unrelated note", [note] * 3
 
 
+#: A short synthetic psychiatric note that no timed case holds: the warm-up reads it first, so the tables loaded on a
+#: first psychiatric note (mental status lexicon, stressors, emotions, occupations) are loaded before any fork,
+#: as they are once per process in a real batch.
+_PSYCH_WARMUP = """CHIEF COMPLAINT: Worry and poor sleep.
+HISTORY OF PRESENT ILLNESS: The patient is a 47-year-old man who works as a bus driver. He reports feeling anxious
+and irritable for the past 2 months after he lost his job and separated from his wife. He felt ashamed and angry
+and stayed in bed. He denies suicidal ideation. He was started on buspirone 10 mg twice daily 3 weeks ago.
+PAST PSYCHIATRIC HISTORY: Panic disorder at age 30, treated with paroxetine, stopped because of weight gain.
+FAMILY HISTORY: His mother had major depressive disorder.
+SOCIAL HISTORY: He drinks two beers a day. He lives with his brother.
+MENTAL STATUS EXAMINATION: Appearance: casually dressed, good hygiene. Behavior: cooperative, fidgety. Speech:
+normal rate and volume. Mood: "stressed." Affect: anxious, congruent. Thought process: linear. Thought content: no
+suicidal or homicidal ideation. Perception: no hallucinations. Cognition: alert and oriented x3. Insight: fair.
+Judgment: fair.
+LABORATORY DATA: TSH 2.1, GAD-7 score 14.
+ASSESSMENT: Generalized anxiety disorder. Rule out alcohol use disorder.
+PLAN: Increase buspirone to 15 mg twice daily. Follow up in 4 weeks.
+"""
+
+
 def _run_case(deid: Callable[..., object], text: str, k: int, repeats: int, fresh: str) -> dict[str, float]:
     """First-sight and best-repeat wall and CPU seconds of one case, timed in a fork of the warm process after one
     unrelated ``fresh`` note (so the fork's copy-on-write page faults are paid before the clock starts)."""
@@ -162,7 +183,7 @@ def main(argv: list[str] | None = None) -> None:
     what, warm = _warmup_texts(args.warmup, one + two + dev)
     print(f"{_load()}; warm-up on {what}; every case timed in its own fork of the warm process")
     half = max(1, len(warm) // 2)
-    warm, fresh = warm[:half], warm[half:] or warm[:1]
+    warm, fresh = [_PSYCH_WARMUP, *warm[:half]], warm[half:] or warm[:1]
     for i, text in enumerate(warm):
         deid_text(text, seed=i, case_id=f"w{i}")
     gc.freeze()  # the forks share the warm heap; a collection would copy it
