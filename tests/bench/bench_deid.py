@@ -6,14 +6,16 @@ Targets: median ≤ 50 ms per ~1,000-word case seen for the first time; time gro
 doubles.
 
 First sight is the honest figure for a batch in which every note is new: the per-sentence caches of extraction,
-the round trip and the identifier scan have not seen the text. The process is warmed up on unrelated text only
-(a short synthetic psychiatric note written for it, and MTSamples notes of other specialties, CC0, when the shared
-data is present), then
-every case is timed in its own fork of that warm process, so no case sees the sentences another case already put
-in the caches (the ~1,000-word fixture cases share fixtures). Each fork first runs one more unrelated note, so the
-copy-on-write faults of the fork are not counted. Repeat is the best of further runs of the same case in that fork
-(the figure the caches flatter). Wall time and process CPU time (``time.process_time``) are both printed, with the
-load average: the machine may be shared. Needs ``os.fork`` (Linux, macOS).
+the round trip and the identifier scan have not seen the text. The process is prepared as each deid-batch worker
+is (:func:`anonpsy.pipeline.prepare_process`) and warmed up on unrelated text only (MTSamples notes of other
+specialties, CC0, when the shared data is present), then every case is timed in its own fork of that warm process,
+so no case sees the sentences another case already put in the caches (the ~1,000-word fixture cases share
+fixtures). Each fork first touches the shared heap and runs one more unrelated note, so that most copy-on-write
+faults of the fork fall outside the clock (the few left make the first-sight figure slightly pessimistic, never
+flattering). Repeat is the best of further runs of the same case in that fork (the figure the caches flatter).
+The dev notes are also timed one after the other in the warm process itself, as a batch meets them. Wall time and
+process CPU time (``time.process_time``) are both printed, with the load average: the machine may be shared.
+Needs ``os.fork`` (Linux, macOS).
 
 Run: python tests/bench/bench_deid.py [--warmup N] [--repeats N] [--no-batch] [--no-quality]
 """
@@ -90,26 +92,6 @@ def _warmup_texts(n: int, avoid: list[str]) -> tuple[str, list[str]]:
     return "one synthetic unrelated note", [note] * 3
 
 
-#: A short synthetic psychiatric note that no timed case holds: the warm-up reads it first, so the tables loaded on a
-#: first psychiatric note (mental status lexicon, stressors, emotions, occupations) are loaded before any fork,
-#: as they are once per process in a real batch.
-_PSYCH_WARMUP = """CHIEF COMPLAINT: Worry and poor sleep.
-HISTORY OF PRESENT ILLNESS: The patient is a 47-year-old man who works as a bus driver. He reports feeling anxious
-and irritable for the past 2 months after he lost his job and separated from his wife. He felt ashamed and angry
-and stayed in bed. He denies suicidal ideation. He was started on buspirone 10 mg twice daily 3 weeks ago.
-PAST PSYCHIATRIC HISTORY: Panic disorder at age 30, treated with paroxetine, stopped because of weight gain.
-FAMILY HISTORY: His mother had major depressive disorder.
-SOCIAL HISTORY: He drinks two beers a day. He lives with his brother.
-MENTAL STATUS EXAMINATION: Appearance: casually dressed, good hygiene. Behavior: cooperative, fidgety. Speech:
-normal rate and volume. Mood: "stressed." Affect: anxious, congruent. Thought process: linear. Thought content: no
-suicidal or homicidal ideation. Perception: no hallucinations. Cognition: alert and oriented x3. Insight: fair.
-Judgment: fair.
-LABORATORY DATA: TSH 2.1, GAD-7 score 14.
-ASSESSMENT: Generalized anxiety disorder. Rule out alcohol use disorder.
-PLAN: Increase buspirone to 15 mg twice daily. Follow up in 4 weeks.
-"""
-
-
 def _run_case(deid: Callable[..., object], text: str, k: int, repeats: int, fresh: str) -> dict[str, float]:
     """First-sight and best-repeat wall and CPU seconds of one case, timed in a fork of the warm process after one
     unrelated ``fresh`` note (so the fork's copy-on-write page faults are paid before the clock starts)."""
@@ -120,6 +102,11 @@ def _run_case(deid: Callable[..., object], text: str, k: int, repeats: int, fres
         code = 0
         try:
             walls, cpus = [], []
+            # Copy the shared heap's pages now, not inside the timed run: reference counts written on the first
+            # use of a shared object make the kernel copy its page (minor faults a real process never pays; the
+            # frozen tables are not reached here, so a few are left).
+            for obj in gc.get_objects():
+                gc.get_referents(obj)
             deid(fresh, seed=k, case_id="fresh")
             for _ in range(1 + repeats):
                 c0, t0 = time.process_time(), time.perf_counter()
@@ -171,22 +158,26 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--warmup", type=int, default=60,
                     help="unrelated notes: half warm the process up, each fork runs one of the others first")
     ap.add_argument("--repeats", type=int, default=2, help="runs after the first, best kept (default 2)")
+    ap.add_argument("--no-prepare", action="store_true",
+                    help="time a process that never called prepare_process (a plain library caller)")
     ap.add_argument("--no-batch", action="store_true", help="skip the deid-batch throughput run")
     ap.add_argument("--no-quality", action="store_true", help="skip the extraction-quality script")
     args = ap.parse_args(argv)
 
-    from anonpsy.pipeline import deid_text
+    from anonpsy.pipeline import deid_text, prepare_process
 
     one = _cases_of_words(1000)
     two = _cases_of_words(2000)
     dev = _dev_notes()
     what, warm = _warmup_texts(args.warmup, one + two + dev)
-    print(f"{_load()}; warm-up on {what}; every case timed in its own fork of the warm process")
+    how = "not prepared" if args.no_prepare else "prepared as a deid-batch worker"
+    print(f"{_load()}; process {how}, warmed up on {what}; every case timed in its own fork of it")
     half = max(1, len(warm) // 2)
-    warm, fresh = [_PSYCH_WARMUP, *warm[:half]], warm[half:] or warm[:1]
+    warm, fresh = warm[:half], warm[half:] or warm[:1]
+    if not args.no_prepare:
+        prepare_process()  # as every deid-batch worker does before its first note
     for i, text in enumerate(warm):
         deid_text(text, seed=i, case_id=f"w{i}")
-    gc.freeze()  # the forks share the warm heap; a collection would copy it
     t1 = _time_cases(deid_text, one, args.repeats, fresh)
     t2 = _time_cases(deid_text, two, args.repeats, fresh)
     w1 = statistics.mean(len(c.split()) for c in one)
@@ -207,6 +198,17 @@ def main(argv: list[str] | None = None) -> None:
               f"{_med(td, 'first_wall'):.1f} ms wall, {_med(td, 'first_cpu'):.1f} ms CPU per note; repeat median "
               f"{_med(td, 'repeat_wall', words):.1f} ms wall, {_med(td, 'repeat_cpu', words):.1f} ms CPU per "
               f"1,000 words")
+        # the same notes one after the other in one process, as a deid-batch worker meets them (no fork)
+        walls, cpus = [], []
+        for k, text in enumerate(dev):
+            c0, t0 = time.process_time(), time.perf_counter()
+            deid_text(text, seed=k, case_id=f"s{k}")
+            walls.append((time.perf_counter() - t0) * 1e6 / words[k])
+            cpus.append((time.process_time() - c0) * 1e6 / words[k])
+        print(f"deid rules backend, the same {len(dev)} notes one after the other in one process: median "
+              f"{statistics.median(walls):.1f} ms wall, {statistics.median(cpus):.1f} ms CPU per 1,000 words; "
+              f"total {sum(c * w for c, w in zip(cpus, words, strict=True)) / sum(words):.1f} ms CPU per 1,000 "
+              "words")
     print(_load())
     if MTS.is_file() and not args.no_batch:
         with tempfile.TemporaryDirectory() as tmp:
