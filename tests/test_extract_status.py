@@ -225,6 +225,21 @@ def test_a_symptom_named_by_ellipsis_keeps_the_denial(text: str, absent: set[str
     assert not [s for s in g.symptoms if s.assertion.value != Assertion.absent]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Social history: his partner reports that he consumed alcohol occasionally, but denies any excessive or "
+        "binge use recently.",
+        "Social history: he occasionally has a beer, but denies any continuous use of alcohol.",
+    ],
+)
+def test_use_within_a_denied_limit_is_no_symptom(text: str) -> None:
+    """Drinking now and then with the excess denied: the excess is denied, and the drinking is not presented as a
+    symptom the patient has."""
+    sx = {s.headword: s.assertion.value for s in extract(text, case_id="limit").symptoms}
+    assert sx == {"excessive alcohol use": Assertion.absent}
+
+
 def test_a_symptom_told_then_denied_is_historical() -> None:
     """Told without a cue, then explicitly denied: had before, not now; a symptom a cue asserts is kept present,
     and a denial before the telling changes nothing."""

@@ -15,6 +15,7 @@ from anonpsy.extract.assertion.status import (
     ASSERTION_PRECEDENCE,
     Decision,
     Mention,
+    SymptomStatus,
     diagnosis_status,
     resolve_diagnosis,
     resolve_treatment,
@@ -77,6 +78,15 @@ def _mention(s: Sentence, start: int, end: int, times: Sequence[TimeMention], ac
     return Mention(s, start, end, governing_time(s.text, (start, end), times), times, acc.index_is_admission)
 
 
+def _use_within_limit(matches: Sequence[lexicon.TermMatch], statuses: Sequence[SymptomStatus]) -> set[str]:
+    """Ids of the plain uses a sentence keeps within a limit it states: "has a beer now and then but denies any
+    continuous use of alcohol" denies excessive alcohol use, and the beer is that same drinking within the limit,
+    not a symptom (``excess_of`` in ``rules/lexicon/symptoms.yaml``)."""
+    excess = {e.id: e.excess_of for e in lexicon.symptom_lexicon().rules if e.excess_of}
+    return {excess[m.id] for m, st in zip(matches, statuses, strict=True)
+            if m.id in excess and st.assertion is not None and st.assertion.value == Assertion.absent}
+
+
 def add_symptoms(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -> None:
     """Symptom nodes of one sentence. A symptom only ever denied or hypothetical is kept aside
     (``acc.unasserted_sx``) with no time, frame or relation; an asserted mention always wins over it."""
@@ -84,11 +94,12 @@ def add_symptoms(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) ->
         return
     matches = symptom_mentions(s.text)
     spans = [(m.start, m.end) for m in matches]
-    for m in matches:
-        if is_instrument_name(s.text, m.start, m.end):
+    statuses = [symptom_status(_mention(s, m.start, m.end, times, acc)) for m in matches]
+    within = _use_within_limit(matches, statuses)
+    for m, status in zip(matches, statuses, strict=True):
+        if is_instrument_name(s.text, m.start, m.end) or m.id in within:
             continue
         mention = _mention(s, m.start, m.end, times, acc)
-        status = symptom_status(mention)
         if status.family is not None:
             acc.add_family(status.owner.member, condition_words(m), s.text.strip(), status.family.value,
                            status.family.evidence)
