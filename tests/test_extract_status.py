@@ -240,6 +240,20 @@ def test_use_within_a_denied_limit_is_no_symptom(text: str) -> None:
     assert sx == {"excessive alcohol use": Assertion.absent}
 
 
+@pytest.mark.parametrize(
+    ("text", "headword"),
+    [
+        ("She was admitted following an overdose of citalopram and warfarin.", "overdose of citalopram and warfarin"),
+        ("He was seen after an overdose of his Zoloft, Tylenol and lithium.",
+         "overdose of sertraline, acetaminophen and lithium"),
+        ("He had an overdose last year.", "overdose"),
+    ],
+)
+def test_an_overdose_keeps_the_drugs_taken(text: str, headword: str) -> None:
+    """The drugs of an overdose are part of the fact (generic names), not a bare "overdose"."""
+    assert headword in {s.headword for s in extract(text, case_id="od").symptoms}
+
+
 def test_a_symptom_told_then_denied_is_historical() -> None:
     """Told without a cue, then explicitly denied: had before, not now; a symptom a cue asserts is kept present,
     and a denial before the telling changes nothing."""

@@ -25,7 +25,7 @@ from anonpsy.extract.assertion.status import (
 )
 from anonpsy.extract.mentions.diagnoses import find_diagnoses, is_instrument_name
 from anonpsy.extract.mentions.family import condition_words
-from anonpsy.extract.mentions.symptoms import symptom_mentions
+from anonpsy.extract.mentions.symptoms import symptom_mentions, symptom_object
 from anonpsy.extract.mentions.time import TimeMention, governing_time, is_past
 from anonpsy.extract.mentions.treatments import (
     ANAPHOR,
@@ -107,6 +107,10 @@ def add_symptoms(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) ->
         decision = status.assertion
         if decision is None:
             continue
+        drugs = symptom_object(s.text, m)
+        if drugs:
+            tail = drugs[0] if len(drugs) == 1 else f"{', '.join(drugs[:-1])} and {drugs[-1]}"
+            m = lexicon.TermMatch(m.start, m.end, m.id, f"{m.headword} of {tail}", m.surface)
         sid = f"sx_{slug(m.headword)}"
         if decision.value in (Assertion.absent, Assertion.hypothetical):
             old = acc.unasserted_sx.get(sid)

@@ -102,3 +102,31 @@ def symptom_mentions(text: str) -> list[lexicon.TermMatch]:
             if not any(x.start < m.end() and m.start() < x.end for x in out):
                 out.append(lexicon.TermMatch(m.start(), m.end(), sid, head, m.group(0)))
     return sorted(out, key=lambda x: x.start)
+
+
+_OBJECT_OF = re.compile(r"\s+of\s+(?:(?:his|her|their|the patient's|own|prescribed|home)\s+)*", re.I)
+_OBJECT_SEP = re.compile(r"\s*(?:,\s*(?:and|or)?|and|or|&|plus)\s*(?:(?:his|her|their|own)\s+)*", re.I)
+
+
+def symptom_object(text: str, m: lexicon.TermMatch) -> tuple[str, ...]:
+    """What a symptom names after "of" as part of the fact, for an entry with ``object: medication`` in
+    ``rules/lexicon/symptoms.yaml``: the generic names of the drugs listed right after it ("an overdose of
+    citalopram and warfarin" -> citalopram, warfarin); empty when the entry takes none or no drug follows."""
+    entry = next((e for e in lexicon.symptom_lexicon().rules if e.id == m.id), None)
+    if entry is None or entry.object != "medication":
+        return ()
+    lead = _OBJECT_OF.match(text, m.end)
+    if lead is None:
+        return ()
+    drugs = {d.start: d for d in lexicon.find_terms(text, "medication")}
+    out: list[str] = []
+    pos = lead.end()
+    while pos in drugs:
+        d = drugs[pos]
+        out.append(d.headword)
+        sep = _OBJECT_SEP.match(text, d.end)
+        if sep is None or not sep.group(0).strip(" ") or sep.end() not in drugs:
+            break
+        pos = sep.end()
+    return tuple(dict.fromkeys(out))
+
