@@ -25,6 +25,7 @@ from anonpsy.graph import (
     Edge,
     Evidence,
     FamilyHistory,
+    HistoryStatus,
     MentalStatus,
     RelationType,
     Symptom,
@@ -296,3 +297,28 @@ def test_extract_facts_reads_the_facts_extract_reads() -> None:
         assert (facts.demographics.age, facts.demographics.sex) == (whole.demographics.age, whole.demographics.sex)
         assert facts.visit_event == VisitEvent() and facts.mental_status == MentalStatus()
         assert not facts.test_results.values and not facts.omitted
+
+
+@pytest.mark.parametrize(
+    ("text", "condition"),
+    [
+        ("PAST PSYCHIATRIC HISTORY:,  None.,SOCIAL HISTORY: He lives alone.", "psychiatric illness"),
+        ("HISTORY OF PRESENT ILLNESS: He feels low. No past psychiatric history.", "psychiatric illness"),
+        ("PAST MEDICAL HISTORY: He denies any history of stroke.", "stroke"),
+    ],
+)
+def test_a_denied_history_is_recorded_as_denied(text: str, condition: str) -> None:
+    """A history the patient denies is an explicit denial in the graph, said as such, not dropped."""
+    from anonpsy.generate.plain import plain_history
+    from anonpsy.generate.words import Voice
+
+    g = extract(text, case_id="denied-history")
+    ph = next(p for p in g.past_history if p.condition == condition)
+    assert ph.status == HistoryStatus.denied
+    assert ph.status_evidence is not None and ph.status_evidence.rule_id != "default"
+    assert f"no history of {condition}" in plain_history(ph, Voice(g.demographics.sex, g.demographics.age))
+
+
+def test_a_relatives_psychiatric_history_is_no_denial_of_the_patients() -> None:
+    g = extract("FAMILY HISTORY: He denies any history of psychiatric problems in family.", case_id="fh")
+    assert not [p for p in g.past_history if p.status == HistoryStatus.denied]

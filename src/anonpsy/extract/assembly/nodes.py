@@ -16,6 +16,7 @@ from anonpsy.extract.assertion.status import (
     Decision,
     Mention,
     SymptomStatus,
+    condition_denial,
     diagnosis_status,
     resolve_diagnosis,
     resolve_treatment,
@@ -180,9 +181,17 @@ def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
     :func:`finalize_conditions`."""
     if s.section in _NON_CLINICAL_SECTIONS:
         return
+    whole_only = _denied_only_conditions()
     for m in lexicon.find_terms(s.text, "condition"):
         mention = _mention(s, m.start, m.end, times, acc)
         status = diagnosis_status(mention)
+        denial = condition_denial(mention)
+        if denial is not None:
+            acc.condition_denials.setdefault(m.id, (denial, s.text.strip()))
+            acc.condition_names.setdefault(m.id, condition_name(m, s.text))
+            continue
+        if m.id in whole_only:
+            continue
         if status.family is not None:
             acc.add_family(status.owner.member, condition_name(m), s.text.strip(), status.family.value,
                            status.family.evidence)
@@ -209,18 +218,27 @@ def condition_name(m: lexicon.TermMatch, text: str | None = None) -> str:
     return f"{side.group(1).lower()} {name}" if side else name
 
 
+def _denied_only_conditions() -> frozenset[str]:
+    """Conditions kept only when denied: the psychiatric history as a whole ("No past psychiatric history"); one
+    the patient has is told by its diagnoses."""
+    return frozenset(e.id for e in lexicon.condition_lexicon().rules if e.system == "psychiatric")
+
+
 def finalize_conditions(acc: Accumulator) -> None:
     """One past-history item per medical condition the patient has or had, its status from its mentions
     (:func:`~anonpsy.extract.assertion.status.resolve_diagnosis`) and the condition's course: resolved or
     remitted when the note says so; chronic for a chronic condition; active when the diagnosis list, the
     assessment or a current mention states it and it is not chronic; pre-existing otherwise (an event or a bout
-    that the note dates before the visit). A condition only suspected or ruled out is not kept."""
+    that the note dates before the visit); denied when the patient's only statements about it deny it ("denies
+    a history of stroke", "PAST PSYCHIATRIC HISTORY: None."). A condition only suspected is not kept."""
     entries = {e.id: e for e in lexicon.condition_lexicon().rules}
+    kept: set[str] = set()
     for cid, votes in acc.condition_votes.items():
         entry = entries[cid]
         st = resolve_diagnosis([v.status for v in votes])
         if st.certainty is None or st.certainty.value != Certainty.confirmed:
             continue
+        kept.add(cid)
         win = next(v for v in votes if v.status.certainty is not None
                    and v.status.certainty.evidence == st.certainty.evidence)
         past = st.temporality.value == Temporality.past
@@ -240,6 +258,14 @@ def finalize_conditions(acc: Accumulator) -> None:
                                     status_evidence=st.temporality.evidence if past else st.certainty.evidence,
                                     duration_ids=[acc.duration_for(specs[0])] if specs and past else [],
                                     evidence_text=win.evidence_text)
+    for cid, (evidence, text) in acc.condition_denials.items():
+        pid = f"ph_{slug(cid)}"
+        if cid in kept or pid in acc.past:
+            continue
+        name = entries[cid].headword if cid in _denied_only_conditions() else acc.condition_names.get(
+            cid, entries[cid].headword)
+        acc.past[pid] = PastHistory(id=pid, condition=name, status=HistoryStatus.denied, status_evidence=evidence,
+                                    evidence_text=text)
 
 
 def finalize_diagnoses(acc: Accumulator) -> None:

@@ -356,6 +356,21 @@ def treatment_status(m: Mention, frequency: str | None = None,
     return Decision(TreatmentStatus.current, m.evidence("default"))
 
 
+def condition_denial(m: Mention) -> Evidence | None:
+    """Evidence that the patient denies ever having a condition, or None: a negated patient mention ("denies a
+    history of stroke", "No past psychiatric history") or a field answered "None" ("PAST PSYCHIATRIC HISTORY:
+    None."); a relative's condition, a hypothetical one, or any denial in the family history (it speaks of the
+    relatives: "denies any psychiatric problems in family") is no denial of the patient's."""
+    if m.sentence.section == "family_history":
+        return None
+    if in_prompt(m):
+        return m.evidence("cue.answer_negative") if m.sentence.answer == "negative" else None
+    ctx = classify_in_sentence(m.sentence.text, m.start, m.end, "diagnosis")
+    if not ctx.negated or ctx.hypothetical or ctx.experiencer != "patient" or is_family(m.sentence, m.start, ctx):
+        return None
+    return m.evidence(_context_rule(ctx, "negated"))
+
+
 def family_certainty(m: Mention) -> Decision[FamilyCertainty]:
     """A relative's condition is possible when ConText finds it uncertain ("may have had", "possibly"), else
     confirmed."""
