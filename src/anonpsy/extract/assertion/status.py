@@ -63,6 +63,7 @@ V = TypeVar("V")
 #: "was ruled out", "unlikely", "no evidence of", "no history of" (a lifetime denial). Any negated diagnosis in the
 #: diagnosis list or the assessment also counts.
 _EXCLUDING = frozenset({"neg.criteria", "neg.backward", "neg.excluded_backward", "neg.anaphoric", "neg.without",
+                        "neg.bracket_verdict",
                         "neg.no_history_of", "neg.no_evidence"})
 #: Historical triggers that say the patient has a history of a diagnosis without saying it is over.
 _HISTORY_OF = frozenset({"context.hist.forward", "context.hist.bidirectional"})
