@@ -322,3 +322,29 @@ def test_a_denied_history_is_recorded_as_denied(text: str, condition: str) -> No
 def test_a_relatives_psychiatric_history_is_no_denial_of_the_patients() -> None:
     g = extract("FAMILY HISTORY: He denies any history of psychiatric problems in family.", case_id="fh")
     assert not [p for p in g.past_history if p.status == HistoryStatus.denied]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("ASSESSMENT: ADHD (ruled out by testing).", {"Attention-Deficit/Hyperactivity Disorder": "ruled_out"}),
+        ("DIAGNOSES: Major depressive disorder, ADHD (ruled out).",
+         {"Major Depressive Disorder": "confirmed", "Attention-Deficit/Hyperactivity Disorder": "ruled_out"}),
+        ("DIAGNOSES: PTSD (provisional).", {"Posttraumatic Stress Disorder": "provisional"}),
+    ],
+)
+def test_a_bracketed_verdict_decides_its_own_diagnosis(text: str, expected: dict[str, str]) -> None:
+    """"ADHD (ruled out by testing)" is a diagnosis set aside, not confirmed; the verdict reaches no other item."""
+    assert {d.label: d.certainty.value for d in extract(text, case_id="verdict").diagnoses} == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Patient denied any thoughts of harming self or others.",
+         {"suicidal ideation": "absent", "homicidal ideation": "absent"}),
+    ],
+)
+def test_charted_denial_forms(text: str, expected: dict[str, str]) -> None:
+    """A denial of 'thoughts of harming self or others' denies both ideations."""
+    assert {s.headword: s.assertion.value for s in extract(text, case_id="forms").symptoms} == expected
