@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from anonpsy import lexicon
 from anonpsy.extract.assembly.accumulator import Accumulator, DiagnosisVote, slug
@@ -79,11 +80,16 @@ def _mention(s: Sentence, start: int, end: int, times: Sequence[TimeMention], ac
     return Mention(s, start, end, governing_time(s.text, (start, end), times), times, acc.index_is_admission)
 
 
+@lru_cache(maxsize=1)
+def _excess_of() -> dict[str, str]:
+    return {e.id: e.excess_of for e in lexicon.symptom_lexicon().rules if e.excess_of}
+
+
 def _use_within_limit(matches: Sequence[lexicon.TermMatch], statuses: Sequence[SymptomStatus]) -> set[str]:
     """Ids of the plain uses a sentence keeps within a limit it states: "has a beer now and then but denies any
     continuous use of alcohol" denies excessive alcohol use, and the beer is that same drinking within the limit,
     not a symptom (``excess_of`` in ``rules/lexicon/symptoms.yaml``)."""
-    excess = {e.id: e.excess_of for e in lexicon.symptom_lexicon().rules if e.excess_of}
+    excess = _excess_of()
     return {excess[m.id] for m, st in zip(matches, statuses, strict=True)
             if m.id in excess and st.assertion is not None and st.assertion.value == Assertion.absent}
 
@@ -218,6 +224,7 @@ def condition_name(m: lexicon.TermMatch, text: str | None = None) -> str:
     return f"{side.group(1).lower()} {name}" if side else name
 
 
+@lru_cache(maxsize=1)
 def _denied_only_conditions() -> frozenset[str]:
     """Conditions kept only when denied: the psychiatric history as a whole ("No past psychiatric history"); one
     the patient has is told by its diagnoses."""

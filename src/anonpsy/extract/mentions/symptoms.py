@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from anonpsy import lexicon
 
@@ -73,10 +74,20 @@ _QUALIFIED_USE = re.compile(rf"\b({_LIMIT}(?:\s*(?:,|or|and/or|and)\s*{_LIMIT})?
                             r"(?!\s+of\b)", re.I)
 
 
+@lru_cache(maxsize=1)
+def _domains() -> dict[str, str]:
+    return {e.id: e.domain for e in lexicon.symptom_lexicon().rules}
+
+
+@lru_cache(maxsize=1)
+def _takes_drugs() -> frozenset[str]:
+    return frozenset(e.id for e in lexicon.symptom_lexicon().rules if e.object == "medication")
+
+
 def _qualified_use(text: str, found: list[lexicon.TermMatch]) -> list[lexicon.TermMatch]:
     """Use of a substance named by its limit alone, after a mention of that substance ("drinks occasionally but
     denies excessive use"): the term the lexicon gives the limit and the substance's headword together."""
-    domains = {e.id: e.domain for e in lexicon.symptom_lexicon().rules}
+    domains = _domains()
     out: list[lexicon.TermMatch] = []
     for q in _QUALIFIED_USE.finditer(text):
         before = [m for m in found if m.end <= q.start() and domains.get(m.id or "") == "substance"]
@@ -112,8 +123,7 @@ def symptom_object(text: str, m: lexicon.TermMatch) -> tuple[str, ...]:
     """What a symptom names after "of" as part of the fact, for an entry with ``object: medication`` in
     ``rules/lexicon/symptoms.yaml``: the generic names of the drugs listed right after it ("an overdose of
     citalopram and warfarin" -> citalopram, warfarin); empty when the entry takes none or no drug follows."""
-    entry = next((e for e in lexicon.symptom_lexicon().rules if e.id == m.id), None)
-    if entry is None or entry.object != "medication":
+    if m.id not in _takes_drugs():
         return ()
     lead = _OBJECT_OF.match(text, m.end)
     if lead is None:
