@@ -401,3 +401,13 @@ def test_steb_thought_reported_by_a_relative_stays_the_patients() -> None:
     span = (s.index("implanted"), s.index("tooth") + 5)
     frame = extract_steb(s, span)
     assert frame is not None and frame.thought == "her neighbors implanted a microchip in her tooth"
+
+
+@pytest.mark.parametrize("sentence", [
+    "She is tearful and her husband hit her during an argument.",
+    "He is irritable but never hit anyone at home.",
+])
+def test_steb_behavior_is_only_the_patients_own_act(sentence: str) -> None:
+    for m in lexicon.find_terms(sentence, "symptom"):
+        frame = extract_steb(sentence, (m.start, m.end))
+        assert frame is None or frame.behavior is None or "hit" not in frame.behavior, sentence

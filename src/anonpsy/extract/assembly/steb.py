@@ -97,8 +97,8 @@ def _thought_at(sentence: str, m: re.Match[str]) -> tuple[int, str] | None:
 
 
 def _patients_belief(sentence: str, verb_start: int) -> bool:
-    """Whether the thought verb at ``verb_start`` states the patient's own, affirmed belief: its clause names no
-    other believer and no negation before the verb."""
+    """Whether the verb at ``verb_start`` states the patient's own, affirmed belief or act: its clause names no
+    other subject and no negation before the verb."""
     pre = sentence[:verb_start]
     cut = 0
     for m in _HOLDER_START.finditer(pre):
@@ -126,7 +126,8 @@ def extract_steb(sentence: str, span: tuple[int, int],
     the proposition of believes/thinks/worries/is convinced (the verb dropped; a quotation is taken whole) when the
     mention lies in it or shares its segment, and only when the belief is the patient's own and affirmed (not
     "his partner feels that", "does not believe that"). Emotion: an emotion-lexicon word in the mention's segment.
-    Behavior: an action-verb phrase in the mention's segment (not the taking of a medication). ``others`` are
+    Behavior: an action-verb phrase in the mention's segment (not the taking of a medication), under the same
+    condition (not "his brother hit him", "she never hit anyone"). ``others`` are
     the spans of the other symptom mentions of the sentence: a clause that belongs to another symptom's segment
     is not copied to this one. Every field is at most 25 words, cut at a word boundary.
 
@@ -186,7 +187,7 @@ def extract_steb(sentence: str, span: tuple[int, int],
 
     behavior = None
     m = _BEHAVIOR_VERBS.search(sentence, a, b)
-    if m:
+    if m and _patients_belief(sentence, m.start(1)):
         phrase = re.split(r"\s+and\s+(?=\w+s\b|\w+ed\b)|\s+(?:but|although|though|whereas|yet)\s+", m.group(1),
                           maxsplit=1)[0]
         if len(phrase.split()) >= 2 and not lexicon.find_terms(phrase, "medication"):
