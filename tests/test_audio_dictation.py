@@ -161,7 +161,8 @@ def test_llm_backend_marks_words_and_gaps(dictations: list[Any]) -> None:
     d = dictations[1]
     words = d.timed_words(skip=frozenset({"PERSON"}))
     # A recogniser that also drops two ordinary words leaves a gap with no cue: only the model can judge it.
-    plain = next(seg.text.split()[0] for seg, _, _ in d.segments if seg.phi is None and len(seg.text.split()) > 4)
+    plain = next(seg.text.split()[0] for seg, _, _ in d.segments
+                 if seg.phi is None and len(seg.text.split()) > 4 and seg.text[0].isalpha())
     k = next(i for i, w in enumerate(words) if w["word"] == plain)
     words = words[: k + 1] + words[k + 3 :]
 
