@@ -174,7 +174,8 @@ class SafeRule(_Model):
 
     id: RuleId
     category: Literal[
-        "eponym", "medication", "scale", "clinical_word", "abbreviation", "eponym_follower", "organization"
+        "eponym", "medication", "scale", "clinical_word", "abbreviation", "eponym_follower", "eponym_context",
+        "organization",
     ]
     description: str = ""
     source: str | None = None
@@ -1679,6 +1680,7 @@ def _ambiguous_word(key: str, ambiguous_words: frozenset[str], names: NameRecogn
 # -------------------- safe list
 
 _SAFE_TOKEN = re.compile(r"[\w][\w'’-]*")
+_TITLE_BEFORE = re.compile(r"\b(?:dr|mr|mrs|ms|miss|prof)\.?\s+$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -1688,15 +1690,26 @@ class Safelist:
     phrases: Mapping[str, frozenset[str]]  # normalised phrase -> suppressed types
     followers: Mapping[str, frozenset[str]]  # lowercase follower word -> suppressed types of the word before
     max_words: int
+    #: bare eponym stems ("huntington" from "Huntington's", "Huntington disease") -> suppressed types
+    stems: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    #: words that make a bare eponym stem before them clinical ("the Huntington gene", "Parkinson symptoms")
+    stem_context: frozenset[str] = frozenset()
 
     @classmethod
     def from_rules(cls, rules: Iterable[SafeRule], lexicon_terms: Mapping[str, list[str]]) -> Safelist:
         """Build from ``phi_safelist`` entries; ``lexicon_terms`` resolves ``from_lexicon`` entries."""
         phrases: dict[str, set[str]] = {}
         followers: dict[str, set[str]] = {}
+        context: set[str] = set()
+        eponyms: list[tuple[str, set[str]]] = []
         for r in rules:
             types = {t.value for t in r.suppresses}
             terms = list(r.terms) + (list(lexicon_terms.get(r.from_lexicon, [])) if r.from_lexicon else [])
+            if r.category == "eponym_context":
+                context.update(" ".join(_norm(t).split()) for t in terms)
+                continue
+            if r.category == "eponym":
+                eponyms.extend((t, types) for t in terms)
             target = followers if r.category == "eponym_follower" else phrases
             for t in terms:
                 key = " ".join(_norm(t).split())
@@ -1704,10 +1717,17 @@ class Safelist:
                 if target is phrases and key.endswith("'s"):
                     target.setdefault(key[:-2] + "s", set()).update(types)
         max_words = max((len(k.split()) for k in phrases), default=1)
+        stems: dict[str, set[str]] = {}
+        for term, types in eponyms:
+            stem = _eponym_stem(term, followers)
+            if stem is not None:
+                stems.setdefault(stem, set()).update(types)
         return cls(
             {k: frozenset(v) for k, v in phrases.items()},
             {k: frozenset(v) for k, v in followers.items()},
             max_words,
+            {k: frozenset(v) for k, v in stems.items()},
+            frozenset(context),
         )
 
     def suppresses(self, text: str, span: Span) -> bool:
@@ -1738,7 +1758,33 @@ class Safelist:
                 types = self.followers.get(nxt[0][2])
                 if types is not None and span.type in types:
                     return True
+        if self.stems and self.stem_context and not any(c.isspace() for c in text[span.start : span.end]):
+            # a bare eponym before a clinical noun that is no eponym follower of its own: "the Huntington gene",
+            # "her Huntington symptoms"; "moved to Huntington" stays a place
+            types = self.stems.get(_norm(text[span.start : span.end]))
+            nxt = [t for t in toks if t[0] >= span.end][:1]
+            before = text[max(0, span.start - 6) : span.start]
+            if (
+                types is not None
+                and span.type in types
+                and nxt
+                and nxt[0][2] in self.stem_context
+                and text[span.end : nxt[0][0]].isspace()
+                and _TITLE_BEFORE.search(before) is None
+            ):
+                return True
         return False
+
+
+def _eponym_stem(term: str, followers: Mapping[str, object]) -> str | None:
+    """The bare name of an eponym entry: "Huntington's" and "Huntington disease" give "huntington"; an entry whose
+    later words are no eponym followers ("Charles Bonnet", "Cluster B") gives none."""
+    words = _norm(term).split()
+    if not words or any(w not in followers for w in words[1:]):
+        return None
+    head = words[0]
+    head = head[:-2] if head.endswith("'s") else head.rstrip("'")
+    return head if head.isalpha() and len(head) > 2 else None
 
 
 __all__ = [
