@@ -134,7 +134,7 @@ PINNED_COUNTS: dict[str, int] = {
     "phi_gazetteer": 12,
     "phi_names": 7,
     "phi_patterns": 83,
-    "phi_safelist": 6,
+    "phi_safelist": 7,
     "routes": 13,
     "sections": 20,
     "sex_reassignment": 2,
