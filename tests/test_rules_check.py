@@ -124,7 +124,7 @@ PINNED_COUNTS: dict[str, int] = {
     "lexicon_conditions": 53,
     "lexicon_demographic": 262,
     "lexicon_emotions": 35,
-    "lexicon_medications": 346,
+    "lexicon_medications": 349,
     "lexicon_mse": 130,
     "lexicon_symptoms": 292,
     "lexicon_therapies": 87,
