@@ -382,3 +382,27 @@ def test_clock_times_are_not_ages() -> None:
     mentions = time_mentions(text, age=24, visit=None)
     assert all(m.start > text.index("01:40") for m in mentions), "01:40 is a clock time, not an age"
     assert 19 - 24 in [m.spec.offset for m in mentions], "'at 19' is an age"
+
+
+@pytest.mark.parametrize("text", [
+    # MTSamples, CC0: a plan item listing medications on admission
+    "Artane 2 mg p.o. daily, lorazepam 0.5 mg p.o. q.6h. p.r.n. anxiety and agitation.",
+    "Xanax 0.25 mg b.i.d. for anxiety.",
+    "Ativan as needed for agitation or anxiety.",
+])
+def test_indication_of_a_dose_is_no_diagnosis(text: str) -> None:
+    assert find_diagnoses(text, "assessment") == []
+
+
+def test_listed_symptom_word_and_named_diagnosis_after_a_dose_still_count() -> None:
+    assert [r for _s, _e, r in find_diagnoses("1. Anxiety. 2. Depression.", "assessment")] == [
+        "unspecified_anxiety_disorder", "unspecified_depressive_disorder"]
+    assert [r for _s, _e, r in find_diagnoses("Seroquel 50 mg for bipolar disorder.", "assessment")] == [
+        "unspecified_bipolar_and_related_disorder"]
+
+
+def test_prn_indication_in_a_plan_invents_no_diagnosis() -> None:
+    text = ("ASSESSMENT: Major depressive disorder, recurrent.\nPLAN:\n1. Continue sertraline 100 mg daily.\n"
+            "2. Lorazepam 0.5 mg q.6h. p.r.n. anxiety and agitation.\n")
+    labels = {d.label for d in extract(text, case_id="prn").diagnoses}
+    assert not any("anxiety" in x.lower() for x in labels), labels

@@ -104,6 +104,25 @@ _MEDICAL_PREFIX = re.compile(r"\b(?:AIDS|HIV|stroke|tumou?r|cancer|thyroid|hepat
                              r"epilepsy|head injury|TBI|medical|organic)[\s-]+(?:induced|related|associated)\s*$", re.I)
 
 
+#: The indication of an as-needed dose or of a drug's dose written before a bare symptom word of a list alias:
+#: "lorazepam 0.5 mg q.6h. p.r.n. anxiety and agitation", "Xanax 0.25 mg for anxiety". The word names what the
+#: drug is given for, not a diagnosis.
+_INDICATION_BEFORE = re.compile(
+    r"(?:\bp\.?\s?r\.?\s?n\.?|\bas needed|\bwhen needed|\bif needed|"
+    r"\b(?:mg|mcg|g|ml|units?|tabs?|tablets?|daily|nightly|b\.?i\.?d\.?|t\.?i\.?d\.?|q\.?i\.?d\.?|q\.?h\.?s\.?|"
+    r"q\.?\s?\d+(?:-\d+)?\s?h(?:ours?|rs?)?\.?|at bedtime)\s*,?\s*for)"
+    r"\s*,?\s*(?:(?:for|of)\s+)?(?:[a-z]+\s*(?:,|and|or|/)\s*){0,2}$",
+    re.I,
+)
+
+
+@lru_cache(maxsize=2)
+def _list_alias_keys() -> frozenset[str]:
+    """Keys of the list aliases ("anxiety", "psychosis") that are no name or alias of any rule."""
+    named = {_dx_key(a) for r in dsm_rules.load_dsm().values() for a in (r.name, *r.aliases)}
+    return frozenset(_dx_key(a) for r in dsm_rules.load_dsm().values() for a in r.list_aliases) - named
+
+
 @lru_cache(maxsize=1)
 def _due_to_medical_rules() -> dict[str, str]:
     """Chapter -> the rule of that chapter marked ``due_to_medical_condition``."""
@@ -119,6 +138,8 @@ def find_diagnoses(text: str, section: str | None = None) -> list[tuple[int, int
     [(0, 40, 'stimulant_use_disorder')]
     >>> find_diagnoses("Rule out depression secondary to general medical condition.")
     [(9, 58, 'depressive_disorder_due_to_another_medical_condition')]
+    >>> find_diagnoses("lorazepam 0.5 mg q.6h. p.r.n. anxiety and agitation", "assessment")
+    []
     """
     from anonpsy.extract.sections import deciding_sections
 
@@ -137,6 +158,8 @@ def find_diagnoses(text: str, section: str | None = None) -> list[tuple[int, int
                     text[m.end(1):m.end(1) + 60]):
                 continue
             if _SCORE_BAND_BEFORE.search(text[max(0, m.start(1) - 40):m.start(1)]):
+                continue
+            if key in _list_alias_keys() and _INDICATION_BEFORE.search(text[max(0, m.start(1) - 60):m.start(1)]):
                 continue
             if any(a < m.end(1) and m.start(1) < b for a, b in seen):
                 continue
