@@ -406,3 +406,23 @@ def test_prn_indication_in_a_plan_invents_no_diagnosis() -> None:
             "2. Lorazepam 0.5 mg q.6h. p.r.n. anxiety and agitation.\n")
     labels = {d.label for d in extract(text, case_id="prn").diagnoses}
     assert not any("anxiety" in x.lower() for x in labels), labels
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # MTSamples, CC0: "a history of abusing opiates, benzodiazepines, and Vicodin"
+    ("She has a history of abusing opiates, benzodiazepines, and Vicodin.",
+     {"opioid_use_disorder", "sedative_hypnotic_anxiolytic_use_disorder"}),
+    ("He has been addicted to pain pills since his surgery.", {"opioid_use_disorder"}),
+    ("Abuse of cocaine and marijuana in his twenties.", {"stimulant_use_disorder", "cannabis_use_disorder"}),
+])
+def test_substances_after_a_problem_use_verb_are_their_use_disorders(text: str, expected: set[str]) -> None:
+    assert {r for _s, _e, r in find_diagnoses(text)} == expected
+
+
+@pytest.mark.parametrize("text", [
+    "No history of physical or sexual abuse.",
+    "She was abused by her father in childhood.",
+    "He is dependent on his mother for transportation.",
+])
+def test_abuse_of_a_person_or_dependence_on_a_person_is_no_use_disorder(text: str) -> None:
+    assert find_diagnoses(text) == []
