@@ -218,8 +218,8 @@ def _abused_substances(text: str) -> list[tuple[int, int, str]]:
             entry = meds.get(m.id)
             if entry is not None and entry.class_id in _DRUG_CLASS_DISORDER:
                 hits.append((m.start, m.end, [_DRUG_CLASS_DISORDER[entry.class_id]]))
-        for m in _CLASS_WORD_RE.finditer(window):
-            hits.append((m.start(), m.end(), [_CLASS_WORDS[m.group(1).lower()]]))
+        for w in _CLASS_WORD_RE.finditer(window):
+            hits.append((w.start(), w.end(), [_CLASS_WORDS[w.group(1).lower()]]))
         for start, end, candidates in hits:
             rule_id = next((names[_dx_key(c)] for c in candidates if _dx_key(c) in names), None)
             if rule_id is not None and rule_id.endswith("use_disorder"):
