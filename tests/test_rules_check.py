@@ -121,7 +121,7 @@ PINNED_COUNTS: dict[str, int] = {
     "edge_pairs": 28,
     "instrument": 76,
     "ethnicity": 30,
-    "lexicon_conditions": 60,
+    "lexicon_conditions": 61,
     "lexicon_demographic": 262,
     "lexicon_emotions": 35,
     "lexicon_medications": 349,
