@@ -426,3 +426,15 @@ def test_substances_after_a_problem_use_verb_are_their_use_disorders(text: str, 
 ])
 def test_abuse_of_a_person_or_dependence_on_a_person_is_no_use_disorder(text: str) -> None:
     assert find_diagnoses(text) == []
+
+
+def test_general_medicine_drugs_of_a_discharge_list_are_kept() -> None:
+    # MTSamples, CC0: a discharge medication list of a medical admission
+    text = ("DISCHARGE MEDICATIONS: Lasix 80 mg daily, Lumigan one drop both eyes at bed time, Feldene 20 mg daily, "
+            "Timoptic one drop OU daily, lidocaine patch.\n")
+    names = {t.name for t in extract(text, case_id="dc").treatments}
+    assert {"furosemide", "bimatoprost", "piroxicam", "timolol", "lidocaine"} <= names, names
+
+
+def test_short_general_medicine_abbreviations_are_not_read_in_narrative() -> None:
+    assert [m.id for m in lexicon.find_terms("Her 90-day LR was revoked; Td status unknown.", "medication")] == []
