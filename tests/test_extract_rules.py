@@ -438,3 +438,9 @@ def test_general_medicine_drugs_of_a_discharge_list_are_kept() -> None:
 
 def test_short_general_medicine_abbreviations_are_not_read_in_narrative() -> None:
     assert [m.id for m in lexicon.find_terms("Her 90-day LR was revoked; Td status unknown.", "medication")] == []
+
+
+def test_misuse_of_prescribed_drugs_as_a_cause_is_no_use_disorder() -> None:
+    # MTSamples, CC0: an Axis I delirium "secondary to misuse of prescribed opiates, Soma, Valium"
+    text = "Delirium, resolved (recent mental status changes likely secondary to misuse of prescribed opiates, Valium.)"
+    assert {r for _s, _e, r in find_diagnoses(text, "assessment")} <= {"delirium"}

@@ -176,9 +176,11 @@ def find_diagnoses(text: str, section: str | None = None) -> list[tuple[int, int
 
 #: A verb or noun of problem use before the substances it governs: "a history of abusing opiates,
 #: benzodiazepines, and Vicodin", "addicted to pain pills", "dependence on alcohol". DSM-5-TR folds the former
-#: abuse and dependence into the substance's use disorder ("opioid abuse" is already its alias).
-_ABUSE_CUE = re.compile(r"\b(?:abus(?:e|es|ed|ing)|misus(?:e|es|ed|ing)|overus(?:e|es|ed|ing)|addict(?:ed|ion)|"
-                        r"dependen(?:t|ce|cy))\s+(?:of\s+|to\s+|on\s+|upon\s+)?", re.I)
+#: abuse and dependence into the substance's use disorder ("opioid abuse" is already its alias). Misuse or
+#: overuse of prescribed drugs ("delirium secondary to misuse of prescribed opiates") is an event, not by itself a
+#: use disorder.
+_ABUSE_CUE = re.compile(r"\b(?:abus(?:e|es|ed|ing)|addict(?:ed|ion)|dependen(?:t|ce|cy))\s+"
+                        r"(?:of\s+|to\s+|on\s+|upon\s+)?", re.I)
 #: Where the governed list ends: a clause or sentence boundary.
 _LIST_END = re.compile(r"[.;:()]|\b(?:but|which|who|that|since|because|when|while|with|in|for|at)\b", re.I)
 #: Class words of a list of abused substances that no lexicon names as a drug or a use.
