@@ -444,3 +444,32 @@ def test_misuse_of_prescribed_drugs_as_a_cause_is_no_use_disorder() -> None:
     # MTSamples, CC0: an Axis I delirium "secondary to misuse of prescribed opiates, Soma, Valium"
     text = "Delirium, resolved (recent mental status changes likely secondary to misuse of prescribed opiates, Valium.)"
     assert {r for _s, _e, r in find_diagnoses(text, "assessment")} <= {"delirium"}
+
+
+@pytest.mark.parametrize("sentence", [
+    "He has made threats of harm to him, and his partner no longer feels that he is safe having him at home.",
+    "Her mother believes that she is being followed by the neighbours and she is paranoid.",
+    "He does not believe that his food is poisoned, although he is paranoid.",
+    "She never thought that anyone was watching her and denies paranoia; she is anxious.",
+])
+def test_steb_thought_is_only_the_patients_affirmed_belief(sentence: str) -> None:
+    for m in lexicon.find_terms(sentence, "symptom"):
+        frame = extract_steb(sentence, (m.start, m.end))
+        assert frame is None or frame.thought is None, sentence
+
+
+def test_steb_thought_reported_by_a_relative_stays_the_patients() -> None:
+    s = "Her mother says that she believes her neighbors implanted a microchip in her tooth."
+    span = (s.index("implanted"), s.index("tooth") + 5)
+    frame = extract_steb(s, span)
+    assert frame is not None and frame.thought == "her neighbors implanted a microchip in her tooth"
+
+
+@pytest.mark.parametrize("sentence", [
+    "She is tearful and her husband hit her during an argument.",
+    "He is irritable but never hit anyone at home.",
+])
+def test_steb_behavior_is_only_the_patients_own_act(sentence: str) -> None:
+    for m in lexicon.find_terms(sentence, "symptom"):
+        frame = extract_steb(sentence, (m.start, m.end))
+        assert frame is None or frame.behavior is None or "hit" not in frame.behavior, sentence

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
@@ -299,6 +300,15 @@ def _worker_llm(config: Any) -> Any:
     return _WORKER_LLM[key]
 
 
+def _prepare_worker() -> None:
+    """Load the rules backend's tables once per worker, out of the garbage collector's way (never fails: a worker
+    that cannot prepare still runs its cases, which report their own errors)."""
+    from anonpsy.pipeline import prepare_process
+
+    with contextlib.suppress(Exception):  # a broken table fails every case, each with its own error code
+        prepare_process()
+
+
 def _run_one(job: _Job) -> dict[str, Any]:
     """Run one case; never raises (a failure is returned as data without narrative text).
 
@@ -424,10 +434,12 @@ def deid_batch(input_path: Path, outdir: Path, jobs: int, seed: int, max_bytes: 
                             calls=f"{calls / finished:.1f}")
 
         if jobs == 1:
+            if todo:
+                _prepare_worker()
             for job in todo:
                 record(_run_one(job))
         else:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
+            with ProcessPoolExecutor(max_workers=jobs, initializer=_prepare_worker) as pool:
                 for fut in as_completed([pool.submit(_run_one, job) for job in todo]):
                     record(fut.result())
     elapsed = time.perf_counter() - t0

@@ -164,13 +164,6 @@ def deid_text(
     options: dict[str, Any] | None = None,
 ) -> DeidResult:
     """De-identify one narrative: extraction, attribute and context perturbation, generation, audits."""
-    from anonpsy.extract import extract
-    from anonpsy.extract.assembly.build import withhold_identified
-    from anonpsy.generate.faithful import generate
-    from anonpsy.perturb import check, perturb
-    from anonpsy.perturb.contexts import SourceIdentifiers, perturb_contexts
-    from anonpsy.temporal import normalize
-
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     opts = options or {}
@@ -179,6 +172,18 @@ def deid_text(
 
         result: DeidResult = deid_with_llm(text, seed=seed, case_id=case_id, llm=llm, options=opts)
         return result
+    return _deid_rules(text, seed, case_id, opts)
+
+
+def _deid_rules(text: str, seed: int, case_id: str, opts: dict[str, Any]) -> DeidResult:
+    """The rules backend of :func:`deid_text`."""
+    from anonpsy.extract import extract
+    from anonpsy.extract.assembly.build import withhold_identified
+    from anonpsy.generate.faithful import generate
+    from anonpsy.perturb import check, perturb
+    from anonpsy.perturb.contexts import SourceIdentifiers, perturb_contexts
+    from anonpsy.temporal import normalize
+
     identifiers = SourceIdentifiers(text)
     graph = normalize(withhold_identified(extract(text, case_id=case_id), identifiers.find))
     perturbed, audit = perturb(graph, seed)
@@ -194,3 +199,46 @@ def deid_text(
     leaks = leak_audit(text, out, patient_age=age0, age_shift=shift, source_spans=identifiers.spans)
     return DeidResult(case_id=case_id, original=graph, perturbed=perturbed, text=out, audit=audit, leaks=leaks)
 
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Long-running processes
+
+#: A short synthetic note (written for this purpose, no real patient) that reads every kind of section, so that
+#: de-identifying it loads every table the rules backend uses.
+_PREPARE_NOTE = """CHIEF COMPLAINT: Worry and poor sleep.
+HISTORY OF PRESENT ILLNESS: The patient is a 47-year-old man who works as a bus driver. He reports feeling anxious
+and irritable for the past 2 months after he lost his job. He denies suicidal ideation. He was started on buspirone
+10 mg twice daily 3 weeks ago.
+PAST PSYCHIATRIC HISTORY: Panic disorder at age 30, treated with paroxetine, stopped because of weight gain.
+FAMILY HISTORY: His mother had major depressive disorder.
+MENTAL STATUS EXAMINATION: Appearance: casually dressed. Speech: normal rate. Mood: "stressed." Affect: anxious.
+Thought process: linear. Thought content: no suicidal ideation. Perception: no hallucinations. Cognition: alert and
+oriented x3. Insight: fair. Judgment: fair.
+LABORATORY DATA: TSH 2.1, GAD-7 score 14.
+ASSESSMENT: Generalized anxiety disorder. Rule out alcohol use disorder.
+PLAN: Increase buspirone to 15 mg twice daily. Follow up in 4 weeks.
+"""
+
+
+_PREPARED = False
+
+
+def prepare_process() -> None:
+    """Ready a long-running process for a batch of notes: load every table the rules backend reads (by
+    de-identifying a short synthetic note), then move everything loaded out of the garbage collector's way
+    (:func:`gc.freeze`).
+
+    The rules, lexicons and automata live as long as the process, yet without this every full collection walks
+    them again; on a batch of new notes that is about a tenth of the CPU time. Outputs do not change. Call it once,
+    before the first note (``deid-batch`` does, in each worker); later calls do nothing.
+    """
+    import gc
+
+    global _PREPARED
+    if _PREPARED:
+        return
+    _PREPARED = True
+    _deid_rules(_PREPARE_NOTE, 0, "prepare", {})  # the rules backend, whatever backend the batch uses
+    gc.collect()
+    gc.freeze()

@@ -31,6 +31,18 @@ _BEHAVIOR_VERBS = re.compile(r"\b((?:stopped|started|began|refused|refuses|quit|
                              r"climbs|blurts|interrupts|rehearses|spends|drove|texted|pounded|"
                              r"left (?:the|her|his|their|work|school|home)|walked out|ran away|runs off)\b"
                              r"[^,;.:]{0,120})", re.I)
+#: Where the holder of a thought verb's clause begins: the last clause break or reporting verb before the verb
+#: ("Her mother says | she believes", "… and that | his partner feels").
+_HOLDER_START = re.compile(r"[,;:]|\b(?:that|and|but|because|says|said|states|stated|reports|reported|notes|noted|"
+                           r"adds|added|explains|explained)\b", re.I)
+#: A believer other than the patient, or a negated belief: the proposition is then not the patient's thought, and
+#: rendering it as one would reverse or misattribute it ("his partner no longer feels that he is safe").
+_NOT_PATIENTS_BELIEF = re.compile(
+    r"\b(?:not|no longer|never|nor|hardly|denies|denied|n't|mother|mom|father|dad|parents?|sister|brother|sibling|"
+    r"grandmother|grandfather|grandparents|aunt|uncle|cousin|son|daughter|children|wife|husband|partner|spouse|"
+    r"boyfriend|girlfriend|fianc[eé]e?|friends?|roommate|coworkers?|teachers?|family|relatives?|guardian|"
+    r"caregivers?|staff|nurses?|doctors?|physicians?|therapist|counselor|police|officers?|neighbou?rs?|others|"
+    r"everyone|nobody|no one|examiner|writer|I|we)\b|n't\b", re.I)
 NARRATIVE_SECTIONS = {"hpi", "chief_complaint", "past_psych", "social_history", "substance"}
 
 
@@ -84,6 +96,16 @@ def _thought_at(sentence: str, m: re.Match[str]) -> tuple[int, str] | None:
     return (body_start, prop) if len(prop.split()) >= 2 else None
 
 
+def _patients_belief(sentence: str, verb_start: int) -> bool:
+    """Whether the verb at ``verb_start`` states the patient's own, affirmed belief or act: its clause names no
+    other subject and no negation before the verb."""
+    pre = sentence[:verb_start]
+    cut = 0
+    for m in _HOLDER_START.finditer(pre):
+        cut = m.end()
+    return _NOT_PATIENTS_BELIEF.search(pre, cut) is None
+
+
 def _cut_main_clause(phrase: str) -> str:
     """A situation phrase without the main clause that follows it ("after the assault she has had ..." →
     "after the assault"); a subject right after the conjunction is the clause's own ("whenever she has to
@@ -102,8 +124,10 @@ def extract_steb(sentence: str, span: tuple[int, int],
     Situation: a when/while/after/during clause in the mention's comma segment, or in the neighbouring segment
     that introduces it, cut before the main clause; never the clause that contains the mention itself. Thought:
     the proposition of believes/thinks/worries/is convinced (the verb dropped; a quotation is taken whole) when the
-    mention lies in it or shares its segment. Emotion: an emotion-lexicon word in the mention's segment.
-    Behavior: an action-verb phrase in the mention's segment (not the taking of a medication). ``others`` are
+    mention lies in it or shares its segment, and only when the belief is the patient's own and affirmed (not
+    "his partner feels that", "does not believe that"). Emotion: an emotion-lexicon word in the mention's segment.
+    Behavior: an action-verb phrase in the mention's segment (not the taking of a medication), under the same
+    condition (not "his brother hit him", "she never hit anyone"). ``others`` are
     the spans of the other symptom mentions of the sentence: a clause that belongs to another symptom's segment
     is not copied to this one. Every field is at most 25 words, cut at a word boundary.
 
@@ -138,7 +162,7 @@ def extract_steb(sentence: str, span: tuple[int, int],
     thought = None
     for m in _THOUGHT_VERB.finditer(sentence):
         got = _thought_at(sentence, m)
-        if got is None:
+        if got is None or not _patients_belief(sentence, m.start()):
             continue
         start, prop = got
         inside = start <= span[0] < start + len(prop)
@@ -163,7 +187,7 @@ def extract_steb(sentence: str, span: tuple[int, int],
 
     behavior = None
     m = _BEHAVIOR_VERBS.search(sentence, a, b)
-    if m:
+    if m and _patients_belief(sentence, m.start(1)):
         phrase = re.split(r"\s+and\s+(?=\w+s\b|\w+ed\b)|\s+(?:but|although|though|whereas|yet)\s+", m.group(1),
                           maxsplit=1)[0]
         if len(phrase.split()) >= 2 and not lexicon.find_terms(phrase, "medication"):
