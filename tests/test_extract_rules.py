@@ -473,3 +473,12 @@ def test_steb_behavior_is_only_the_patients_own_act(sentence: str) -> None:
     for m in lexicon.find_terms(sentence, "symptom"):
         frame = extract_steb(sentence, (m.start, m.end))
         assert frame is None or frame.behavior is None or "hit" not in frame.behavior, sentence
+
+
+def test_involuntary_movements_are_not_a_legal_status() -> None:
+    text = ("PSYCHIATRIC CONSULTATION\nHPI: She took an overdose and was transferred to the psychiatric floor.\n"
+            "MENTAL STATUS EXAM: Appears depressed, with some mild involuntary movements around her lips.\n"
+            "PLAN: She will be admitted on a voluntary basis.")
+    assert extract(text).visit_event.legal_status == LegalStatus.voluntary
+    held = extract("HPI: He was admitted involuntarily after threatening his neighbor.").visit_event
+    assert held.legal_status == LegalStatus.involuntary
