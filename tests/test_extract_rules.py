@@ -17,7 +17,7 @@ from anonpsy.extract.mentions.diagnoses import find_diagnoses
 from anonpsy.extract.mentions.family import family_conditions
 from anonpsy.extract.mentions.time import absolute_dates, time_mentions, visit_date
 from anonpsy.extract.sections import section_name, sentences
-from anonpsy.graph import ArrivalMode, LegalStatus, Route, SafetyFlag, Setting, Unit
+from anonpsy.graph import ArrivalMode, Certainty, LegalStatus, Route, SafetyFlag, Setting, Unit
 from anonpsy.temporal import TimeSpec, normalize
 from anonpsy.validate import structural_violations
 
@@ -482,3 +482,21 @@ def test_involuntary_movements_are_not_a_legal_status() -> None:
     assert extract(text).visit_event.legal_status == LegalStatus.voluntary
     held = extract("HPI: He was admitted involuntarily after threatening his neighbor.").visit_event
     assert held.legal_status == LegalStatus.involuntary
+
+
+def test_a_denial_under_family_history_is_no_verdict_on_the_patient() -> None:
+    g = extract("HPI: She has felt depressed for months.\nFAMILY PSYCHIATRIC HISTORY: The patient denies history of "
+                "depression, bipolar, schizophrenia, or suicide attempts.\nASSESSMENT: Major depressive disorder.")
+    ruled_out = {d.label for d in g.diagnoses if d.certainty == Certainty.ruled_out}
+    assert not ruled_out
+    assert any(d.label == "Major Depressive Disorder" and d.certainty == Certainty.confirmed for d in g.diagnoses)
+
+
+def test_comma_glued_header_before_a_numbered_list() -> None:
+    text = ("ASSESSMENT: , Major depressive disorder.,PLAN,1.  Safety.  Every 15-minute checks.,2.  Psychosocial.  "
+            "Team will involve family.")
+    named = {s.text.strip(): s.section for s in sentences(text)}
+    assert named["Safety."] == "plan" and named["Psychosocial."] == "plan"
+    assert section_name("PLAN") == "plan"
+    prose = "ASSESSMENT: Depression. She agreed with the plan, 1. to attend groups."
+    assert all(s.section == "assessment" for s in sentences(prose))
