@@ -24,6 +24,8 @@ from anonpsy.phi.recognizers import (
     CLINICAL,
     COMMON,
     DIGIT_RUN,
+    FIRST,
+    LAST,
     STOP,
     GazetteerFile,
     GazetteerRecognizer,
@@ -223,7 +225,7 @@ class Analyzer:
                 continue
             if span.score < score_threshold:
                 continue
-            if span.type in self.suppressible and self.safelist.suppresses(text, span):
+            if span.type in self.suppressible and not self._titled(span, text) and self.safelist.suppresses(text, span):
                 continue
             kept.append(span)
         kept.extend(
@@ -243,6 +245,20 @@ class Analyzer:
             wanted = {str(e) for e in entities}
             resolved = [s for s in resolved if s.type in wanted]
         return resolved
+
+    def _titled(self, span: Span, text: str | None = None) -> bool:
+        """A person found right after a title ("Dr. Kaufman", "Mr. Murphy") or right before a credential
+        ("Bernard Foley CRT"): an eponym there is a person, not the scale, sign or catheter it names. Only a span
+        whose last word is a known name qualifies ("MS. OOB" is no person)."""
+        names = self.names
+        if not (
+            span.type == EntityType.PERSON.value
+            and span.score >= names.cue_score
+            and (span.recognizer in names.title_ids or span.recognizer == names.credential_id)
+        ):
+            return False
+        words = TextView(text[span.start : span.end]).words if text is not None else ()
+        return bool(words) and bool(names._cls(words[-1]) & (FIRST | LAST))
 
     def _propagate(self, view: TextView, found: list[Span]) -> list[Span]:
         """Other mentions, in the same text, of a distinctive word of a name, place or institution found with a

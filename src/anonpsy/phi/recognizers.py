@@ -782,6 +782,9 @@ def english_words() -> frozenset[str]:
 #: Titles after which even an English word is taken as a surname ("DR SMALL"); other titles ("nurse", "ms"
 #: without a period, which notes also use for mental status) need a known name or an unknown word.
 _STRONG_TITLES = frozenset({"dr", "doctor", "drs", "mr", "mrs", "prof", "professor"})
+#: Role abbreviations used as titles ("MD Kowalczyk", "per NP Carol"): a known name, or an unknown word that is no
+#: misspelling ("per md vebal" is a verbal order), right after them with nothing but blanks between.
+_ROLE_TITLES = frozenset({"md", "np"})
 
 _SUFFIXES = (
     ("'s", ""),
@@ -1041,7 +1044,7 @@ class NameRecognizer:
         if c & (STOP | CLINICAL):
             return False
         if c & COMMON:
-            if c & (FIRST | LAST) and cued in ("kinship", "credential", "continue"):
+            if c & (FIRST | LAST) and cued in ("kinship", "role", "credential", "continue"):
                 return True
             if c & WEAK and cued == "kinship" and capital and not view.uncased:
                 return True  # "her son Hank"
@@ -1057,6 +1060,8 @@ class NameRecognizer:
             ):
                 return w not in self.frequent
             return False
+        if cued == "role":
+            return bool(c & (FIRST | LAST)) or (len(w) >= 3 and not self.misspelt(w))
         if cued in ("title", "kinship", "credential", "continue"):
             return bool(c & (FIRST | LAST)) or len(w) >= 3
         if cued == "trigger":  # "Seen by Cardic Transplant": a misspelt word is no name
@@ -1096,7 +1101,16 @@ class NameRecognizer:
             rid = self.cue_ids.get(key)
             if rid is not None and (titled or self.cue_kinds[key] != "title"):
                 kind = self.cue_kinds[key]
-                if kind == "title" and key not in _STRONG_TITLES and not (key == "ms" and "." in gap):
+                if kind == "title" and key in _ROLE_TITLES:
+                    after_name = (
+                        j > 0
+                        and view.before(j).strip(" \t") in (",", "")
+                        and self._cls(view.words[j - 1]) & (FIRST | LAST | STOP | COMMON) in (FIRST, LAST, FIRST | LAST)
+                    )
+                    if gap.strip(" \t") or after_name:
+                        return None  # "NP . LUNG" (nasal prongs), "Peppler, MD made no": no title there
+                    kind = "role"
+                elif kind == "title" and key not in _STRONG_TITLES and not (key == "ms" and "." in gap):
                     kind = "kinship"  # "NURSE", "MS" (mental status): a name must look like one
                 return rid, kind
         return None
@@ -1117,8 +1131,10 @@ class NameRecognizer:
 
     # -- search
 
-    def _extend(self, view: TextView, i: int, limit: int = 3) -> int:
-        """Index after the name that starts at token ``i``: further name words and initials, single gaps."""
+    def _extend(self, view: TextView, i: int, limit: int = 3, *, surnames: bool = False) -> int:
+        """Index after the name that starts at token ``i``: further name words and initials, single gaps.
+        With ``surnames`` (a credential must follow) a known surname that is also a clinical word counts too
+        ("Bernard Foley CRT")."""
         j = i + 1
         n = len(view)
         while j < n and j - i < limit:
@@ -1131,7 +1147,9 @@ class NameRecognizer:
                     j += 2
                     continue
                 break
-            if not self._name_word(view, j, cued="continue"):
+            if not self._name_word(view, j, cued="continue") and not (
+                surnames and len(view.words[j]) > 2 and self._cls(view.words[j]) & LAST
+            ):
                 break
             j += 1
         return j
@@ -1239,7 +1257,9 @@ class NameRecognizer:
             if self._name_word(view, i, cued="credential") or (
                 self._is_initial(view, i) and i + 1 < n and self._name_word(view, i + 1, cued="credential")
             ):
-                j = self._extend(view, i)
+                j = self._extend(view, i, surnames=True)
+                # the credential may have been read as a name word ("FOLEY CRT"): end the name before it
+                j = next((k for k in range(i + 1, j + 1) if self._credential_after(view, k - 1)), j)
                 if j > i and self._credential_after(view, j - 1) and not self._is_initial(view, j - 1):
                     yield self._span(view, i, j, self.cue_score, self.credential_id)
                     i = j
