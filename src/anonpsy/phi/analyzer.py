@@ -257,7 +257,7 @@ class Analyzer:
             and (span.recognizer in names.title_ids or span.recognizer == names.credential_id)
         ):
             return False
-        words = TextView(text[span.start : span.end]).words if text is not None else ()
+        words = list(TextView(text[span.start : span.end]).words) if text is not None else []
         return bool(words) and bool(names._cls(words[-1]) & (FIRST | LAST))
 
     def _propagate(self, view: TextView, found: list[Span]) -> list[Span]:
