@@ -1454,6 +1454,7 @@ class GazetteerRecognizer:
     rule_ids: frozenset[str] = field(default_factory=frozenset)
     ward: tuple[str, str, float] | None = None  # (entity_type, rule id, score) of the word + number rule
     ward_re: re.Pattern[str] | None = None
+    saint: tuple[str, str, float] | None = None  # (entity_type, rule id, score) of "St. Agnes", "SAINT JOSEPH"
 
     @classmethod
     def from_rules(
@@ -1475,11 +1476,14 @@ class GazetteerRecognizer:
         modifiers: set[str] = set()
         ctx: list[str] = []
         coarse: set[str] = set()
+        saint: tuple[str, str, float] | None = None
         for r in rules:
             if r.gazetteer == "heads":
                 for t in r.terms:
                     heads[" ".join(_words(t))] = (r.entity_type.value, r.id, r.score)
                 modifiers.update(" ".join(_words(m)) for m in r.modifiers)
+                if {"st", "saint"} & {" ".join(_words(m)) for m in r.modifiers}:
+                    saint = (r.entity_type.value, r.id, r.score)
                 continue
             if r.gazetteer == "cues":
                 for t in r.terms:
@@ -1489,7 +1493,7 @@ class GazetteerRecognizer:
                 ward = (r.entity_type.value, r.id, r.score)
                 units = "|".join(re.escape(_norm(t)) for t in sorted(r.terms, key=lambda t: (-len(t), t)))
                 veto = rf"(?!\s*(?:{units})(?![a-z]))" if units else ""
-                ward_re = re.compile(rf"(?<![\w'’-])([a-z]{{5,}}) ([1-9])(?![\w./%:’'-]){veto}")
+                ward_re = re.compile(rf"(?<![\w'’-])([a-z]{{5,}}) ([1-9])(?![\w/%:’'-]|\.\d){veto}")
                 continue
             names_ = (
                 frozenset(r.terms)
@@ -1538,6 +1542,7 @@ class GazetteerRecognizer:
             frozenset(ids | ({ward[1]} if ward else set())),
             ward,
             ward_re,
+            saint,
         )
 
     # -- word tests
@@ -1585,6 +1590,29 @@ class GazetteerRecognizer:
             yield from self._cued(view)
         if self.ward_re is not None:
             yield from self._wards(view)
+        if self.saint is not None and self.names is not None:
+            yield from self._saints(view)
+
+    def _saints(self, view: TextView) -> Iterator[Span]:
+        """"St."/"Saint" before a first name, as hospitals, hospices and nursing homes are called ("accepted by
+        St. Agnes", "SAINT JOSEPH'S"), with or without a head noun after it. The first name must be no clinical
+        or stop word and, in a text that uses case, capitalised ("ST elevation", "st louis" stay out)."""
+        assert self.saint is not None and self.names is not None
+        etype, rid, score = self.saint
+        words, n = view.words, len(view)
+        for i, w in enumerate(words):
+            if w not in ("st", "saint") or i + 1 >= n or view.gap(i) not in (" ", ". ", ".", "  ", ".  "):
+                continue
+            nxt = words[i + 1].removesuffix("'s").removesuffix("’s")
+            c = self._cls(nxt)
+            if len(nxt) < 3 or not c & FIRST or c & (STOP | CLINICAL):
+                continue
+            if not view.uncased and not (view.capitalised_at(view.starts[i]) and view.is_title(i + 1)):
+                continue
+            end = view.ends[i + 1]
+            if words[i + 1] != nxt:
+                end -= 2
+            yield Span(view.starts[i], end, etype, "rule", score, rid)
 
     def _wards(self, view: TextView) -> Iterator[Span]:
         """A word no list has followed by a one-digit number, as hospitals name units ("QUARTERMAIN 2",
