@@ -1084,7 +1084,10 @@ class NameRecognizer:
             key = tail.removesuffix("'s")
             gap = view.before(i)
             rid = self.cue_ids.get(key)
-            if rid is None or len(gap) > 4 or gap.strip(" \t.") != "":
+            if rid is None or len(gap) > 6:
+                return None
+            # a title takes blanks and a period only; a kinship word also "(?)" or a comma ("SOCIAL-wife(?) Ann")
+            if gap.strip(" \t.") != "" and (self.cue_kinds[key] == "title" or gap.strip(" \t:,.;(-'?)") != ""):
                 return None
             return rid, self.cue_kinds[key]
         gap = view.before(i)
@@ -1298,6 +1301,24 @@ class NameRecognizer:
                 and len(words[i + 1]) >= 3
                 and self._unknown_or_surname(words[i + 1])
                 and not _derived_class(self, w)
+            ):
+                yield self._span(view, i, i + 2, self.unknown_score, self.dictionary_id)
+                i += 2
+                continue
+            # a capitalised first name, even one that is an English word, before a capitalised word no list has or a
+            # surname that is no English word, in a text that uses case ("Mary Rueping" signing a note)
+            if (
+                c & FIRST
+                and i + 1 < n
+                and len(w) >= 3
+                and view.gap(i) == " "
+                and not view.uncased
+                and view.is_title(i)
+                and view.is_title(i + 1)
+                and len(words[i + 1]) >= 3
+                and words[i + 1] not in self.cue_words
+                and self._unknown_or_surname(words[i + 1])
+                and not (self._cls(words[i + 1]) & LISTED and c & COMMON)
             ):
                 yield self._span(view, i, i + 2, self.unknown_score, self.dictionary_id)
                 i += 2
