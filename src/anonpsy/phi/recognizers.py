@@ -807,16 +807,18 @@ _SUFFIXES = (
 
 def _derived_class(rec: NameRecognizer | Mapping[str, int], word: str) -> int:
     """Classes of a word the table lacks: an inflected English word ("called", "continues") is common; a
-    hyphenated word takes the name classes of its parts, unless it ends in a plain word that is no name
-    ("hemi-paresis"; "wife-Mary" keeps them), and is clinical when all parts are."""
+    hyphenated word takes the name classes of its parts that are no clinical or stop word, unless it ends in a
+    plain word that is no name ("hemi-paresis", "Post-op"; "wife-Mary" keeps them), and is clinical when all
+    parts are."""
     table = rec.classes if isinstance(rec, NameRecognizer) else rec
     c = 0
     if "-" in word:
         parts = [p for p in word.split("-") if p]
         last = table.get(parts[-1], 0) if parts else 0
         plain = bool(last & (STOP | CLINICAL | COMMON)) and not last & (FIRST | LAST)
-        for p in parts:
-            c |= 0 if plain else table.get(p, 0) & (FIRST | LAST)
+        for p in parts:  # a clinical or stop word lends no name class ("Post-op")
+            pc = table.get(p, 0)
+            c |= 0 if plain or pc & (CLINICAL | STOP) else pc & (FIRST | LAST)
         if parts and all(table.get(p, 0) & (STOP | CLINICAL | COMMON) for p in parts):
             c |= COMMON
         if parts and all(table.get(p, 0) & CLINICAL for p in parts):
