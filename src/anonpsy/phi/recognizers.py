@@ -605,10 +605,12 @@ class PatternRecognizer:
             return None
         if self.deny is not None and self.deny.search(text, max(0, start - self.deny_window), start):
             return None
-        if self.deny_after is not None and self.deny_after.search(
-            text, end, min(len(text), end + self.deny_after_window)
-        ):
-            return None
+        if self.deny_after is not None:
+            # a word after the end of the sentence says nothing of the match ("on the 11th. One set of ...")
+            hi = min(len(text), end + self.deny_after_window)
+            stop = _SENTENCE_END.search(text, end, hi)
+            if self.deny_after.search(text, end, stop.start() if stop is not None else hi):
+                return None
         score = base
         if self.context is not None and (
             self.context.search(text, max(0, start - self.context_window), start)
@@ -622,6 +624,7 @@ class PatternRecognizer:
 
 
 _WORD_RE = re.compile(r"\w+(?:['’-]\w+)*")
+_SENTENCE_END = re.compile(r"[.;!?](?=\s)|\n")
 
 
 @dataclass(frozen=True)
