@@ -94,3 +94,15 @@ def test_a_capital_is_a_signal_only_where_the_text_uses_case_or_is_almost_all_lo
     assert TextView(caps).uncased and not TextView(caps).lower_case
     view = TextView(lower)
     assert not view.capitalised_at(view.starts[view.words.index("family")])
+
+
+def test_an_initial_glued_to_the_word_before_joins_the_name() -> None:
+    text = "DR ORLOWSKI IN AM. GIVEN SUCRALFATE-T. ORLOWSKI AWARE. PULSES: R. FOOT COOL."
+    got = {v for v, t in _found(text) if t == "PERSON"}
+    assert "T. ORLOWSKI" in got
+    assert not any("FOOT" in v for v in got)
+
+
+def test_an_initial_before_a_capitalised_surname_that_is_also_a_word() -> None:
+    got = {v for v, t in _found("Sats 88% on 4L. J. Brown PA in to evaluate. R. Foot cool, L. Hand warm.") if t == "PERSON"}
+    assert got == {"J. Brown"}

@@ -240,6 +240,7 @@ class Analyzer:
                 for span in self.names.coordinated(view, persons)
                 if not (span.type in self.suppressible and self.safelist.suppresses(text, span))
             )
+        kept = [self.names.with_initial(view, s) if s.type == EntityType.PERSON.value else s for s in kept]
         resolved = resolve_overlaps(kept, TYPE_PRIORITY)
         if entities is not None:
             wanted = {str(e) for e in entities}

@@ -625,6 +625,7 @@ class PatternRecognizer:
 
 _WORD_RE = re.compile(r"\w+(?:['’-]\w+)*")
 _SENTENCE_END = re.compile(r"[.;!?](?=\s)|\n")
+_LEFT_INITIAL = re.compile(r"(?:^|(?<=[^\w.'’]))([A-Za-z])\. {1,2}$")
 
 
 @dataclass(frozen=True)
@@ -1170,6 +1171,18 @@ class NameRecognizer:
             end += 1  # "Anna S."
         return Span(start, end, EntityType.PERSON.value, "rule", score, rid)
 
+    @staticmethod
+    def with_initial(view: TextView, span: Span) -> Span:
+        """``span`` widened over an initial right before it that the tokens glued to the word before
+        ("CARAFATE-W. MAROTTA": the initial belongs to the name)."""
+        start = span.start
+        if start < 3 or view.text[start - 1] != " ":
+            return span
+        m = _LEFT_INITIAL.search(view.text, max(0, start - 5), start)
+        if m is None or not (view.uncased or view.text[m.start(1)].isupper()):
+            return span
+        return Span(m.start(1), span.end, span.type, span.source, span.score, span.recognizer)
+
     def coordinated(self, view: TextView, spans: Iterable[Span]) -> Iterator[Span]:
         """A first name joined by "and" or "&" to a person ``spans`` holds ("Both Suzette and Hank are his
         proxies", "Hank and Suzette"): in a text that uses case a capitalised first name, even one that is an
@@ -1367,13 +1380,30 @@ class NameRecognizer:
                 self._is_initial(view, i)
                 and view.gap(i) == ". "
                 and i + 1 < n
-                and not self._cls(words[i + 1]) & (COMMON | STOP | CLINICAL | FIRST)
-                and (self._cls(words[i + 1]) & LAST or len(words[i + 1]) >= 4)
+                and (
+                    (
+                        not self._cls(words[i + 1]) & (COMMON | STOP | CLINICAL | FIRST)
+                        and (self._cls(words[i + 1]) & LAST or len(words[i + 1]) >= 4)
+                    )
+                    or self._initial_then_capitalised_surname(view, i)
+                )
             ):
                 yield self._span(view, i, i + 2, self.pair_score, self.dictionary_id)
                 i += 2
                 continue
             i += 1
+
+    @staticmethod
+    def _no_laterality(view: TextView, i: int) -> bool:
+        return view.words[i] not in ("r", "l")
+
+    def _initial_then_capitalised_surname(self, view: TextView, i: int) -> bool:
+        """A capital initial and a capitalised surname, even one that is an English word, in a text that uses case
+        ("J. Chang PA into evaluate"); "R. Foot" and "L. Hand" are sides of the body."""
+        if view.uncased or not view.text[view.starts[i]].isupper() or not self._no_laterality(view, i):
+            return False
+        c = self._cls(view.words[i + 1])
+        return bool(c & LAST) and not c & (STOP | CLINICAL) and view.is_title(i + 1) and len(view.words[i + 1]) >= 3
 
     def _kin_name_word(self, view: TextView, i: int) -> bool:
         """A word that can be part of a name before "(son)": a known name, a capitalised census first name of a
