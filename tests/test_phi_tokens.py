@@ -104,5 +104,6 @@ def test_an_initial_glued_to_the_word_before_joins_the_name() -> None:
 
 
 def test_an_initial_before_a_capitalised_surname_that_is_also_a_word() -> None:
-    got = {v for v, t in _found("Sats 88% on 4L. J. Brown PA in to evaluate. R. Foot cool, L. Hand warm.") if t == "PERSON"}
+    text = "Sats 88% on 4L. J. Brown PA in to evaluate. R. Foot cool, L. Hand warm."
+    got = {v for v, t in _found(text) if t == "PERSON"}
     assert got == {"J. Brown"}
