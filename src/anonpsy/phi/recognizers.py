@@ -1648,6 +1648,30 @@ class GazetteerRecognizer:
             yield from self._wards(view)
         if self.saint is not None and self.names is not None:
             yield from self._saints(view)
+            yield from self._nicknames(view)
+
+    def _nicknames(self, view: TextView) -> Iterator[Span]:
+        """Two or three words that name institutions ("Holy Cross", "Good Samaritan", "SACRED HEART") after "at",
+        "to", "from" or "@", without a head noun: hospitals are called so. In a text that uses case each word must
+        be capitalised; words of a kind of place only ("General", "County") do not make one."""
+        assert self.saint is not None
+        etype, rid, score = self.saint
+        words, n, text = view.words, len(view), view.text
+        mods = self.modifiers
+        i = 1
+        while i < n:
+            if words[i] not in mods or not _PLACE_PREPOSITION.search(text, max(0, view.starts[i] - 12), view.starts[i]):
+                i += 1
+                continue
+            j = i
+            while j < n and j - i < 3 and words[j] in mods and (j == i or view.before(j) == " "):
+                if not view.uncased and not view.is_title(j):
+                    break
+                j += 1
+            listed = " ".join(words[i:j]) in self.entries  # "North Shore" is a region the lists know
+            if j - i >= 2 and not listed and any(w not in _GENERIC_PLACE_WORDS for w in words[i:j]):
+                yield Span(view.starts[i], view.ends[j - 1], etype, "rule", score, rid)
+            i = max(j, i + 1)
 
     def _saints(self, view: TextView) -> Iterator[Span]:
         """"St."/"Saint" before a first name, as hospitals, hospices and nursing homes are called ("accepted by
@@ -1766,6 +1790,7 @@ class GazetteerRecognizer:
 
 
 _PLAIN = re.compile(r"[\s.\-]+")
+_PLACE_PREPOSITION = re.compile(r"(?:^|(?<=[\s(]))(?i:at|to|from|@)\s*(?i:the\s+)?$|@\s*$")
 _GENERIC_PLACE_WORDS = frozenset(
     {"community", "general", "county", "city", "state", "university", "regional", "central", "home"}
 )
