@@ -1186,7 +1186,8 @@ class NameRecognizer:
     def coordinated(self, view: TextView, spans: Iterable[Span]) -> Iterator[Span]:
         """A first name joined by "and" or "&" to a person ``spans`` holds ("Both Suzette and Hank are his
         proxies", "Hank and Suzette"): in a text that uses case a capitalised first name, even one that is an
-        English word; in capitals or lower case only a first name that is no English word."""
+        English word; in capitals or lower case only a first name that is no English word. An initial and a
+        listed name are taken the same way ("d. renna and j. o'brien")."""
         spans = list(spans)
         starts, words = view.starts, view.words
         n = len(view)
@@ -1205,6 +1206,21 @@ class NameRecognizer:
                 if self._coordinated_name(view, cand):
                     taken.append((view.starts[cand], view.ends[cand]))
                     yield self._span(view, cand, cand + 1, self.pair_score, self.dictionary_id)
+                    continue
+                # an initial and a listed name ("d. renna and j. o'brien", "J. O'Brien & D. Renna")
+                lo, hi = (cand, cand + 2) if cand > conj else (cand - 1, cand + 1)
+                if (
+                    lo >= 0
+                    and hi <= n
+                    and self._is_initial(view, lo)
+                    and view.gap(lo) == ". "
+                    and len(words[lo + 1]) >= 3
+                    and self._cls(words[lo + 1]) & (FIRST | LAST)
+                    and not self._cls(words[lo + 1]) & (STOP | CLINICAL)
+                    and not any(a < view.ends[hi - 1] and view.starts[lo] < b for a, b in taken)
+                ):
+                    taken.append((view.starts[lo], view.ends[hi - 1]))
+                    yield self._span(view, lo, hi, self.pair_score, self.dictionary_id)
 
     def _coordinated_name(self, view: TextView, i: int) -> bool:
         w = view.words[i]
