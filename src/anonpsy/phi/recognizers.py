@@ -1685,7 +1685,9 @@ class GazetteerRecognizer:
                     break
                 j += 1
             listed = " ".join(words[i:j]) in self.entries  # "North Shore" is a region the lists know
-            if j - i >= 2 and not listed and any(w not in _GENERIC_PLACE_WORDS for w in words[i:j]):
+            # one such word alone only where the text uses case and it is no direction or kind of place
+            alone = j - i == 1 and not view.uncased and words[i] not in _GENERIC_PLACE_WORDS | _DIRECTIONS
+            if (j - i >= 2 or alone) and not listed and any(w not in _GENERIC_PLACE_WORDS for w in words[i:j]):
                 yield Span(view.starts[i], view.ends[j - 1], etype, "rule", score, rid)
             i = max(j, i + 1)
 
@@ -1807,6 +1809,10 @@ class GazetteerRecognizer:
 
 _PLAIN = re.compile(r"[\s.\-]+")
 _PLACE_PREPOSITION = re.compile(r"(?:^|(?<=[\s(]))(?i:at|to|from|@)\s*(?i:the\s+)?$|@\s*$")
+_DIRECTIONS = frozenset(
+    {"north", "south", "east", "west", "eastern", "western", "northern", "southern", "central", "greater"}
+    | {"st", "saint"}
+)
 _GENERIC_PLACE_WORDS = frozenset(
     {"community", "general", "county", "city", "state", "university", "regional", "central", "home"}
 )
