@@ -839,6 +839,16 @@ def _derived_class(rec: NameRecognizer | Mapping[str, int], word: str) -> int:
     return 0
 
 
+def _transpositions(words: Iterable[str]) -> frozenset[str]:
+    """Every word with two neighbouring letters swapped ("licsw" -> "ilcsw", "lcisw", "liscw", ...)."""
+    out: set[str] = set()
+    for w in words:
+        for k in range(len(w) - 1):
+            if w[k] != w[k + 1]:
+                out.add(w[:k] + w[k + 1] + w[k] + w[k + 2 :])
+    return frozenset(out)
+
+
 def _spelling_vocabulary(frequent: Iterable[str], clinical: Iterable[str]) -> frozenset[str]:
     """Words a misspelling is measured against: frequent English words with their regular inflections, and
     clinical words (four letters or more)."""
@@ -891,6 +901,7 @@ class NameRecognizer:
     memo: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
     spelling: frozenset[str] = frozenset()
     spelt_memo: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
+    credential_typos: frozenset[str] = frozenset()
 
     @classmethod
     def from_rules(
@@ -992,6 +1003,7 @@ class NameRecognizer:
             follower_id=follower_id,
             followers=followers,
             follower_max_words=max((len(k.split()) for k in followers), default=1),
+            credential_typos=_transpositions(k for k in credentials if k.isalpha() and len(k) >= 4) - set(credentials),
         )
 
     # -- word classes
@@ -1125,14 +1137,15 @@ class NameRecognizer:
         return None
 
     def _credential_after(self, view: TextView, i: int) -> bool:
-        """Whether a credential ("RN", ", MD", "R.N.") follows token ``i``."""
+        """Whether a credential ("RN", ", MD", "R.N.") follows token ``i``; a long one may have two letters swapped
+        ("LICWS" for LICSW)."""
         gap = view.gap(i)
         if len(gap) > 3 or gap.strip(" ,.") != "":
             return False
         n = len(view)
         for k in range(min(self.credential_max_words, n - i - 1), 0, -1):
             key = " ".join(view.words[i + 1 : i + 1 + k])
-            if key in self.credentials:
+            if key in self.credentials or (k == 1 and key in self.credential_typos):
                 end = i + k
                 after = view.gap(end)[:1]
                 return not after or not after.isalnum()
@@ -1455,10 +1468,17 @@ class NameRecognizer:
 
     @staticmethod
     def _title_initial(view: TextView, i: int) -> bool:
-        """A capital letter standing alone with a period after it ("S." in "MS S. CARE")."""
+        """A capital letter standing alone with a period after it ("S." in "MS S. CARE"), or with a blank after it
+        where a capital carries a signal ("mr I remained" in a lower-case note)."""
         w = view.words[i]
         start = view.starts[i]
-        return len(w) == 1 and view.text[start].isupper() and view.text[start + 1 : start + 2] == "."
+        if len(w) != 1 or not view.text[start].isupper():
+            return False
+        nxt = view.text[start + 1 : start + 2]
+        if nxt == ".":
+            return True
+        # "I" is the pronoun wherever case is kept; only a note written in lower case sets it apart
+        return nxt == " " and view.capitalised_at(start) and (w != "i" or view.lower_case)
 
     def _follower_after(self, view: TextView, i: int) -> bool:
         """Whether a follower phrase ("called", "in to visit") comes right after token ``i`` and the token opens a
