@@ -1692,12 +1692,11 @@ class GazetteerRecognizer:
         be capitalised; words of a kind of place only ("General", "County") do not make one."""
         assert self.saint is not None
         etype, rid, score = self.saint
-        words, n, text = view.words, len(view), view.text
+        words, n, at = view.words, len(view), view.index_at
         mods = self.modifiers
-        i = 1
-        while i < n:
-            if words[i] not in mods or not _PLACE_PREPOSITION.search(text, max(0, view.starts[i] - 12), view.starts[i]):
-                i += 1
+        for m in _AFTER_PLACE_PREPOSITION.finditer(view.folded):
+            i = at.get(m.end())
+            if i is None or words[i] not in mods:
                 continue
             j = i
             while j < n and j - i < 3 and words[j] in mods and (j == i or view.before(j) == " "):
@@ -1709,7 +1708,6 @@ class GazetteerRecognizer:
             alone = j - i == 1 and not view.uncased and words[i] not in _GENERIC_PLACE_WORDS | _DIRECTIONS
             if (j - i >= 2 or alone) and not listed and any(w not in _GENERIC_PLACE_WORDS for w in words[i:j]):
                 yield Span(view.starts[i], view.ends[j - 1], etype, "rule", score, rid)
-            i = max(j, i + 1)
 
     def _saints(self, view: TextView) -> Iterator[Span]:
         """"St."/"Saint" before a first name, as hospitals, hospices and nursing homes are called ("accepted by
@@ -1717,9 +1715,10 @@ class GazetteerRecognizer:
         or stop word and, in a text that uses case, capitalised ("ST elevation", "st louis" stay out)."""
         assert self.saint is not None and self.names is not None
         etype, rid, score = self.saint
-        words, n = view.words, len(view)
-        for i, w in enumerate(words):
-            if w not in ("st", "saint") or i + 1 >= n or view.gap(i) not in (" ", ". ", ".", "  ", ".  "):
+        words, n, at = view.words, len(view), view.index_at
+        for m in _SAINT.finditer(view.folded):
+            i = at.get(m.start())
+            if i is None or i + 1 >= n or view.gap(i) not in (" ", ". ", ".", "  ", ".  "):
                 continue
             nxt = words[i + 1].removesuffix("'s").removesuffix("’s")
             c = self._cls(nxt)
@@ -1828,7 +1827,8 @@ class GazetteerRecognizer:
 
 
 _PLAIN = re.compile(r"[\s.\-]+")
-_PLACE_PREPOSITION = re.compile(r"(?:^|(?<=[\s(]))(?i:at|to|from|@)\s*(?i:the\s+)?$|@\s*$")
+_AFTER_PLACE_PREPOSITION = re.compile(r"(?:(?<![\w'’])(?:at|to|from)\s+|@\s*)(?:the\s+)?")
+_SAINT = re.compile(r"(?<![\w'’])(?:st|saint)(?![\w'’])")
 _DIRECTIONS = frozenset(
     {"north", "south", "east", "west", "eastern", "western", "northern", "southern", "central", "greater"}
     | {"st", "saint"}
