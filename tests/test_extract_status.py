@@ -25,6 +25,7 @@ from anonpsy.graph import (
     Edge,
     Evidence,
     FamilyHistory,
+    HistoryStatus,
     MentalStatus,
     RelationType,
     Symptom,
@@ -225,6 +226,35 @@ def test_a_symptom_named_by_ellipsis_keeps_the_denial(text: str, absent: set[str
     assert not [s for s in g.symptoms if s.assertion.value != Assertion.absent]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Social history: his partner reports that he consumed alcohol occasionally, but denies any excessive or "
+        "binge use recently.",
+        "Social history: he occasionally has a beer, but denies any continuous use of alcohol.",
+    ],
+)
+def test_use_within_a_denied_limit_is_no_symptom(text: str) -> None:
+    """Drinking now and then with the excess denied: the excess is denied, and the drinking is not presented as a
+    symptom the patient has."""
+    sx = {s.headword: s.assertion.value for s in extract(text, case_id="limit").symptoms}
+    assert sx == {"excessive alcohol use": Assertion.absent}
+
+
+@pytest.mark.parametrize(
+    ("text", "headword"),
+    [
+        ("She was admitted following an overdose of citalopram and warfarin.", "overdose of citalopram and warfarin"),
+        ("He was seen after an overdose of his Zoloft, Tylenol and lithium.",
+         "overdose of sertraline, acetaminophen and lithium"),
+        ("He had an overdose last year.", "overdose"),
+    ],
+)
+def test_an_overdose_keeps_the_drugs_taken(text: str, headword: str) -> None:
+    """The drugs of an overdose are part of the fact (generic names), not a bare "overdose"."""
+    assert headword in {s.headword for s in extract(text, case_id="od").symptoms}
+
+
 def test_a_symptom_told_then_denied_is_historical() -> None:
     """Told without a cue, then explicitly denied: had before, not now; a symptom a cue asserts is kept present,
     and a denial before the telling changes nothing."""
@@ -267,3 +297,54 @@ def test_extract_facts_reads_the_facts_extract_reads() -> None:
         assert (facts.demographics.age, facts.demographics.sex) == (whole.demographics.age, whole.demographics.sex)
         assert facts.visit_event == VisitEvent() and facts.mental_status == MentalStatus()
         assert not facts.test_results.values and not facts.omitted
+
+
+@pytest.mark.parametrize(
+    ("text", "condition"),
+    [
+        ("PAST PSYCHIATRIC HISTORY:,  None.,SOCIAL HISTORY: He lives alone.", "psychiatric illness"),
+        ("HISTORY OF PRESENT ILLNESS: He feels low. No past psychiatric history.", "psychiatric illness"),
+        ("PAST MEDICAL HISTORY: He denies any history of stroke.", "stroke"),
+    ],
+)
+def test_a_denied_history_is_recorded_as_denied(text: str, condition: str) -> None:
+    """A history the patient denies is an explicit denial in the graph, said as such, not dropped."""
+    from anonpsy.generate.plain import plain_history
+    from anonpsy.generate.words import Voice
+
+    g = extract(text, case_id="denied-history")
+    ph = next(p for p in g.past_history if p.condition == condition)
+    assert ph.status == HistoryStatus.denied
+    assert ph.status_evidence is not None and ph.status_evidence.rule_id != "default"
+    assert f"no history of {condition}" in plain_history(ph, Voice(g.demographics.sex, g.demographics.age))
+
+
+def test_a_relatives_psychiatric_history_is_no_denial_of_the_patients() -> None:
+    g = extract("FAMILY HISTORY: He denies any history of psychiatric problems in family.", case_id="fh")
+    assert not [p for p in g.past_history if p.status == HistoryStatus.denied]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("ASSESSMENT: ADHD (ruled out by testing).", {"Attention-Deficit/Hyperactivity Disorder": "ruled_out"}),
+        ("DIAGNOSES: Major depressive disorder, ADHD (ruled out).",
+         {"Major Depressive Disorder": "confirmed", "Attention-Deficit/Hyperactivity Disorder": "ruled_out"}),
+        ("DIAGNOSES: PTSD (provisional).", {"Posttraumatic Stress Disorder": "provisional"}),
+    ],
+)
+def test_a_bracketed_verdict_decides_its_own_diagnosis(text: str, expected: dict[str, str]) -> None:
+    """"ADHD (ruled out by testing)" is a diagnosis set aside, not confirmed; the verdict reaches no other item."""
+    assert {d.label: d.certainty.value for d in extract(text, case_id="verdict").diagnoses} == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Patient denied any thoughts of harming self or others.",
+         {"suicidal ideation": "absent", "homicidal ideation": "absent"}),
+    ],
+)
+def test_charted_denial_forms(text: str, expected: dict[str, str]) -> None:
+    """A denial of 'thoughts of harming self or others' denies both ideations."""
+    assert {s.headword: s.assertion.value for s in extract(text, case_id="forms").symptoms} == expected

@@ -100,6 +100,7 @@ class HistoryStatus(StrEnum):
     resolved = "resolved"
     active = "active"
     unknown = "unknown"
+    denied = "denied"  # stated never had: "No past psychiatric history", "denies a history of stroke"
 
 
 class Setting(StrEnum):

@@ -89,6 +89,8 @@ SymptomDomain = Literal[
 
 class SymptomEntry(LexiconEntry):
     domain: SymptomDomain
+    excess_of: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    object: Literal["medication"] | None = None
 
 
 class SymptomLexicon(_FileHeader):

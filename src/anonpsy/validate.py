@@ -15,6 +15,7 @@ from anonpsy.graph import (
     Certainty,
     Diagnosis,
     Evidence,
+    HistoryStatus,
     NodeType,
     RelationType,
     TreatmentStatus,
@@ -179,7 +180,7 @@ def diagnosis_timed_facts(graph: CaseGraph) -> list[TimedFacts]:
         onset = ext[0] if ext else None
         history[rule.id] = onset if prev is None or (onset is not None and onset < prev) else prev
     for ph in graph.past_history:
-        rule = dsm_rules.match_label(ph.condition)
+        rule = dsm_rules.match_label(ph.condition) if ph.status != HistoryStatus.denied else None
         if rule is None:
             continue
         ext = _extent(index, [ph.id])
@@ -289,7 +290,7 @@ def assertion_violations(graph: CaseGraph) -> list[Violation]:
         rule = rule_for(dx) if dx.asserted else None
         items.append((dx.id, rule.id if rule else None, dx.certainty_evidence))
     for ph in graph.past_history:
-        rule = dsm_rules.match_label(ph.condition)
+        rule = dsm_rules.match_label(ph.condition) if ph.status != HistoryStatus.denied else None
         items.append((ph.id, rule.id if rule else None, ph.status_evidence))
     for node_id, rule_id, ev in items:
         if rule_id is None or rule_id not in family or ev is None:

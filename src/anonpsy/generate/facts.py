@@ -37,6 +37,7 @@ from anonpsy.graph import (
     Certainty,
     Diagnosis,
     FamilyHistory,
+    HistoryStatus,
     Symptom,
     Temporality,
     Treatment,
@@ -150,7 +151,7 @@ def node_facts(g: CaseGraph) -> list[Fact]:
         out.append(Fact("diagnosis", dx_key(d.label, d.rule_id), dx_status(d), d.id, d.label))
     for p in g.past_history:
         key = dx_key(p.condition)
-        if key.startswith("dsm:"):
+        if key.startswith("dsm:") and p.status != HistoryStatus.denied:
             out.append(Fact("diagnosis", key, f"{Certainty.confirmed.value}/{Temporality.past.value}", p.id,
                             p.condition))
     for t in g.treatments:

@@ -98,11 +98,15 @@ def plain_diagnosis(d: Diagnosis, v: Voice) -> str:
 def plain_history(p: PastHistory, v: Voice) -> str:
     """A past-history item with its status: a diagnosis the patient had is "in the past" (with "now in
     remission" / "since resolved" when so); another condition that is chronic or active is had now ("She has
-    chronic asthma."), one that resolved is past, one of unknown course is "a history of"."""
+    chronic asthma."), one that resolved is past, one of unknown course is "a history of", a denied one is
+    "no history of"."""
     from anonpsy.generate.facts import dx_key
 
     cond = strip_end(p.condition)
     status = p.status.value
+    if status == "denied":
+        name = dx_name(cond) if dx_key(cond).startswith("dsm:") else cond
+        return f"{cap(v.subj)} had no history of {name}."
     tail = {"remitted": ", now in remission", "resolved": ", since resolved"}.get(status, "")
     if dx_key(cond).startswith("dsm:"):
         return f"{cap(v.subj)} had {dx_name(cond)} in the past{tail}."

@@ -70,6 +70,7 @@ from anonpsy.graph import (
     Certainty,
     Diagnosis,
     FamilyCertainty,
+    HistoryStatus,
     LegalStatus,
     NodeType,
     PastHistory,
@@ -645,7 +646,7 @@ class Renderer:
         if isinstance(node, Treatment):
             return node.name if node.status in (TreatmentStatus.current, TreatmentStatus.prn) else None
         if isinstance(node, PastHistory):
-            if dx_key(node.condition).startswith("dsm:") or node.status.value in ("remitted", "resolved"):
+            if dx_key(node.condition).startswith("dsm:") or node.status.value in ("remitted", "resolved", "denied"):
                 return None  # a past diagnosis, or something that has resolved
             return _condition(node)
         return None
@@ -690,6 +691,15 @@ class Renderer:
 
         out: list[Piece] = []
         other: list[PastHistory] = []
+        denied = [p for p in items if p.status == HistoryStatus.denied]
+        if denied:
+            key = "history:denied"
+            level = self._start(key)
+            names = [_condition(p) for p in denied]
+            subj = cap(self.voice.subj)
+            text = " ".join(f"{subj} had no history of {' or '.join(c)}." for c in scoped_lists(names, 5))
+            out.append(Piece(key, "closing", text, tuple(p.id for p in denied), level))
+        items = [p for p in items if p.status != HistoryStatus.denied]
         for p in items:
             if dx_key(p.condition).startswith("dsm:"):
                 key = f"history:{p.id}"

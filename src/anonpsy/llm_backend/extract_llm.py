@@ -346,6 +346,20 @@ def diagnoses(ctx: StepContext, source: SourceText, parts: _Parts, given: list[A
 # Stage 3: symptoms
 
 
+def _with_object(headword: str, evidence: str) -> str:
+    """The headword with the drugs its evidence names after it, as the rules backend states it ("overdose of
+    citalopram and warfarin"); unchanged when the evidence names none."""
+    from anonpsy.extract.mentions.symptoms import symptom_object
+
+    for m in lexicon.find_terms(evidence, "symptom"):
+        if m.headword == headword:
+            drugs = symptom_object(evidence, m)
+            if drugs:
+                tail = drugs[0] if len(drugs) == 1 else f"{', '.join(drugs[:-1])} and {drugs[-1]}"
+                return f"{headword} of {tail}"
+    return headword
+
+
 def map_headword(headword: str, evidence: str | None) -> str | None:
     """The symptom-lexicon headword a model headword names (or, failing that, the only one its evidence names)."""
     hits = lexicon.find_terms(headword, "symptom")
@@ -400,6 +414,7 @@ def symptoms(ctx: StepContext, source: SourceText, parts: _Parts, *, no_steb: bo
         if _negated_in(ev, head):
             ctx.note("E_SYMPTOM_NEGATED", f"extract_symptoms symptoms[{i}]: evidence negates the symptom")
             continue
+        head = _with_object(head, ev)
         fixed = tables.sex_fixed_by_terms(head, age=parts.demographics.age)
         if (
             fixed is not None

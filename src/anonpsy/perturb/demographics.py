@@ -16,7 +16,7 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from anonpsy.audit import Audit, Change, Kept
-from anonpsy.graph import CaseGraph, Sex
+from anonpsy.graph import CaseGraph, HistoryStatus, Sex
 from anonpsy.rules import dsm as dsm_rules
 from anonpsy.rules import tables
 from anonpsy.textfields import graph_texts, map_graph_text
@@ -137,7 +137,7 @@ def required_sex(graph: CaseGraph) -> tuple[str | None, str | None]:
     age = graph.demographics.age
     items = [
         *(" ".join([dx.label, *dx.specifiers]) for dx in graph.diagnoses),
-        *(ph.condition for ph in graph.past_history),
+        *(ph.condition for ph in graph.past_history if ph.status != HistoryStatus.denied),
         *(s.headword for s in graph.symptoms),
         *(t.name for t in graph.treatments),
     ]

@@ -67,6 +67,7 @@ class Accumulator:
     group_votes: list[tuple[frozenset[str], Decision[TreatmentStatus]]] = field(default_factory=list)
     condition_votes: dict[str, list[DiagnosisVote]] = field(default_factory=dict)  # medical comorbidities
     condition_names: dict[str, str] = field(default_factory=dict)  # condition id -> lexicon phrasing used
+    condition_denials: dict[str, tuple[Evidence, str]] = field(default_factory=dict)  # id -> first denial
 
     def duration_for(self, spec: TimeSpec) -> str:
         for d in self.durations:

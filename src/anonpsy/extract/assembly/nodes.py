@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from anonpsy import lexicon
 from anonpsy.extract.assembly.accumulator import Accumulator, DiagnosisVote, slug
@@ -15,6 +16,8 @@ from anonpsy.extract.assertion.status import (
     ASSERTION_PRECEDENCE,
     Decision,
     Mention,
+    SymptomStatus,
+    condition_denial,
     diagnosis_status,
     resolve_diagnosis,
     resolve_treatment,
@@ -24,7 +27,7 @@ from anonpsy.extract.assertion.status import (
 )
 from anonpsy.extract.mentions.diagnoses import find_diagnoses, is_instrument_name
 from anonpsy.extract.mentions.family import condition_words
-from anonpsy.extract.mentions.symptoms import symptom_mentions
+from anonpsy.extract.mentions.symptoms import symptom_mentions, symptom_object
 from anonpsy.extract.mentions.time import TimeMention, governing_time, is_past
 from anonpsy.extract.mentions.treatments import (
     ANAPHOR,
@@ -77,6 +80,20 @@ def _mention(s: Sentence, start: int, end: int, times: Sequence[TimeMention], ac
     return Mention(s, start, end, governing_time(s.text, (start, end), times), times, acc.index_is_admission)
 
 
+@lru_cache(maxsize=1)
+def _excess_of() -> dict[str, str]:
+    return {e.id: e.excess_of for e in lexicon.symptom_lexicon().rules if e.excess_of}
+
+
+def _use_within_limit(matches: Sequence[lexicon.TermMatch], statuses: Sequence[SymptomStatus]) -> set[str]:
+    """Ids of the plain uses a sentence keeps within a limit it states: "has a beer now and then but denies any
+    continuous use of alcohol" denies excessive alcohol use, and the beer is that same drinking within the limit,
+    not a symptom (``excess_of`` in ``rules/lexicon/symptoms.yaml``)."""
+    excess = _excess_of()
+    return {excess[m.id] for m, st in zip(matches, statuses, strict=True)
+            if m.id in excess and st.assertion is not None and st.assertion.value == Assertion.absent}
+
+
 def add_symptoms(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -> None:
     """Symptom nodes of one sentence. A symptom only ever denied or hypothetical is kept aside
     (``acc.unasserted_sx``) with no time, frame or relation; an asserted mention always wins over it."""
@@ -84,11 +101,12 @@ def add_symptoms(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) ->
         return
     matches = symptom_mentions(s.text)
     spans = [(m.start, m.end) for m in matches]
-    for m in matches:
-        if is_instrument_name(s.text, m.start, m.end):
+    statuses = [symptom_status(_mention(s, m.start, m.end, times, acc)) for m in matches]
+    within = _use_within_limit(matches, statuses)
+    for m, status in zip(matches, statuses, strict=True):
+        if is_instrument_name(s.text, m.start, m.end) or m.id in within:
             continue
         mention = _mention(s, m.start, m.end, times, acc)
-        status = symptom_status(mention)
         if status.family is not None:
             acc.add_family(status.owner.member, condition_words(m), s.text.strip(), status.family.value,
                            status.family.evidence)
@@ -96,6 +114,10 @@ def add_symptoms(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) ->
         decision = status.assertion
         if decision is None:
             continue
+        drugs = symptom_object(s.text, m)
+        if drugs:
+            tail = drugs[0] if len(drugs) == 1 else f"{', '.join(drugs[:-1])} and {drugs[-1]}"
+            m = lexicon.TermMatch(m.start, m.end, m.id, f"{m.headword} of {tail}", m.surface)
         sid = f"sx_{slug(m.headword)}"
         if decision.value in (Assertion.absent, Assertion.hypothetical):
             old = acc.unasserted_sx.get(sid)
@@ -165,9 +187,17 @@ def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
     :func:`finalize_conditions`."""
     if s.section in _NON_CLINICAL_SECTIONS:
         return
+    whole_only = _denied_only_conditions()
     for m in lexicon.find_terms(s.text, "condition"):
         mention = _mention(s, m.start, m.end, times, acc)
         status = diagnosis_status(mention)
+        denial = condition_denial(mention)
+        if denial is not None:
+            acc.condition_denials.setdefault(m.id, (denial, s.text.strip()))
+            acc.condition_names.setdefault(m.id, condition_name(m, s.text))
+            continue
+        if m.id in whole_only:
+            continue
         if status.family is not None:
             acc.add_family(status.owner.member, condition_name(m), s.text.strip(), status.family.value,
                            status.family.evidence)
@@ -194,18 +224,28 @@ def condition_name(m: lexicon.TermMatch, text: str | None = None) -> str:
     return f"{side.group(1).lower()} {name}" if side else name
 
 
+@lru_cache(maxsize=1)
+def _denied_only_conditions() -> frozenset[str]:
+    """Conditions kept only when denied: the psychiatric history as a whole ("No past psychiatric history"); one
+    the patient has is told by its diagnoses."""
+    return frozenset(e.id for e in lexicon.condition_lexicon().rules if e.system == "psychiatric")
+
+
 def finalize_conditions(acc: Accumulator) -> None:
     """One past-history item per medical condition the patient has or had, its status from its mentions
     (:func:`~anonpsy.extract.assertion.status.resolve_diagnosis`) and the condition's course: resolved or
     remitted when the note says so; chronic for a chronic condition; active when the diagnosis list, the
     assessment or a current mention states it and it is not chronic; pre-existing otherwise (an event or a bout
-    that the note dates before the visit). A condition only suspected or ruled out is not kept."""
+    that the note dates before the visit); denied when the patient's only statements about it deny it ("denies
+    a history of stroke", "PAST PSYCHIATRIC HISTORY: None."). A condition only suspected is not kept."""
     entries = {e.id: e for e in lexicon.condition_lexicon().rules}
+    kept: set[str] = set()
     for cid, votes in acc.condition_votes.items():
         entry = entries[cid]
         st = resolve_diagnosis([v.status for v in votes])
         if st.certainty is None or st.certainty.value != Certainty.confirmed:
             continue
+        kept.add(cid)
         win = next(v for v in votes if v.status.certainty is not None
                    and v.status.certainty.evidence == st.certainty.evidence)
         past = st.temporality.value == Temporality.past
@@ -225,6 +265,14 @@ def finalize_conditions(acc: Accumulator) -> None:
                                     status_evidence=st.temporality.evidence if past else st.certainty.evidence,
                                     duration_ids=[acc.duration_for(specs[0])] if specs and past else [],
                                     evidence_text=win.evidence_text)
+    for cid, (evidence, text) in acc.condition_denials.items():
+        pid = f"ph_{slug(cid)}"
+        if cid in kept or pid in acc.past:
+            continue
+        name = entries[cid].headword if cid in _denied_only_conditions() else acc.condition_names.get(
+            cid, entries[cid].headword)
+        acc.past[pid] = PastHistory(id=pid, condition=name, status=HistoryStatus.denied, status_evidence=evidence,
+                                    evidence_text=text)
 
 
 def finalize_diagnoses(acc: Accumulator) -> None:

@@ -63,6 +63,7 @@ V = TypeVar("V")
 #: "was ruled out", "unlikely", "no evidence of", "no history of" (a lifetime denial). Any negated diagnosis in the
 #: diagnosis list or the assessment also counts.
 _EXCLUDING = frozenset({"neg.criteria", "neg.backward", "neg.excluded_backward", "neg.anaphoric", "neg.without",
+                        "neg.bracket_verdict",
                         "neg.no_history_of", "neg.no_evidence"})
 #: Historical triggers that say the patient has a history of a diagnosis without saying it is over.
 _HISTORY_OF = frozenset({"context.hist.forward", "context.hist.bidirectional"})
@@ -354,6 +355,21 @@ def treatment_status(m: Mention, frequency: str | None = None,
     if frequency and _PRN.search(frequency):
         return Decision(TreatmentStatus.prn, m.evidence("cue.prn"))
     return Decision(TreatmentStatus.current, m.evidence("default"))
+
+
+def condition_denial(m: Mention) -> Evidence | None:
+    """Evidence that the patient denies ever having a condition, or None: a negated patient mention ("denies a
+    history of stroke", "No past psychiatric history") or a field answered "None" ("PAST PSYCHIATRIC HISTORY:
+    None."); a relative's condition, a hypothetical one, or any denial in the family history (it speaks of the
+    relatives: "denies any psychiatric problems in family") is no denial of the patient's."""
+    if m.sentence.section == "family_history":
+        return None
+    if in_prompt(m):
+        return m.evidence("cue.answer_negative") if m.sentence.answer == "negative" else None
+    ctx = classify_in_sentence(m.sentence.text, m.start, m.end, "diagnosis")
+    if not ctx.negated or ctx.hypothetical or ctx.experiencer != "patient" or is_family(m.sentence, m.start, ctx):
+        return None
+    return m.evidence(_context_rule(ctx, "negated"))
 
 
 def family_certainty(m: Mention) -> Decision[FamilyCertainty]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from anonpsy import lexicon
 
@@ -66,13 +67,45 @@ def _term_for(phrase: str, start: int, end: int, text: str) -> list[lexicon.Term
     return [lexicon.TermMatch(start, end, hits[0].id, hits[0].headword, text[start:end])] if hits else []
 
 
+_LIMIT = r"(?:excessive|binge|heavy|continuous|problematic|regular|daily)"
+#: Use named by its limit alone after the substance it qualifies ("consumed alcohol occasionally, but denies any
+#: excessive or binge use"): the substance is the one named before it in the sentence.
+_QUALIFIED_USE = re.compile(rf"\b({_LIMIT}(?:\s*(?:,|or|and/or|and)\s*{_LIMIT})?)\s+(?:use|consumption|intake)\b"
+                            r"(?!\s+of\b)", re.I)
+
+
+@lru_cache(maxsize=1)
+def _domains() -> dict[str, str]:
+    return {e.id: e.domain for e in lexicon.symptom_lexicon().rules}
+
+
+@lru_cache(maxsize=1)
+def _takes_drugs() -> frozenset[str]:
+    return frozenset(e.id for e in lexicon.symptom_lexicon().rules if e.object == "medication")
+
+
+def _qualified_use(text: str, found: list[lexicon.TermMatch]) -> list[lexicon.TermMatch]:
+    """Use of a substance named by its limit alone, after a mention of that substance ("drinks occasionally but
+    denies excessive use"): the term the lexicon gives the limit and the substance's headword together."""
+    domains = _domains()
+    out: list[lexicon.TermMatch] = []
+    for q in _QUALIFIED_USE.finditer(text):
+        before = [m for m in found if m.end <= q.start() and domains.get(m.id or "") == "substance"]
+        if not before:
+            continue
+        limit = re.sub(r"\s+", " ", q.group(1).lower())
+        out += _term_for(f"{limit} {before[-1].headword}", q.start(), q.end(), text)
+    return out
+
+
 def symptom_mentions(text: str) -> list[lexicon.TermMatch]:
     """Symptom mentions in a sentence: lexicon terms (quotation marks ignored), symptoms named by ellipsis
-    ("denies auditory or visual hallucinations" names both), and the numeric phrasings of weight change and
+    ("denies auditory or visual hallucinations" names both; "drinks occasionally but denies excessive use" names
+    excessive alcohol use), and the numeric phrasings of weight change and
     large spending, in text order, non-overlapping."""
     out = list(lexicon.find_terms(_quote_blanked(text), "symptom"))
     out = [lexicon.TermMatch(m.start, m.end, m.id, m.headword, text[m.start:m.end]) for m in out]
-    for e in _elided(text, out):
+    for e in [*_elided(text, out), *_qualified_use(text, out)]:
         if not any(x.start < e.end and e.start < x.end for x in out):
             out.append(e)
     for pat, sid, head in _NUMERIC_SYMPTOMS:
@@ -80,3 +113,30 @@ def symptom_mentions(text: str) -> list[lexicon.TermMatch]:
             if not any(x.start < m.end() and m.start() < x.end for x in out):
                 out.append(lexicon.TermMatch(m.start(), m.end(), sid, head, m.group(0)))
     return sorted(out, key=lambda x: x.start)
+
+
+_OBJECT_OF = re.compile(r"\s+of\s+(?:(?:his|her|their|the patient's|own|prescribed|home)\s+)*", re.I)
+_OBJECT_SEP = re.compile(r"\s*(?:,\s*(?:and|or)?|and|or|&|plus)\s*(?:(?:his|her|their|own)\s+)*", re.I)
+
+
+def symptom_object(text: str, m: lexicon.TermMatch) -> tuple[str, ...]:
+    """What a symptom names after "of" as part of the fact, for an entry with ``object: medication`` in
+    ``rules/lexicon/symptoms.yaml``: the generic names of the drugs listed right after it ("an overdose of
+    citalopram and warfarin" -> citalopram, warfarin); empty when the entry takes none or no drug follows."""
+    if m.id not in _takes_drugs():
+        return ()
+    lead = _OBJECT_OF.match(text, m.end)
+    if lead is None:
+        return ()
+    drugs = {d.start: d for d in lexicon.find_terms(text, "medication")}
+    out: list[str] = []
+    pos = lead.end()
+    while pos in drugs:
+        d = drugs[pos]
+        out.append(d.headword)
+        sep = _OBJECT_SEP.match(text, d.end)
+        if sep is None or not sep.group(0).strip(" ") or sep.end() not in drugs:
+            break
+        pos = sep.end()
+    return tuple(dict.fromkeys(out))
+
