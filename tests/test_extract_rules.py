@@ -17,7 +17,7 @@ from anonpsy.extract.mentions.diagnoses import find_diagnoses
 from anonpsy.extract.mentions.family import family_conditions
 from anonpsy.extract.mentions.time import absolute_dates, time_mentions, visit_date
 from anonpsy.extract.sections import section_name, sentences
-from anonpsy.graph import ArrivalMode, LegalStatus, Route, SafetyFlag, Setting, Unit
+from anonpsy.graph import ArrivalMode, Certainty, LegalStatus, Route, SafetyFlag, Setting, Unit
 from anonpsy.temporal import TimeSpec, normalize
 from anonpsy.validate import structural_violations
 
@@ -384,6 +384,68 @@ def test_clock_times_are_not_ages() -> None:
     assert 19 - 24 in [m.spec.offset for m in mentions], "'at 19' is an age"
 
 
+@pytest.mark.parametrize("text", [
+    # MTSamples, CC0: a plan item listing medications on admission
+    "Artane 2 mg p.o. daily, lorazepam 0.5 mg p.o. q.6h. p.r.n. anxiety and agitation.",
+    "Xanax 0.25 mg b.i.d. for anxiety.",
+    "Ativan as needed for agitation or anxiety.",
+])
+def test_indication_of_a_dose_is_no_diagnosis(text: str) -> None:
+    assert find_diagnoses(text, "assessment") == []
+
+
+def test_listed_symptom_word_and_named_diagnosis_after_a_dose_still_count() -> None:
+    assert [r for _s, _e, r in find_diagnoses("1. Anxiety. 2. Depression.", "assessment")] == [
+        "unspecified_anxiety_disorder", "unspecified_depressive_disorder"]
+    assert [r for _s, _e, r in find_diagnoses("Seroquel 50 mg for bipolar disorder.", "assessment")] == [
+        "unspecified_bipolar_and_related_disorder"]
+
+
+def test_prn_indication_in_a_plan_invents_no_diagnosis() -> None:
+    text = ("ASSESSMENT: Major depressive disorder, recurrent.\nPLAN:\n1. Continue sertraline 100 mg daily.\n"
+            "2. Lorazepam 0.5 mg q.6h. p.r.n. anxiety and agitation.\n")
+    labels = {d.label for d in extract(text, case_id="prn").diagnoses}
+    assert not any("anxiety" in x.lower() for x in labels), labels
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # MTSamples, CC0: "a history of abusing opiates, benzodiazepines, and Vicodin"
+    ("She has a history of abusing opiates, benzodiazepines, and Vicodin.",
+     {"opioid_use_disorder", "sedative_hypnotic_anxiolytic_use_disorder"}),
+    ("He has been addicted to pain pills since his surgery.", {"opioid_use_disorder"}),
+    ("Abuse of cocaine and marijuana in his twenties.", {"stimulant_use_disorder", "cannabis_use_disorder"}),
+])
+def test_substances_after_a_problem_use_verb_are_their_use_disorders(text: str, expected: set[str]) -> None:
+    assert {r for _s, _e, r in find_diagnoses(text)} == expected
+
+
+@pytest.mark.parametrize("text", [
+    "No history of physical or sexual abuse.",
+    "She was abused by her father in childhood.",
+    "He is dependent on his mother for transportation.",
+])
+def test_abuse_of_a_person_or_dependence_on_a_person_is_no_use_disorder(text: str) -> None:
+    assert find_diagnoses(text) == []
+
+
+def test_general_medicine_drugs_of_a_discharge_list_are_kept() -> None:
+    # MTSamples, CC0: a discharge medication list of a medical admission
+    text = ("DISCHARGE MEDICATIONS: Lasix 80 mg daily, Lumigan one drop both eyes at bed time, Feldene 20 mg daily, "
+            "Timoptic one drop OU daily, lidocaine patch.\n")
+    names = {t.name for t in extract(text, case_id="dc").treatments}
+    assert {"furosemide", "bimatoprost", "piroxicam", "timolol", "lidocaine"} <= names, names
+
+
+def test_short_general_medicine_abbreviations_are_not_read_in_narrative() -> None:
+    assert [m.id for m in lexicon.find_terms("Her 90-day LR was revoked; Td status unknown.", "medication")] == []
+
+
+def test_misuse_of_prescribed_drugs_as_a_cause_is_no_use_disorder() -> None:
+    # MTSamples, CC0: an Axis I delirium "secondary to misuse of prescribed opiates, Soma, Valium"
+    text = "Delirium, resolved (recent mental status changes likely secondary to misuse of prescribed opiates, Valium.)"
+    assert {r for _s, _e, r in find_diagnoses(text, "assessment")} <= {"delirium"}
+
+
 @pytest.mark.parametrize("sentence", [
     "He has made threats of harm to him, and his partner no longer feels that he is safe having him at home.",
     "Her mother believes that she is being followed by the neighbours and she is paranoid.",
@@ -411,3 +473,30 @@ def test_steb_behavior_is_only_the_patients_own_act(sentence: str) -> None:
     for m in lexicon.find_terms(sentence, "symptom"):
         frame = extract_steb(sentence, (m.start, m.end))
         assert frame is None or frame.behavior is None or "hit" not in frame.behavior, sentence
+
+
+def test_involuntary_movements_are_not_a_legal_status() -> None:
+    text = ("PSYCHIATRIC CONSULTATION\nHPI: She took an overdose and was transferred to the psychiatric floor.\n"
+            "MENTAL STATUS EXAM: Appears depressed, with some mild involuntary movements around her lips.\n"
+            "PLAN: She will be admitted on a voluntary basis.")
+    assert extract(text).visit_event.legal_status == LegalStatus.voluntary
+    held = extract("HPI: He was admitted involuntarily after threatening his neighbor.").visit_event
+    assert held.legal_status == LegalStatus.involuntary
+
+
+def test_a_denial_under_family_history_is_no_verdict_on_the_patient() -> None:
+    g = extract("HPI: She has felt depressed for months.\nFAMILY PSYCHIATRIC HISTORY: The patient denies history of "
+                "depression, bipolar, schizophrenia, or suicide attempts.\nASSESSMENT: Major depressive disorder.")
+    ruled_out = {d.label for d in g.diagnoses if d.certainty == Certainty.ruled_out}
+    assert not ruled_out
+    assert any(d.label == "Major Depressive Disorder" and d.certainty == Certainty.confirmed for d in g.diagnoses)
+
+
+def test_comma_glued_header_before_a_numbered_list() -> None:
+    text = ("ASSESSMENT: , Major depressive disorder.,PLAN,1.  Safety.  Every 15-minute checks.,2.  Psychosocial.  "
+            "Team will involve family.")
+    named = {s.text.strip(): s.section for s in sentences(text)}
+    assert named["Safety."] == "plan" and named["Psychosocial."] == "plan"
+    assert section_name("PLAN") == "plan"
+    prose = "ASSESSMENT: Depression. She agreed with the plan, 1. to attend groups."
+    assert all(s.section == "assessment" for s in sentences(prose))

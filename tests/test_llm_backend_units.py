@@ -13,7 +13,8 @@ from click.testing import CliRunner
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from anonpsy.graph import CaseGraph, Diagnosis, Symptom, Unit
+from anonpsy.audit import Audit
+from anonpsy.graph import STEB, CaseGraph, Diagnosis, Symptom, Unit
 from anonpsy.llm import load_template
 from anonpsy.llm_backend import ablation_options, llm_ablation_options
 from anonpsy.llm_backend.evidence import SourceText, clean_quote, invented
@@ -22,6 +23,7 @@ from anonpsy.llm_backend.generate_llm import strip_meta
 from anonpsy.llm_backend.perturb_llm import (
     embedding_similarity,
     rewrite_problem,
+    scrub_remaining,
     too_close,
 )
 from anonpsy.llm_backend.roundtrip import roundtrip_gaps
@@ -190,6 +192,28 @@ def test_roundtrip_reports_missing_diagnoses_and_current_symptoms() -> None:
     text = "The patient reported depressed mood for the past month. A diagnosis of major depressive disorder was made."
     assert [(g_.kind, g_.node_id) for g_ in roundtrip_gaps(g, text)] == [("symptom", "sx_in")]
     assert {x.node_id for x in roundtrip_gaps(g, "The patient was seen.")} == {"dx_mdd", "sx_dm", "sx_in"}
+
+
+def test_scrub_remaining_audits_every_field_that_repeats_an_identifier() -> None:
+    """The analyzer runs once per distinct text, yet each field holding it is scrubbed and audited on its own."""
+    said = "She argued with Dr. Hallström at Riverside Clinic in 2019."
+    g = CaseGraph(
+        case_id="sc",
+        symptoms=[
+            Symptom(id="sx_a", headword="depressed mood", evidence_text=said, contexts=[STEB(situation=said)]),
+            Symptom(id="sx_b", headword="insomnia", evidence_text=said),
+            Symptom(id="sx_c", headword="anxiety", evidence_text="She feels tense most days."),
+        ],
+    )
+    audit = Audit(case_id="sc", seed=0)
+    out = scrub_remaining(g, audit)
+    changed = sorted(c.path for c in audit.changes)
+    assert changed == [
+        "symptoms[sx_a].contexts[0].situation", "symptoms[sx_a].evidence_text", "symptoms[sx_b].evidence_text",
+    ]
+    texts = [out.symptoms[0].evidence_text, out.symptoms[0].contexts[0].situation, out.symptoms[1].evidence_text]
+    assert len(set(texts)) == 1 and all("Hallström" not in t and "2019" not in t for t in texts)
+    assert out.symptoms[2].evidence_text == "She feels tense most days."
 
 
 # -- CLI options ---------------------------------------------------------------------------------------------------

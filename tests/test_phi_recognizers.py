@@ -378,6 +378,12 @@ NEGATIVES: list[tuple[str, str]] = [
     ("Alzheimer's dementia.", "PERSON"),
     ("Started Zoloft 50 mg.", "PERSON"),
     ("Huntington's chorea in the family.", "LOCATION"),
+    # a bare eponym before a clinical noun (MTSamples, CC0: "tested for the Huntington gene")
+    ("Her sons may be tested for the Huntington gene.", "LOCATION"),
+    ("Worsening of her Huntington symptoms.", "LOCATION"),
+    ("He carries the Huntington mutation.", "LOCATION"),
+    ("Parkinson tremor at rest.", "PERSON"),
+    ("Wilson symptoms resolved on chelation.", "PERSON"),
     ("Normal affect; mobile app use.", "LOCATION"),
     ("Hamilton Depression Rating Scale 18.", "PERSON"),
     ("Beck Depression Inventory 22.", "PERSON"),
@@ -389,3 +395,16 @@ NEGATIVES: list[tuple[str, str]] = [
 @pytest.mark.parametrize(("text", "etype"), NEGATIVES, ids=[n[0] for n in NEGATIVES])
 def test_family_rejects(analyzer: Analyzer, text: str, etype: str) -> None:
     assert etype not in {t for _, t in found(analyzer, text)}
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "etype"),
+    [
+        ("She moved to Huntington last year.", "Huntington", "LOCATION"),
+        ("Referred by Dr. Parkinson symptoms clinic.", "Parkinson", "PERSON"),
+    ],
+)
+def test_bare_eponym_without_clinical_noun_stays_an_identifier(
+    analyzer: Analyzer, text: str, value: str, etype: str
+) -> None:
+    assert (value, etype) in found(analyzer, text)

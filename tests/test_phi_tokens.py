@@ -80,3 +80,30 @@ def test_years_and_ages_over_89() -> None:
 
 def test_analyzer_is_built_once_per_rules_directory() -> None:
     assert Analyzer.default() is Analyzer.default()
+
+
+def test_a_capital_is_a_signal_only_where_the_text_uses_case_or_is_almost_all_lower_case() -> None:
+    lower = "pt resting, psych doctor Brennan phoned, family aware of plan, will continue to monitor overnight closely"
+    caps = lower.upper()
+    mixed = "Pt resting. Psych doctor Brennan phoned. Family aware of plan."
+    for text, expected in ((lower, True), (caps, False), (mixed, True)):
+        view = TextView(text)
+        i = view.words.index("brennan")
+        assert view.capitalised_at(view.starts[i]) is expected, text
+    assert TextView(lower).uncased and TextView(lower).lower_case
+    assert TextView(caps).uncased and not TextView(caps).lower_case
+    view = TextView(lower)
+    assert not view.capitalised_at(view.starts[view.words.index("family")])
+
+
+def test_an_initial_glued_to_the_word_before_joins_the_name() -> None:
+    text = "DR ORLOWSKI IN AM. GIVEN SUCRALFATE-T. ORLOWSKI AWARE. PULSES: R. FOOT COOL."
+    got = {v for v, t in _found(text) if t == "PERSON"}
+    assert "T. ORLOWSKI" in got
+    assert not any("FOOT" in v for v in got)
+
+
+def test_an_initial_before_a_capitalised_surname_that_is_also_a_word() -> None:
+    text = "Sats 88% on 4L. J. Brown PA in to evaluate. R. Foot cool, L. Hand warm."
+    got = {v for v, t in _found(text) if t == "PERSON"}
+    assert got == {"J. Brown"}

@@ -688,10 +688,38 @@ KIND_FILE: dict[TermKind, str] = {
 
 @cache
 def term_index(kind: TermKind) -> TermIndex:
-    """The compiled index of one kind from the project's rules (cached)."""
+    """The compiled index of one kind from the project's rules (cached). Medications also take the
+    general-medicine drugs of ``rules/twin/medications.yaml`` (see :func:`general_medicine_specs`)."""
     if kind not in KIND_FILE:
         raise ValueError(f"unknown term kind {kind!r}; known: {', '.join(TERM_KINDS)}")
-    return build_index(specs_for(kind, load_doc(KIND_FILE[kind])))
+    specs = specs_for(kind, load_doc(KIND_FILE[kind]))
+    if kind == "medication":
+        specs = [*specs, *general_medicine_specs()]
+    return build_index(specs)
+
+
+#: Shortest written form of a general-medicine drug read in narrative text; shorter brands and every
+#: abbreviation ("LR", "Td", "Azo") are left to the structured tables they were written for.
+_GENERAL_MIN_CHARS = 4
+
+
+def general_medicine_specs() -> list[IndexSpec]:
+    """Index entries for the drugs of the RecordTwin vocabulary (``rules/twin/medications.yaml``), which lists
+    general-medicine drugs beyond the medication lexicon and never repeats its names: a home or discharge
+    medication list names them ("Feldene", "Timoptic", "lidocaine patch") and they must not be dropped. They
+    have no entry of the medication lexicon, so :func:`parse_medication` gives them the class
+    ``other_medical`` and their generic name."""
+    path = rules_dir() / "twin" / "medications.yaml"
+    if not path.is_file():
+        return []
+    out: list[IndexSpec] = []
+    for rule in _read_yaml(path).get("rules") or []:
+        head = str(rule.get("name") or rule["id"]).replace("_", " ")
+        forms = [f for f in (head, *(rule.get("brands") or ()), *(rule.get("aliases") or ()))
+                 if len(str(f)) >= _GENERAL_MIN_CHARS]
+        if forms:
+            out.append(IndexSpec(str(rule["id"]), head, tuple(str(f) for f in forms), (), ()))
+    return out
 
 
 def find_terms(text: str, kind: TermKind) -> list[TermMatch]:

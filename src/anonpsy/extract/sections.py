@@ -197,6 +197,9 @@ _INLINE_HEADER = re.compile(r"(?:(?<=[,.;])|(?<=[,.;]\s)|(?<=\s\s))(?P<name>[A-Z
 #: Capitalised words glued before an inline header with commas ("...,ALCOHOL, NICOTINE, DRUG USE:"): the header's
 #: own first parts.
 _GLUED_PARTS = re.compile(r"(?:(?<=[,.;])|(?<=[,.;]\s))(?:[A-Z][A-Z/&'()-]*(?: [A-Z/&'()-]+)*,\s?)+$")
+#: A known header in capitals glued with a comma, no colon, before a numbered list ("...,PLAN,1.  Safety.").
+_COMMA_HEADER = re.compile(r"(?:(?<=[,.;])|(?<=[,.;]\s)|(?<=\s\s))(?P<name>[A-Z][A-Z /&'-]{1,40}[A-Z])\s*,"
+                           r"(?=\s*\d{1,2}[.)]\s)")
 #: A heading on a line of its own, in capitals, without a colon.
 _BARE_HEADING = re.compile(r"(?m)^[ \t]*(?P<name>[A-Z][A-Z /&'()-]{2,70}[A-Z)])[ \t]*$")
 _ABBREV = (r"(?<!\b[A-Z])(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bSt)(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bapprox)"
@@ -300,6 +303,9 @@ def _marks(text: str, table: SectionTable) -> list[tuple[int, int, str | None]]:
         if glued is not None and table.name(raw) is not None and re.search(r"[A-Z]{3}", glued.group()):
             start, raw = glued.start(), text[glued.start():m.end("name")]
         cands.setdefault(start, (start, m.end(), raw, "inline"))
+    for m in _COMMA_HEADER.finditer(text):
+        if table.name(m.group("name")) is not None:
+            cands.setdefault(m.start("name"), (m.start("name"), m.end(), m.group("name"), "inline"))
     for m in _BARE_HEADING.finditer(text):
         cands.setdefault(m.start("name"), (m.start("name"), m.end(), m.group("name"), "bare"))
     marks: list[tuple[int, int, str | None]] = []

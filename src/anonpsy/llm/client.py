@@ -187,6 +187,43 @@ def _safe_schema_problem(err: jsonschema.ValidationError, known: set[str]) -> st
 
 
 @dataclass(frozen=True)
+class _SchemaInfo:
+    """What a client derives from one reply schema, once: its validator, declared names, prompt text and hash."""
+
+    validator: jsonschema.Draft202012Validator
+    names: frozenset[str]
+    prompt_text: str
+    sha256: str
+
+
+_SCHEMA_INFO: dict[int, tuple[dict[str, Any], _SchemaInfo]] = {}
+_SCHEMA_INFO_MAX = 256
+_SCHEMA_LOCK = threading.Lock()
+
+
+def _schema_info(schema: dict[str, Any]) -> _SchemaInfo:
+    """The derived data of ``schema``, computed once per schema object.
+
+    Reply schemas are loaded once with their template and never modified, so the object's identity is the key;
+    the cache holds the schema itself so that an identity cannot be reused by another object while cached.
+    """
+    hit = _SCHEMA_INFO.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    info = _SchemaInfo(
+        validator=jsonschema.Draft202012Validator(schema),
+        names=frozenset(_schema_names(schema)),
+        prompt_text=json.dumps(schema, ensure_ascii=False, indent=1, sort_keys=True),
+        sha256=sha256_text(canonical_json(schema)),
+    )
+    with _SCHEMA_LOCK:
+        if len(_SCHEMA_INFO) >= _SCHEMA_INFO_MAX:  # schemas built per call (from a model class) are not all kept
+            _SCHEMA_INFO.pop(next(iter(_SCHEMA_INFO)), None)
+        _SCHEMA_INFO[id(schema)] = (schema, info)
+    return info
+
+
+@dataclass(frozen=True)
 class Problem:
     """One reason a reply was rejected: ``safe`` for errors and logs, ``detail`` only for the re-ask.
 
@@ -203,7 +240,13 @@ def check_reply(
     content: str, schema: dict[str, Any] | None, model_cls: type[BaseModel] | None
 ) -> tuple[Any, list[Problem]]:
     """Parse and validate a JSON reply. Returns ``(value, [])`` or ``(None, problems)``."""
-    known = _schema_names(schema) | (_model_names(model_cls) if model_cls is not None else set())
+    info = _schema_info(schema) if schema is not None else None
+
+    def known() -> set[str]:  # the names a problem may quote; only needed when there is one
+        return set(info.names if info is not None else ()) | (
+            _model_names(model_cls) if model_cls is not None else set()
+        )
+
     text = strip_fences(content)
     if not text:
         return None, [Problem("/: reply is empty", "The reply was empty; answer with one JSON value.", True)]
@@ -212,22 +255,23 @@ def check_reply(
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}: {exc.msg}"
         return None, [Problem(f"/: not valid JSON ({where})", f"The reply is not valid JSON ({where}).", True)]
-    if schema is not None:
-        validator = jsonschema.Draft202012Validator(schema)
+    if info is not None:
         errors = sorted(
-            validator.iter_errors(value), key=lambda e: (list(map(str, e.absolute_path)), e.message)
+            info.validator.iter_errors(value), key=lambda e: (list(map(str, e.absolute_path)), e.message)
         )
         if errors:
+            names = known()
             return None, [
-                Problem(_safe_schema_problem(e, known), f"{_json_path(e.absolute_path)}: {e.message}")
+                Problem(_safe_schema_problem(e, names), f"{_json_path(e.absolute_path)}: {e.message}")
                 for e in errors
             ]
     if model_cls is not None:
         try:
             model_cls.model_validate(value)
         except ValidationError as exc:
+            names = known()
             return None, [
-                Problem(f"{_safe_path(e['loc'], known)}: {e['type']}", f"{_json_path(e['loc'])}: {e['msg']}")
+                Problem(f"{_safe_path(e['loc'], names)}: {e['type']}", f"{_json_path(e['loc'])}: {e['msg']}")
                 for e in exc.errors()
             ]
     return value, []
@@ -384,7 +428,7 @@ class _Core:
     ) -> list[dict[str, str]]:
         values = dict(variables)
         if "schema" in template.placeholders and "schema" not in values and schema is not None:
-            values["schema"] = json.dumps(schema, ensure_ascii=False, indent=1, sort_keys=True)
+            values["schema"] = _schema_info(schema).prompt_text
         messages = template.render(**values)
         marker = template_marker(template)
         if messages and messages[0]["role"] == "system":
@@ -626,20 +670,21 @@ class _Core:
                 )
             )
 
-        key = cache_key(
-            model=self.profile.model,
-            template_id=template.id,
-            template_version=template.version,
-            messages=messages,
-            params={
-                "temperature": temperature,
-                "max_tokens": self.profile.max_tokens,
-                "response_format": list(self._chain) if want_json else "text",
-                "schema_sha256": sha256_text(canonical_json(schema)) if schema is not None else None,
-            },
-            seed=seed,
-        )
-        if self.cache is not None:
+        key = ""
+        if self.cache is not None:  # the key hashes the whole conversation: only worth it with a cache
+            key = cache_key(
+                model=self.profile.model,
+                template_id=template.id,
+                template_version=template.version,
+                messages=messages,
+                params={
+                    "temperature": temperature,
+                    "max_tokens": self.profile.max_tokens,
+                    "response_format": list(self._chain) if want_json else "text",
+                    "schema_sha256": _schema_info(schema).sha256 if schema is not None else None,
+                },
+                seed=seed,
+            )
             cached = self.cache.get(key)
             if cached is not MISS:
                 log.info("llm cache hit template=%s", template.ref)

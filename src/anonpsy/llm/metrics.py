@@ -35,25 +35,27 @@ class Metrics:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._records: list[CallRecord] = []
+        # Calls by case, so that a case's summary does not scan every call of a long batch.
+        self._by_case: dict[str, list[CallRecord]] = {}
 
     def record(self, record: CallRecord) -> None:
         """Add one call."""
         with self._lock:
             self._records.append(record)
+            if record.case_id is not None:
+                self._by_case.setdefault(record.case_id, []).append(record)
 
     def records(self, case_id: str | None = None) -> list[CallRecord]:
         """All calls, or those of one case."""
         with self._lock:
-            items = list(self._records)
-        return items if case_id is None else [r for r in items if r.case_id == case_id]
+            if case_id is None:
+                return list(self._records)
+            return list(self._by_case.get(case_id, ()))
 
     def case_ids(self) -> list[str]:
         """Case ids seen so far, in first-seen order."""
-        seen: dict[str, None] = {}
-        for r in self.records():
-            if r.case_id is not None:
-                seen.setdefault(r.case_id, None)
-        return list(seen)
+        with self._lock:
+            return list(self._by_case)
 
     def summary(self, case_id: str | None = None) -> dict[str, Any]:
         """Totals for one case (or all calls): calls, cache hits, requests, retries, tokens, latency."""

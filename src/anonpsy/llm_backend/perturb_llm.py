@@ -524,12 +524,19 @@ def rewrite_visit(graph: CaseGraph, ctx: StepContext, audit: Audit) -> CaseGraph
 
 
 def scrub_remaining(graph: CaseGraph, audit: Audit) -> CaseGraph:
-    """Neutral descriptions for identifiers still in any narrative field (as the rules backend does)."""
+    """Neutral descriptions for identifiers still in any narrative field (as the rules backend does).
+
+    The PHI analyzer runs once per distinct text: evidence sentences recur across nodes, and the scrub of a text
+    depends on the text alone (each field that changes still gets its own audit entry).
+    """
     age = graph.demographics.age
     keep = {age} if age is not None else set()
+    scrubbed: dict[str, tuple[str, list[str]]] = {}
 
     def fn(path: str, text: str) -> str:
-        new, types = scrub_identifiers(text, keep_ages=keep)
+        if text not in scrubbed:
+            scrubbed[text] = scrub_identifiers(text, keep_ages=keep)
+        new, types = scrubbed[text]
         if new == text:
             return text
         new = new or (UNSPECIFIED if ".contexts[" in path else "details withheld")

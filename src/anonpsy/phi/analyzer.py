@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import bisect
 import functools
-from collections.abc import Collection, Iterable, Mapping
+import re
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,8 @@ from anonpsy.phi.recognizers import (
     CLINICAL,
     COMMON,
     DIGIT_RUN,
+    FIRST,
+    LAST,
     STOP,
     GazetteerFile,
     GazetteerRecognizer,
@@ -51,6 +54,7 @@ PROPAGATE_FROM = 0.7
 PROPAGATE_SCORE = 0.6
 _PROPAGATED_TYPES = frozenset({"PERSON", "LOCATION", "ORGANIZATION"})
 _NOT_DISTINCTIVE = COMMON | CLINICAL | STOP
+_TOWN_AFTER_ADDRESS = re.compile(r"\s*(?:,|\s(?i:in))\s+([A-Z][A-Za-z'’-]+(?:\s[A-Z][A-Za-z'’-]+)?)(?![\w'’-])")
 
 PHI_KINDS = ("phi_patterns", "phi_names", "phi_gazetteer", "phi_safelist")
 _TYPE_VALUES = frozenset(t.value for t in EntityType)
@@ -223,7 +227,7 @@ class Analyzer:
                 continue
             if span.score < score_threshold:
                 continue
-            if span.type in self.suppressible and self.safelist.suppresses(text, span):
+            if span.type in self.suppressible and not self._titled(span, text) and self.safelist.suppresses(text, span):
                 continue
             kept.append(span)
         kept.extend(
@@ -231,6 +235,7 @@ class Analyzer:
             for span in self._propagate(view, kept)
             if not (span.type in self.suppressible and self.safelist.suppresses(text, span))
         )
+        kept.extend(self._town_after_address(view, kept))
         persons = [s for s in kept if s.type == EntityType.PERSON.value]
         if persons:
             kept.extend(
@@ -238,11 +243,41 @@ class Analyzer:
                 for span in self.names.coordinated(view, persons)
                 if not (span.type in self.suppressible and self.safelist.suppresses(text, span))
             )
+        kept = [self.names.with_initial(view, s) if s.type == EntityType.PERSON.value else s for s in kept]
         resolved = resolve_overlaps(kept, TYPE_PRIORITY)
         if entities is not None:
             wanted = {str(e) for e in entities}
             resolved = [s for s in resolved if s.type in wanted]
         return resolved
+
+    def _town_after_address(self, view: TextView, found: list[Span]) -> Iterator[Span]:
+        """The town written after a street address ("19 Clover St. in Lansdowne", "42 Oak Ave, Towson"): one or two
+        capitalised words that are no stop or clinical word."""
+        text = view.text
+        for span in found:
+            if span.type != EntityType.ADDRESS.value:
+                continue
+            m = _TOWN_AFTER_ADDRESS.match(text, span.end)
+            if m is None:
+                continue
+            words = TextView(m.group(1)).words
+            if not words or any(self.names._cls(w) & (STOP | CLINICAL) or w in self.names.cue_words for w in words):
+                continue
+            yield Span(m.start(1), m.end(1), EntityType.LOCATION.value, "rule", span.score, span.recognizer)
+
+    def _titled(self, span: Span, text: str | None = None) -> bool:
+        """A person found right after a title ("Dr. Kaufman", "Mr. Murphy") or right before a credential
+        ("Bernard Foley CRT"): an eponym there is a person, not the scale, sign or catheter it names. Only a span
+        whose last word is a known name qualifies ("MS. OOB" is no person)."""
+        names = self.names
+        if not (
+            span.type == EntityType.PERSON.value
+            and span.score >= names.cue_score
+            and (span.recognizer in names.title_ids or span.recognizer == names.credential_id)
+        ):
+            return False
+        words = list(TextView(text[span.start : span.end]).words) if text is not None else []
+        return bool(words) and bool(names._cls(words[-1]) & (FIRST | LAST))
 
     def _propagate(self, view: TextView, found: list[Span]) -> list[Span]:
         """Other mentions, in the same text, of a distinctive word of a name, place or institution found with a

@@ -174,7 +174,8 @@ class SafeRule(_Model):
 
     id: RuleId
     category: Literal[
-        "eponym", "medication", "scale", "clinical_word", "abbreviation", "eponym_follower", "organization"
+        "eponym", "medication", "scale", "clinical_word", "abbreviation", "eponym_follower", "eponym_context",
+        "organization",
     ]
     description: str = ""
     source: str | None = None
@@ -605,10 +606,12 @@ class PatternRecognizer:
             return None
         if self.deny is not None and self.deny.search(text, max(0, start - self.deny_window), start):
             return None
-        if self.deny_after is not None and self.deny_after.search(
-            text, end, min(len(text), end + self.deny_after_window)
-        ):
-            return None
+        if self.deny_after is not None:
+            # a word after the end of the sentence says nothing of the match ("on the 11th. One set of ...")
+            hi = min(len(text), end + self.deny_after_window)
+            stop = _SENTENCE_END.search(text, end, hi)
+            if self.deny_after.search(text, end, stop.start() if stop is not None else hi):
+                return None
         score = base
         if self.context is not None and (
             self.context.search(text, max(0, start - self.context_window), start)
@@ -622,6 +625,8 @@ class PatternRecognizer:
 
 
 _WORD_RE = re.compile(r"\w+(?:['’-]\w+)*")
+_SENTENCE_END = re.compile(r"[.;!?](?=\s)|\n")
+_LEFT_INITIAL = re.compile(r"(?:^|(?<=[^\w.'’]))([A-Za-z])\. {1,2}$")
 
 
 @dataclass(frozen=True)
@@ -782,6 +787,9 @@ def english_words() -> frozenset[str]:
 #: Titles after which even an English word is taken as a surname ("DR SMALL"); other titles ("nurse", "ms"
 #: without a period, which notes also use for mental status) need a known name or an unknown word.
 _STRONG_TITLES = frozenset({"dr", "doctor", "drs", "mr", "mrs", "prof", "professor"})
+#: Role abbreviations used as titles ("MD Kowalczyk", "per NP Carol"): a known name, or an unknown word that is no
+#: misspelling ("per md vebal" is a verbal order), right after them with nothing but blanks between.
+_ROLE_TITLES = frozenset({"md", "np"})
 
 _SUFFIXES = (
     ("'s", ""),
@@ -804,16 +812,18 @@ _SUFFIXES = (
 
 def _derived_class(rec: NameRecognizer | Mapping[str, int], word: str) -> int:
     """Classes of a word the table lacks: an inflected English word ("called", "continues") is common; a
-    hyphenated word takes the name classes of its parts, unless it ends in a plain word that is no name
-    ("hemi-paresis"; "wife-Mary" keeps them), and is clinical when all parts are."""
+    hyphenated word takes the name classes of its parts that are no clinical or stop word, unless it ends in a
+    plain word that is no name ("hemi-paresis", "Post-op"; "wife-Mary" keeps them), and is clinical when all
+    parts are."""
     table = rec.classes if isinstance(rec, NameRecognizer) else rec
     c = 0
     if "-" in word:
         parts = [p for p in word.split("-") if p]
         last = table.get(parts[-1], 0) if parts else 0
         plain = bool(last & (STOP | CLINICAL | COMMON)) and not last & (FIRST | LAST)
-        for p in parts:
-            c |= 0 if plain else table.get(p, 0) & (FIRST | LAST)
+        for p in parts:  # a clinical or stop word lends no name class ("Post-op")
+            pc = table.get(p, 0)
+            c |= 0 if plain or pc & (CLINICAL | STOP) else pc & (FIRST | LAST)
         if parts and all(table.get(p, 0) & (STOP | CLINICAL | COMMON) for p in parts):
             c |= COMMON
         if parts and all(table.get(p, 0) & CLINICAL for p in parts):
@@ -828,6 +838,16 @@ def _derived_class(rec: NameRecognizer | Mapping[str, int], word: str) -> int:
             if len(stem) > 3 and stem[-1] == stem[-2] and table.get(stem[:-1], 0) & COMMON:  # stopped -> stop
                 return COMMON
     return 0
+
+
+def _transpositions(words: Iterable[str]) -> frozenset[str]:
+    """Every word with two neighbouring letters swapped ("licsw" -> "ilcsw", "lcisw", "liscw", ...)."""
+    out: set[str] = set()
+    for w in words:
+        for k in range(len(w) - 1):
+            if w[k] != w[k + 1]:
+                out.add(w[:k] + w[k + 1] + w[k] + w[k + 2 :])
+    return frozenset(out)
 
 
 def _spelling_vocabulary(frequent: Iterable[str], clinical: Iterable[str]) -> frozenset[str]:
@@ -882,6 +902,7 @@ class NameRecognizer:
     memo: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
     spelling: frozenset[str] = frozenset()
     spelt_memo: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
+    credential_typos: frozenset[str] = frozenset()
 
     @classmethod
     def from_rules(
@@ -983,6 +1004,7 @@ class NameRecognizer:
             follower_id=follower_id,
             followers=followers,
             follower_max_words=max((len(k.split()) for k in followers), default=1),
+            credential_typos=_transpositions(k for k in credentials if k.isalpha() and len(k) >= 4) - set(credentials),
         )
 
     # -- word classes
@@ -1041,7 +1063,7 @@ class NameRecognizer:
         if c & (STOP | CLINICAL):
             return False
         if c & COMMON:
-            if c & (FIRST | LAST) and cued in ("kinship", "credential", "continue"):
+            if c & (FIRST | LAST) and cued in ("kinship", "role", "credential", "continue"):
                 return True
             if c & WEAK and cued == "kinship" and capital and not view.uncased:
                 return True  # "her son Hank"
@@ -1057,6 +1079,8 @@ class NameRecognizer:
             ):
                 return w not in self.frequent
             return False
+        if cued == "role":
+            return bool(c & (FIRST | LAST)) or (len(w) >= 3 and not self.misspelt(w))
         if cued in ("title", "kinship", "credential", "continue"):
             return bool(c & (FIRST | LAST)) or len(w) >= 3
         if cued == "trigger":  # "Seen by Cardic Transplant": a misspelt word is no name
@@ -1079,7 +1103,10 @@ class NameRecognizer:
             key = tail.removesuffix("'s")
             gap = view.before(i)
             rid = self.cue_ids.get(key)
-            if rid is None or len(gap) > 4 or gap.strip(" \t.") != "":
+            if rid is None or len(gap) > 6:
+                return None
+            # a title takes blanks and a period only; a kinship word also "(?)" or a comma ("SOCIAL-wife(?) Ann")
+            if gap.strip(" \t.") != "" and (self.cue_kinds[key] == "title" or gap.strip(" \t:,.;(-'?)") != ""):
                 return None
             return rid, self.cue_kinds[key]
         gap = view.before(i)
@@ -1096,20 +1123,30 @@ class NameRecognizer:
             rid = self.cue_ids.get(key)
             if rid is not None and (titled or self.cue_kinds[key] != "title"):
                 kind = self.cue_kinds[key]
-                if kind == "title" and key not in _STRONG_TITLES and not (key == "ms" and "." in gap):
+                if kind == "title" and key in _ROLE_TITLES:
+                    after_name = (
+                        j > 0
+                        and view.before(j).strip(" \t") in (",", "")
+                        and self._cls(view.words[j - 1]) & (FIRST | LAST | STOP | COMMON) in (FIRST, LAST, FIRST | LAST)
+                    )
+                    if gap.strip(" \t") or after_name:
+                        return None  # "NP . LUNG" (nasal prongs), "Peppler, MD made no": no title there
+                    kind = "role"
+                elif kind == "title" and key not in _STRONG_TITLES and not (key == "ms" and "." in gap):
                     kind = "kinship"  # "NURSE", "MS" (mental status): a name must look like one
                 return rid, kind
         return None
 
     def _credential_after(self, view: TextView, i: int) -> bool:
-        """Whether a credential ("RN", ", MD", "R.N.") follows token ``i``."""
+        """Whether a credential ("RN", ", MD", "R.N.") follows token ``i``; a long one may have two letters swapped
+        ("LICWS" for LICSW)."""
         gap = view.gap(i)
         if len(gap) > 3 or gap.strip(" ,.") != "":
             return False
         n = len(view)
         for k in range(min(self.credential_max_words, n - i - 1), 0, -1):
             key = " ".join(view.words[i + 1 : i + 1 + k])
-            if key in self.credentials:
+            if key in self.credentials or (k == 1 and key in self.credential_typos):
                 end = i + k
                 after = view.gap(end)[:1]
                 return not after or not after.isalnum()
@@ -1117,8 +1154,10 @@ class NameRecognizer:
 
     # -- search
 
-    def _extend(self, view: TextView, i: int, limit: int = 3) -> int:
-        """Index after the name that starts at token ``i``: further name words and initials, single gaps."""
+    def _extend(self, view: TextView, i: int, limit: int = 3, *, surnames: bool = False) -> int:
+        """Index after the name that starts at token ``i``: further name words and initials, single gaps.
+        With ``surnames`` (a credential must follow) a known surname that is also a clinical word counts too
+        ("Bernard Foley CRT")."""
         j = i + 1
         n = len(view)
         while j < n and j - i < limit:
@@ -1131,7 +1170,9 @@ class NameRecognizer:
                     j += 2
                     continue
                 break
-            if not self._name_word(view, j, cued="continue"):
+            if not self._name_word(view, j, cued="continue") and not (
+                surnames and len(view.words[j]) > 2 and self._cls(view.words[j]) & LAST
+            ):
                 break
             j += 1
         return j
@@ -1144,10 +1185,23 @@ class NameRecognizer:
             end += 1  # "Anna S."
         return Span(start, end, EntityType.PERSON.value, "rule", score, rid)
 
+    @staticmethod
+    def with_initial(view: TextView, span: Span) -> Span:
+        """``span`` widened over an initial right before it that the tokens glued to the word before
+        ("CARAFATE-W. MAROTTA": the initial belongs to the name)."""
+        start = span.start
+        if start < 3 or view.text[start - 1] != " ":
+            return span
+        m = _LEFT_INITIAL.search(view.text, max(0, start - 5), start)
+        if m is None or not (view.uncased or view.text[m.start(1)].isupper()):
+            return span
+        return Span(m.start(1), span.end, span.type, span.source, span.score, span.recognizer)
+
     def coordinated(self, view: TextView, spans: Iterable[Span]) -> Iterator[Span]:
         """A first name joined by "and" or "&" to a person ``spans`` holds ("Both Suzette and Hank are his
         proxies", "Hank and Suzette"): in a text that uses case a capitalised first name, even one that is an
-        English word; in capitals or lower case only a first name that is no English word."""
+        English word; in capitals or lower case only a first name that is no English word. An initial and a
+        listed name are taken the same way ("d. renna and j. o'brien")."""
         spans = list(spans)
         starts, words = view.starts, view.words
         n = len(view)
@@ -1166,6 +1220,21 @@ class NameRecognizer:
                 if self._coordinated_name(view, cand):
                     taken.append((view.starts[cand], view.ends[cand]))
                     yield self._span(view, cand, cand + 1, self.pair_score, self.dictionary_id)
+                    continue
+                # an initial and a listed name ("d. renna and j. o'brien", "J. O'Brien & D. Renna")
+                lo, hi = (cand, cand + 2) if cand > conj else (cand - 1, cand + 1)
+                if (
+                    lo >= 0
+                    and hi <= n
+                    and self._is_initial(view, lo)
+                    and view.gap(lo) == ". "
+                    and len(words[lo + 1]) >= 3
+                    and self._cls(words[lo + 1]) & (FIRST | LAST)
+                    and not self._cls(words[lo + 1]) & (STOP | CLINICAL)
+                    and not any(a < view.ends[hi - 1] and view.starts[lo] < b for a, b in taken)
+                ):
+                    taken.append((view.starts[lo], view.ends[hi - 1]))
+                    yield self._span(view, lo, hi, self.pair_score, self.dictionary_id)
 
     def _coordinated_name(self, view: TextView, i: int) -> bool:
         w = view.words[i]
@@ -1239,7 +1308,9 @@ class NameRecognizer:
             if self._name_word(view, i, cued="credential") or (
                 self._is_initial(view, i) and i + 1 < n and self._name_word(view, i + 1, cued="credential")
             ):
-                j = self._extend(view, i)
+                j = self._extend(view, i, surnames=True)
+                # the credential may have been read as a name word ("FOLEY CRT"): end the name before it
+                j = next((k for k in range(i + 1, j + 1) if self._credential_after(view, k - 1)), j)
                 if j > i and self._credential_after(view, j - 1) and not self._is_initial(view, j - 1):
                     yield self._span(view, i, j, self.cue_score, self.credential_id)
                     i = j
@@ -1278,6 +1349,24 @@ class NameRecognizer:
                 and len(words[i + 1]) >= 3
                 and self._unknown_or_surname(words[i + 1])
                 and not _derived_class(self, w)
+            ):
+                yield self._span(view, i, i + 2, self.unknown_score, self.dictionary_id)
+                i += 2
+                continue
+            # a capitalised first name, even one that is an English word, before a capitalised word no list has or a
+            # surname that is no English word, in a text that uses case ("Mary Rueping" signing a note)
+            if (
+                c & FIRST
+                and i + 1 < n
+                and len(w) >= 3
+                and view.gap(i) == " "
+                and not view.uncased
+                and view.is_title(i)
+                and view.is_title(i + 1)
+                and len(words[i + 1]) >= 3
+                and words[i + 1] not in self.cue_words
+                and self._unknown_or_surname(words[i + 1])
+                and not (self._cls(words[i + 1]) & LISTED and c & COMMON)
             ):
                 yield self._span(view, i, i + 2, self.unknown_score, self.dictionary_id)
                 i += 2
@@ -1321,13 +1410,30 @@ class NameRecognizer:
                 self._is_initial(view, i)
                 and view.gap(i) == ". "
                 and i + 1 < n
-                and not self._cls(words[i + 1]) & (COMMON | STOP | CLINICAL | FIRST)
-                and (self._cls(words[i + 1]) & LAST or len(words[i + 1]) >= 4)
+                and (
+                    (
+                        not self._cls(words[i + 1]) & (COMMON | STOP | CLINICAL | FIRST)
+                        and (self._cls(words[i + 1]) & LAST or len(words[i + 1]) >= 4)
+                    )
+                    or self._initial_then_capitalised_surname(view, i)
+                )
             ):
                 yield self._span(view, i, i + 2, self.pair_score, self.dictionary_id)
                 i += 2
                 continue
             i += 1
+
+    @staticmethod
+    def _no_laterality(view: TextView, i: int) -> bool:
+        return view.words[i] not in ("r", "l")
+
+    def _initial_then_capitalised_surname(self, view: TextView, i: int) -> bool:
+        """A capital initial and a capitalised surname, even one that is an English word, in a text that uses case
+        ("J. Chang PA into evaluate"); "R. Foot" and "L. Hand" are sides of the body."""
+        if view.uncased or not view.text[view.starts[i]].isupper() or not self._no_laterality(view, i):
+            return False
+        c = self._cls(view.words[i + 1])
+        return bool(c & LAST) and not c & (STOP | CLINICAL) and view.is_title(i + 1) and len(view.words[i + 1]) >= 3
 
     def _kin_name_word(self, view: TextView, i: int) -> bool:
         """A word that can be part of a name before "(son)": a known name, a capitalised census first name of a
@@ -1363,10 +1469,17 @@ class NameRecognizer:
 
     @staticmethod
     def _title_initial(view: TextView, i: int) -> bool:
-        """A capital letter standing alone with a period after it ("S." in "MS S. CARE")."""
+        """A capital letter standing alone with a period after it ("S." in "MS S. CARE"), or with a blank after it
+        where a capital carries a signal ("mr I remained" in a lower-case note)."""
         w = view.words[i]
         start = view.starts[i]
-        return len(w) == 1 and view.text[start].isupper() and view.text[start + 1 : start + 2] == "."
+        if len(w) != 1 or not view.text[start].isupper():
+            return False
+        nxt = view.text[start + 1 : start + 2]
+        if nxt == ".":
+            return True
+        # "I" is the pronoun wherever case is kept; only a note written in lower case sets it apart
+        return nxt == " " and view.capitalised_at(start) and (w != "i" or view.lower_case)
 
     def _follower_after(self, view: TextView, i: int) -> bool:
         """Whether a follower phrase ("called", "in to visit") comes right after token ``i`` and the token opens a
@@ -1434,6 +1547,7 @@ class GazetteerRecognizer:
     rule_ids: frozenset[str] = field(default_factory=frozenset)
     ward: tuple[str, str, float] | None = None  # (entity_type, rule id, score) of the word + number rule
     ward_re: re.Pattern[str] | None = None
+    saint: tuple[str, str, float] | None = None  # (entity_type, rule id, score) of "St. Agnes", "SAINT JOSEPH"
 
     @classmethod
     def from_rules(
@@ -1455,11 +1569,14 @@ class GazetteerRecognizer:
         modifiers: set[str] = set()
         ctx: list[str] = []
         coarse: set[str] = set()
+        saint: tuple[str, str, float] | None = None
         for r in rules:
             if r.gazetteer == "heads":
                 for t in r.terms:
                     heads[" ".join(_words(t))] = (r.entity_type.value, r.id, r.score)
                 modifiers.update(" ".join(_words(m)) for m in r.modifiers)
+                if {"st", "saint"} & {" ".join(_words(m)) for m in r.modifiers}:
+                    saint = (r.entity_type.value, r.id, r.score)
                 continue
             if r.gazetteer == "cues":
                 for t in r.terms:
@@ -1469,7 +1586,7 @@ class GazetteerRecognizer:
                 ward = (r.entity_type.value, r.id, r.score)
                 units = "|".join(re.escape(_norm(t)) for t in sorted(r.terms, key=lambda t: (-len(t), t)))
                 veto = rf"(?!\s*(?:{units})(?![a-z]))" if units else ""
-                ward_re = re.compile(rf"(?<![\w'’-])([a-z]{{5,}}) ([1-9])(?![\w./%:’'-]){veto}")
+                ward_re = re.compile(rf"(?<![\w'’-])([a-z]{{5,}}) ([1-9])(?![\w/%:’'-]|\.\d){veto}")
                 continue
             names_ = (
                 frozenset(r.terms)
@@ -1518,6 +1635,7 @@ class GazetteerRecognizer:
             frozenset(ids | ({ward[1]} if ward else set())),
             ward,
             ward_re,
+            saint,
         )
 
     # -- word tests
@@ -1565,6 +1683,54 @@ class GazetteerRecognizer:
             yield from self._cued(view)
         if self.ward_re is not None:
             yield from self._wards(view)
+        if self.saint is not None and self.names is not None:
+            yield from self._saints(view)
+            yield from self._nicknames(view)
+
+    def _nicknames(self, view: TextView) -> Iterator[Span]:
+        """Two or three words that name institutions ("Holy Cross", "Good Samaritan", "SACRED HEART") after "at",
+        "to", "from" or "@", without a head noun: hospitals are called so. In a text that uses case each word must
+        be capitalised; words of a kind of place only ("General", "County") do not make one."""
+        assert self.saint is not None
+        etype, rid, score = self.saint
+        words, n, at = view.words, len(view), view.index_at
+        mods = self.modifiers
+        for m in _AFTER_PLACE_PREPOSITION.finditer(view.folded):
+            i = at.get(m.end())
+            if i is None or words[i] not in mods:
+                continue
+            j = i
+            while j < n and j - i < 3 and words[j] in mods and (j == i or view.before(j) == " "):
+                if not view.uncased and not view.is_title(j):
+                    break
+                j += 1
+            listed = " ".join(words[i:j]) in self.entries  # "North Shore" is a region the lists know
+            # one such word alone only where the text uses case and it is no direction or kind of place
+            alone = j - i == 1 and not view.uncased and words[i] not in _GENERIC_PLACE_WORDS | _DIRECTIONS
+            if (j - i >= 2 or alone) and not listed and any(w not in _GENERIC_PLACE_WORDS for w in words[i:j]):
+                yield Span(view.starts[i], view.ends[j - 1], etype, "rule", score, rid)
+
+    def _saints(self, view: TextView) -> Iterator[Span]:
+        """"St."/"Saint" before a first name, as hospitals, hospices and nursing homes are called ("accepted by
+        St. Agnes", "SAINT JOSEPH'S"), with or without a head noun after it. The first name must be no clinical
+        or stop word and, in a text that uses case, capitalised ("ST elevation", "st louis" stay out)."""
+        assert self.saint is not None and self.names is not None
+        etype, rid, score = self.saint
+        words, n, at = view.words, len(view), view.index_at
+        for m in _SAINT.finditer(view.folded):
+            i = at.get(m.start())
+            if i is None or i + 1 >= n or view.gap(i) not in (" ", ". ", ".", "  ", ".  "):
+                continue
+            nxt = words[i + 1].removesuffix("'s").removesuffix("’s")
+            c = self._cls(nxt)
+            if len(nxt) < 3 or not c & FIRST or c & (STOP | CLINICAL):
+                continue
+            if not view.uncased and not (view.capitalised_at(view.starts[i]) and view.is_title(i + 1)):
+                continue
+            end = view.ends[i + 1]
+            if words[i + 1] != nxt:
+                end -= 2
+            yield Span(view.starts[i], end, etype, "rule", score, rid)
 
     def _wards(self, view: TextView) -> Iterator[Span]:
         """A word no list has followed by a one-digit number, as hospitals name units ("QUARTERMAIN 2",
@@ -1662,6 +1828,12 @@ class GazetteerRecognizer:
 
 
 _PLAIN = re.compile(r"[\s.\-]+")
+_AFTER_PLACE_PREPOSITION = re.compile(r"(?:(?<![\w'’])(?:at|to|from)\s+|@\s*)(?:the\s+)?")
+_SAINT = re.compile(r"(?<![\w'’])(?:st|saint)(?![\w'’])")
+_DIRECTIONS = frozenset(
+    {"north", "south", "east", "west", "eastern", "western", "northern", "southern", "central", "greater"}
+    | {"st", "saint"}
+)
 _GENERIC_PLACE_WORDS = frozenset(
     {"community", "general", "county", "city", "state", "university", "regional", "central", "home"}
 )
@@ -1679,6 +1851,7 @@ def _ambiguous_word(key: str, ambiguous_words: frozenset[str], names: NameRecogn
 # -------------------- safe list
 
 _SAFE_TOKEN = re.compile(r"[\w][\w'’-]*")
+_TITLE_BEFORE = re.compile(r"\b(?:dr|mr|mrs|ms|miss|prof)\.?\s+$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -1688,15 +1861,26 @@ class Safelist:
     phrases: Mapping[str, frozenset[str]]  # normalised phrase -> suppressed types
     followers: Mapping[str, frozenset[str]]  # lowercase follower word -> suppressed types of the word before
     max_words: int
+    #: bare eponym stems ("huntington" from "Huntington's", "Huntington disease") -> suppressed types
+    stems: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    #: words that make a bare eponym stem before them clinical ("the Huntington gene", "Parkinson symptoms")
+    stem_context: frozenset[str] = frozenset()
 
     @classmethod
     def from_rules(cls, rules: Iterable[SafeRule], lexicon_terms: Mapping[str, list[str]]) -> Safelist:
         """Build from ``phi_safelist`` entries; ``lexicon_terms`` resolves ``from_lexicon`` entries."""
         phrases: dict[str, set[str]] = {}
         followers: dict[str, set[str]] = {}
+        context: set[str] = set()
+        eponyms: list[tuple[str, set[str]]] = []
         for r in rules:
             types = {t.value for t in r.suppresses}
             terms = list(r.terms) + (list(lexicon_terms.get(r.from_lexicon, [])) if r.from_lexicon else [])
+            if r.category == "eponym_context":
+                context.update(" ".join(_norm(t).split()) for t in terms)
+                continue
+            if r.category == "eponym":
+                eponyms.extend((t, types) for t in terms)
             target = followers if r.category == "eponym_follower" else phrases
             for t in terms:
                 key = " ".join(_norm(t).split())
@@ -1704,10 +1888,17 @@ class Safelist:
                 if target is phrases and key.endswith("'s"):
                     target.setdefault(key[:-2] + "s", set()).update(types)
         max_words = max((len(k.split()) for k in phrases), default=1)
+        stems: dict[str, set[str]] = {}
+        for term, types in eponyms:
+            stem = _eponym_stem(term, followers)
+            if stem is not None:
+                stems.setdefault(stem, set()).update(types)
         return cls(
             {k: frozenset(v) for k, v in phrases.items()},
             {k: frozenset(v) for k, v in followers.items()},
             max_words,
+            {k: frozenset(v) for k, v in stems.items()},
+            frozenset(context),
         )
 
     def suppresses(self, text: str, span: Span) -> bool:
@@ -1738,7 +1929,33 @@ class Safelist:
                 types = self.followers.get(nxt[0][2])
                 if types is not None and span.type in types:
                     return True
+        if self.stems and self.stem_context and not any(c.isspace() for c in text[span.start : span.end]):
+            # a bare eponym before a clinical noun that is no eponym follower of its own: "the Huntington gene",
+            # "her Huntington symptoms"; "moved to Huntington" stays a place
+            types = self.stems.get(_norm(text[span.start : span.end]))
+            nxt = [t for t in toks if t[0] >= span.end][:1]
+            before = text[max(0, span.start - 6) : span.start]
+            if (
+                types is not None
+                and span.type in types
+                and nxt
+                and nxt[0][2] in self.stem_context
+                and text[span.end : nxt[0][0]].isspace()
+                and _TITLE_BEFORE.search(before) is None
+            ):
+                return True
         return False
+
+
+def _eponym_stem(term: str, followers: Mapping[str, object]) -> str | None:
+    """The bare name of an eponym entry: "Huntington's" and "Huntington disease" give "huntington"; an entry whose
+    later words are no eponym followers ("Charles Bonnet", "Cluster B") gives none."""
+    words = _norm(term).split()
+    if not words or any(w not in followers for w in words[1:]):
+        return None
+    head = words[0]
+    head = head[:-2] if head.endswith("'s") else head.rstrip("'")
+    return head if head.isalpha() and len(head) > 2 else None
 
 
 __all__ = [

@@ -111,9 +111,18 @@ class TextView:
         lower = len(_LOWER.findall(self.text))
         return upper > lower or upper * 40 < lower
 
+    @cached_property
+    def lower_case(self) -> bool:
+        """Whether the text is written almost all in lower case: there the rare capital is a signal ("psych
+        doctor Sullivan phoned") even though a lower-case word may still be a name."""
+        upper = len(_UPPER.findall(self.text))
+        lower = len(_LOWER.findall(self.text))
+        return upper * 40 < lower and upper <= lower
+
     def capitalised_at(self, start: int) -> bool:
-        """Whether the word at ``start`` is written with a capital in a text whose case carries a signal."""
-        return not self.uncased and self.text[start : start + 1].isupper()
+        """Whether the word at ``start`` is written with a capital in a text whose case carries a signal (a text
+        that uses case, or one almost all in lower case)."""
+        return self.text[start : start + 1].isupper() and (not self.uncased or self.lower_case)
 
     def is_upper(self, i: int) -> bool:
         """Whether token ``i`` is written in capitals."""

@@ -61,7 +61,13 @@ _LEGAL_CUES: list[tuple[re.Pattern[str], LegalStatus]] = [
     (re.compile(r"\b(?:court[- ]ordered|court order|committed by the court|prior to sentencing|Superior Court|"
                 r"District Court|(?:ordered|referred) by the (?:court|judge)|Honorable Judge)\b", re.I),
      LegalStatus.court_ordered),
-    (re.compile(r"\binvoluntar(?:y|ily)\b|\badmitted (?:on|under) (?:an? )?(?:emergency detention|hold|"
+    # "involuntary" before a movement or body word is a sign ("mild involuntary movements around her lips"), not
+    # a legal status.
+    (re.compile(r"\binvoluntarily\b|\binvoluntary\b(?!(?:\s+[\w-]+){0,2}?\s+(?:movements?|motions?|motor|"
+                r"muscles?|muscular|jerks?|jerking|twitch\w*|tics?|contractions?|urination|incontinence|"
+                r"weight|smil\w*|laugh\w*|crying|grimac\w*|spasms?|tremors?|vocali[sz]ations?|reflex\w*|"
+                r"blinking|swallowing|posturing|mouth|lip|tongue|facial))|"
+                r"\badmitted (?:on|under) (?:an? )?(?:emergency detention|hold|"
                 r"emergency hold|civil commitment)\b", re.I), LegalStatus.involuntary),
     (re.compile(r"\b(?:5150|section 12|legal hold|emergency hold|72[- ]hour hold|pink slip|emergency detention|"
                 r"mental health (?:act|hold)|placed on a hold|on a hold)\b", re.I), LegalStatus.legal_hold),

@@ -104,6 +104,25 @@ _MEDICAL_PREFIX = re.compile(r"\b(?:AIDS|HIV|stroke|tumou?r|cancer|thyroid|hepat
                              r"epilepsy|head injury|TBI|medical|organic)[\s-]+(?:induced|related|associated)\s*$", re.I)
 
 
+#: The indication of an as-needed dose or of a drug's dose written before a bare symptom word of a list alias:
+#: "lorazepam 0.5 mg q.6h. p.r.n. anxiety and agitation", "Xanax 0.25 mg for anxiety". The word names what the
+#: drug is given for, not a diagnosis.
+_INDICATION_BEFORE = re.compile(
+    r"(?:\bp\.?\s?r\.?\s?n\.?|\bas needed|\bwhen needed|\bif needed|"
+    r"\b(?:mg|mcg|g|ml|units?|tabs?|tablets?|daily|nightly|b\.?i\.?d\.?|t\.?i\.?d\.?|q\.?i\.?d\.?|q\.?h\.?s\.?|"
+    r"q\.?\s?\d+(?:-\d+)?\s?h(?:ours?|rs?)?\.?|at bedtime)\s*,?\s*for)"
+    r"\s*,?\s*(?:(?:for|of)\s+)?(?:[a-z]+\s*(?:,|and|or|/)\s*){0,2}$",
+    re.I,
+)
+
+
+@lru_cache(maxsize=2)
+def _list_alias_keys() -> frozenset[str]:
+    """Keys of the list aliases ("anxiety", "psychosis") that are no name or alias of any rule."""
+    named = {_dx_key(a) for r in dsm_rules.load_dsm().values() for a in (r.name, *r.aliases)}
+    return frozenset(_dx_key(a) for r in dsm_rules.load_dsm().values() for a in r.list_aliases) - named
+
+
 @lru_cache(maxsize=1)
 def _due_to_medical_rules() -> dict[str, str]:
     """Chapter -> the rule of that chapter marked ``due_to_medical_condition``."""
@@ -119,6 +138,10 @@ def find_diagnoses(text: str, section: str | None = None) -> list[tuple[int, int
     [(0, 40, 'stimulant_use_disorder')]
     >>> find_diagnoses("Rule out depression secondary to general medical condition.")
     [(9, 58, 'depressive_disorder_due_to_another_medical_condition')]
+    >>> find_diagnoses("lorazepam 0.5 mg q.6h. p.r.n. anxiety and agitation", "assessment")
+    []
+    >>> [r for _s, _e, r in find_diagnoses("She has a history of abusing opiates and benzodiazepines.")]
+    ['opioid_use_disorder', 'sedative_hypnotic_anxiolytic_use_disorder']
     """
     from anonpsy.extract.sections import deciding_sections
 
@@ -138,11 +161,72 @@ def find_diagnoses(text: str, section: str | None = None) -> list[tuple[int, int
                 continue
             if _SCORE_BAND_BEFORE.search(text[max(0, m.start(1) - 40):m.start(1)]):
                 continue
+            if key in _list_alias_keys() and _INDICATION_BEFORE.search(text[max(0, m.start(1) - 60):m.start(1)]):
+                continue
             if any(a < m.end(1) and m.start(1) < b for a, b in seen):
                 continue
             seen.add((m.start(1), m.end(1)))
             out.append(_due_to_medical(text, m.start(1), m.end(1), names[key]))
+    for start, end, rule_id in _abused_substances(text):
+        if not any(a < end and start < b for a, b in seen):
+            seen.add((start, end))
+            out.append((start, end, rule_id))
     return sorted(out)
+
+
+#: A verb or noun of problem use before the substances it governs: "a history of abusing opiates,
+#: benzodiazepines, and Vicodin", "addicted to pain pills", "dependence on alcohol". DSM-5-TR folds the former
+#: abuse and dependence into the substance's use disorder ("opioid abuse" is already its alias). Misuse or
+#: overuse of prescribed drugs ("delirium secondary to misuse of prescribed opiates") is an event, not by itself a
+#: use disorder.
+_ABUSE_CUE = re.compile(r"\b(?:abus(?:e|es|ed|ing)|addict(?:ed|ion)|dependen(?:t|ce|cy))\s+"
+                        r"(?:of\s+|to\s+|on\s+|upon\s+)?", re.I)
+#: Where the governed list ends: a clause or sentence boundary.
+_LIST_END = re.compile(r"[.;:()]|\b(?:but|which|who|that|since|because|when|while|with|in|for|at)\b", re.I)
+#: Class words of a list of abused substances that no lexicon names as a drug or a use.
+_CLASS_WORDS = {"benzodiazepine": "sedative use disorder", "benzo": "sedative use disorder",
+                "barbiturate": "sedative use disorder", "sedative": "sedative use disorder",
+                "sleeping pill": "sedative use disorder", "pain pill": "opioid use disorder",
+                "painkiller": "opioid use disorder", "pain medication": "opioid use disorder"}
+_CLASS_WORD_RE = re.compile(r"\b(" + "|".join(sorted(map(re.escape, _CLASS_WORDS), key=len, reverse=True))
+                            + r")s?\b", re.I)
+#: Drug classes whose misuse is a use disorder, by the use disorder's name.
+_DRUG_CLASS_DISORDER = {"benzodiazepine": "sedative use disorder", "z_drug_hypnotic": "sedative use disorder",
+                        "opioid_analgesic": "opioid use disorder", "opioid_agonist_therapy": "opioid use disorder",
+                        "stimulant": "stimulant use disorder"}
+
+
+def _abused_substances(text: str) -> list[tuple[int, int, str]]:
+    """Use disorders named by the substances after a problem-use cue: each substance (a use of the symptom
+    lexicon, a drug of an abusable class, or a class word) of the list the cue governs, as "<use> disorder"
+    or "<substance> abuse" when that names a DSM rule."""
+    from anonpsy import lexicon
+
+    if _ABUSE_CUE.search(text) is None:
+        return []
+    _pattern, names = _dx_matcher(False)
+    out: list[tuple[int, int, str]] = []
+    for cue in _ABUSE_CUE.finditer(text):
+        window = text[cue.end():cue.end() + 90]
+        stop = _LIST_END.search(window)
+        window = window[:stop.start()] if stop else window
+        base = cue.end()
+        hits: list[tuple[int, int, list[str]]] = []
+        for m in lexicon.find_terms(window, "symptom"):
+            head = m.headword
+            hits.append((m.start, m.end, [f"{head} disorder", head.replace("misuse", "abuse")]))
+        meds = lexicon.medication_by_id()
+        for m in lexicon.find_terms(window, "medication"):
+            entry = meds.get(m.id)
+            if entry is not None and entry.class_id in _DRUG_CLASS_DISORDER:
+                hits.append((m.start, m.end, [_DRUG_CLASS_DISORDER[entry.class_id]]))
+        for w in _CLASS_WORD_RE.finditer(window):
+            hits.append((w.start(), w.end(), [_CLASS_WORDS[w.group(1).lower()]]))
+        for start, end, candidates in hits:
+            rule_id = next((names[_dx_key(c)] for c in candidates if _dx_key(c) in names), None)
+            if rule_id is not None and rule_id.endswith("use_disorder"):
+                out.append((base + start, base + end, rule_id))
+    return out
 
 
 def _due_to_medical(text: str, start: int, end: int, rule_id: str) -> tuple[int, int, str]:
