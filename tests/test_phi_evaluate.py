@@ -63,6 +63,17 @@ def test_token_recall_and_per_type_all_or_nothing() -> None:
 def test_overmasking_of_documents_without_phi() -> None:
     rep = evaluate([_doc([], "d2")], [_doc([(0, 4, "PERSON")], "d2")])
     assert rep.docs_without_gold == 1 and rep.docs_overmasked == 1
+    assert rep.docs_overmasked_safe_harbor == 1
+
+
+def test_a_masked_year_or_young_age_is_over_masking_but_no_safe_harbor_identifier() -> None:
+    text = "Guidance for a 55-year-old diagnosed in 2021, seen on March 5, 2021."
+    year = (text.index("2021"), text.index("2021") + 4, "DATE")
+    age = (text.index("55"), text.index("55") + 2, "AGE")
+    full = (text.index("March"), text.index("March") + 13, "DATE")
+    rep = evaluate([_doc([], "a", text), _doc([], "b", text)], [_doc([year, age], "a", text), _doc([full], "b", text)])
+    assert rep.docs_overmasked == 2 and rep.docs_overmasked_safe_harbor == 1
+    assert rep.as_dict()["documents_overmasked_safe_harbor"] == 1
 
 
 def test_missing_prediction_and_out_of_bounds() -> None:

@@ -28,6 +28,7 @@ from rapidfuzz.distance import Levenshtein
 from anonpsy.errors import AnonpsyError
 from anonpsy.phi.operators import M104_BAD_EVAL_INPUT
 from anonpsy.phi.readers import Document, GoldSpan
+from anonpsy.phi.recognizers import age_over_limit, is_year_only
 
 MIN_SIMILARITY = 0.6
 _TOKEN = re.compile(r"\w+")
@@ -150,6 +151,9 @@ class EvalReport:
     per_type_docs_recalled: Counter[str] = field(default_factory=Counter)
     docs_without_gold: int = 0
     docs_overmasked: int = 0
+    #: Of those, documents where a masked span is a Safe Harbor identifier (not only a year or an age up to 89,
+    #: which the masking policy may hide although Safe Harbor allows them).
+    docs_overmasked_safe_harbor: int = 0
 
     @property
     def token_recall(self) -> float:
@@ -177,8 +181,21 @@ class EvalReport:
             "per_type": {t: prf.as_dict() for t, prf in sorted(self.per_type.items())},
             "documents_without_gold": self.docs_without_gold,
             "documents_overmasked": self.docs_overmasked,
+            "documents_overmasked_safe_harbor": self.docs_overmasked_safe_harbor,
             "min_similarity": MIN_SIMILARITY,
         }
+
+
+def _safe_harbor_identifier(text: str, span: GoldSpan) -> bool:
+    """Whether a masked span is an identifier Safe Harbor requires removing: not a year alone, not an age up to 89.
+    (States and countries, which Safe Harbor also allows, cannot be told from other places by type alone and
+    count here.)"""
+    value = text[span.start : span.end]
+    if span.type in ("DATE", "BIRTH_DATE_TIME", "DEATH_DATE_TIME"):
+        return not is_year_only(value)
+    if span.type == "AGE":
+        return age_over_limit(value)
+    return True
 
 
 def _prf(pairs: list[tuple[int, int]], n_gold: int, n_pred: int) -> PRF:
@@ -220,6 +237,7 @@ def evaluate_document(
         report.docs_without_gold += 1
         if pred:
             report.docs_overmasked += 1
+            report.docs_overmasked_safe_harbor += any(_safe_harbor_identifier(text, p) for p in pred)
 
 
 def evaluate(gold_docs: Sequence[Document], pred_docs: Sequence[Document]) -> EvalReport:
@@ -289,6 +307,7 @@ def render_table(report: EvalReport) -> Any:
         )
     table.caption = (
         f"per-type rows are type-aware lenient; recall '/ x' is per-type all-or-nothing recall. "
-        f"Documents without gold spans: {report.docs_without_gold}, over-masked: {report.docs_overmasked}"
+        f"Documents without gold spans: {report.docs_without_gold}, over-masked: {report.docs_overmasked} "
+        f"(with a Safe Harbor identifier, not only a year or an age up to 89: {report.docs_overmasked_safe_harbor})"
     )
     return table
