@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from anonpsy.cli import main
 from anonpsy.errors import AnonpsyError
 from anonpsy.graph import CaseGraph
-from anonpsy.llm import LLMClient
+from anonpsy.llm import LLMClient, load_template
 from anonpsy.llm_backend import deid_with_llm
 from anonpsy.llm_backend.perturb_llm import embedding_similarity
 from anonpsy.perturb import check, perturb
@@ -78,7 +78,7 @@ def test_every_request_names_its_template_and_asks_for_schema_output(
     before = len(server.chat_requests)
     _run(_case("06_schizophrenia_ed"), client)
     reqs = server.chat_requests[before:]
-    assert reqs and all(r.template_id and r.template_version == 1 for r in reqs)
+    assert reqs and all(r.template_id and r.template_version == load_template(r.template_id).version for r in reqs)
     assert {r.response_format for r in reqs} == {"json_schema"}
     assert {r.template_id for r in reqs} >= {
         "extract_case",

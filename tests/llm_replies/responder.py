@@ -153,6 +153,8 @@ def extract_treatments(inp: dict[str, Any]) -> dict[str, Any]:
                 "dose": t.dose,
                 "route": t.route.value if t.route else None,
                 "frequency": t.frequency,
+                "status": t.status.value,
+                "stop_reason": t.discontinued_reason.split(" (")[0] if t.discontinued_reason else None,
                 "outcome": None,
                 "evidence_text": clip(t.evidence_text or t.name),
             }

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from anonpsy import lexicon
 from anonpsy.errors import E104_UNKNOWN_DIAGNOSIS, AnonpsyError
 from anonpsy.extract.assembly.accumulator import Accumulator
-from anonpsy.extract.assembly.build import withhold_identified
+from anonpsy.extract.assembly.build import index_is_admission, withhold_identified
+from anonpsy.extract.assembly.nodes import add_treatments, finalize_treatments
 from anonpsy.extract.assembly.relations import derive_relations
 from anonpsy.extract.assembly.visit import SAFETY_FROM_HEADWORD
 from anonpsy.extract.assertion.context import classify
@@ -31,7 +32,9 @@ from anonpsy.extract.mentions.demographics import extract_age
 from anonpsy.extract.mentions.diagnoses import find_diagnoses
 from anonpsy.extract.mentions.mse import parse_mental_status
 from anonpsy.extract.mentions.results import ResultField, number_values, parse_results
-from anonpsy.extract.sections import Sentence, sentences
+from anonpsy.extract.mentions.time import time_mentions, visit_date
+from anonpsy.extract.mentions.treatments import reason_table
+from anonpsy.extract.sections import Sentence, medication_list, sentences
 from anonpsy.graph import (
     STEB,
     UNIT_DAYS,
@@ -59,6 +62,7 @@ from anonpsy.graph import (
     TestResults,
     TestValue,
     Treatment,
+    TreatmentStatus,
     TreatmentType,
     Unit,
     VisitEvent,
@@ -167,6 +171,7 @@ class _Parts:
     sentence_starts: list[int]
     mental_status: MentalStatus = field(default_factory=MentalStatus)
     omitted: list[Omission] = field(default_factory=list)
+    sentences: list[Sentence] = field(default_factory=list)
 
     def mention(self, node_id: str, pos: int | None) -> None:
         if pos is None:
@@ -463,8 +468,79 @@ def _therapy(name: str) -> lexicon.TermMatch | None:
     return hits[0] if hits else None
 
 
+def _evidence_sentences(source: SourceText, parts: _Parts, quote: str) -> list[Sentence]:
+    """The sentences of the source that the quoted evidence overlaps (none when it is not located)."""
+    start = source.locate(quote)
+    if start is None:
+        return []
+    end = start + max(1, len(quote))
+    return [s for s in parts.sentences if s.start < end and s.end > start]
+
+
+def rules_treatment_status(
+    source: SourceText, parts: _Parts, tid: str, quote: str, age: int | None
+) -> tuple[TreatmentStatus, Evidence, str | None] | None:
+    """The rules backend's status of treatment ``tid`` (and its stop reason) read from the evidence sentences
+    alone, with the rules extractor's own per-sentence treatment logic (:func:`add_treatments`,
+    :func:`finalize_treatments`);
+    None when those sentences name no treatment ``tid`` of the patient's."""
+    sents = _evidence_sentences(source, parts, quote)
+    if not sents:
+        return None
+    visit = visit_date(source.text)
+    acc = Accumulator(index_is_admission=index_is_admission(source.text))
+    for s in sents:
+        add_treatments(s, time_mentions(s.text, age=age, visit=visit), acc)
+    current_list = any(medication_list(s.section) == "current" for s in parts.sentences)
+    finalize_treatments(acc, current_list=current_list, sents=sents)
+    t = acc.treatments.get(tid)
+    if t is None or tid not in acc.tx_votes or t.status_evidence is None:
+        return None
+    return t.status, t.status_evidence, t.discontinued_reason
+
+
+def _stop_reason(source: SourceText, parts: _Parts, quote: str, said: str | None) -> str | None:
+    """Why a past treatment was stopped: the project's reading of the evidence sentences
+    (``rules/treatments/discontinuation.yaml``, with the adverse effect when named) when it agrees with the reason
+    the model gives or the model gives none, else the model's reason."""
+    read = reason_table().reason([s.text for s in _evidence_sentences(source, parts, quote)] or [quote])
+    if read is None:
+        return said
+    if said is None or read.split(" (")[0] == said:
+        return read
+    return said
+
+
+def _status(
+    ctx: StepContext, source: SourceText, parts: _Parts, it: dict[str, Any], tid: str, ev: str
+) -> tuple[TreatmentStatus, Evidence, str | None, bool]:
+    """(status, its evidence, stop reason, decided by the rules backend) of one treatment of the reply.
+
+    A reply that states the status decides it (rule ``llm.extract_treatments``); a reply without one (a model that
+    leaves it out, a reply to version 1 of the template) takes the rules backend's status of the same treatment,
+    resolved over every mention of the note (a plan that resumes a drug stopped before keeps it current); for a
+    treatment the rules backend does not find, its status of the evidence sentences; current only when those name
+    no treatment of the patient's."""
+    said = it.get("status")
+    if said:
+        status = TreatmentStatus(said)
+        reason = _stop_reason(source, parts, ev, it.get("stop_reason")) if status == TreatmentStatus.past else None
+        return status, _evidence(source, ev, "llm.extract_treatments"), reason, False
+    known = next((t for t in ctx.rules_graph().treatments if t.id == tid), None)
+    if known is not None and known.status_evidence is not None:
+        return known.status, known.status_evidence, known.discontinued_reason, True
+    found = rules_treatment_status(source, parts, tid, ev, parts.demographics.age)
+    if found is None:
+        return TreatmentStatus.current, _evidence(source, ev, "llm.extract_treatments"), None, True
+    status, evidence, reason = found
+    if status == TreatmentStatus.past and reason is None:
+        reason = _stop_reason(source, parts, ev, it.get("stop_reason"))
+    return status, evidence, reason if status == TreatmentStatus.past else None, True
+
+
 def treatments(ctx: StepContext, source: SourceText, parts: _Parts) -> None:
-    """Stage 4: treatments; medications map to the medication lexicon and its class, therapies to theirs."""
+    """Stage 4: treatments with their status; medications map to the medication lexicon and its class, therapies
+    to theirs. A treatment the reply gives without a status takes the rules backend's status of its evidence."""
     items = ask_with_evidence(
         ctx,
         source,
@@ -475,6 +551,7 @@ def treatments(ctx: StepContext, source: SourceText, parts: _Parts) -> None:
     )
     meds = lexicon.medication_by_id()
     therapy_types = {e.id: e.type for e in lexicon.therapy_lexicon().rules}
+    by_rules = 0
     for it in items:
         ev = clean_quote(it["evidence_text"])
         med = lexicon.find_terms(it["name"], "medication")
@@ -483,20 +560,11 @@ def treatments(ctx: StepContext, source: SourceText, parts: _Parts) -> None:
             entry = meds.get(med[0].id)
             name = entry.headword if entry is not None else med[0].headword
             tid = f"tx_{_slug(name)}"
-            parts.acc.med_class.setdefault(tid, entry.class_id if entry is not None else "other_medical")
-            node = Treatment(
-                id=tid,
-                type=TreatmentType.medication,
-                name=name,
-                dose=it.get("dose"),
-                route=route,
-                frequency=it.get("frequency"),
-                status_evidence=_evidence(source, ev, "llm.extract_treatments"),
-                outcome=it.get("outcome"),
-                evidence_text=ev,
-            )
+            ttype = TreatmentType.medication
+            cls: str | None = entry.class_id if entry is not None else "other_medical"
         else:
             th = _therapy(it["name"])
+            cls = None
             if th is not None:
                 tid = f"tx_{_slug(th.id)}"
                 ttype = TreatmentType(therapy_types.get(th.id, "psychotherapy"))
@@ -512,23 +580,34 @@ def treatments(ctx: StepContext, source: SourceText, parts: _Parts) -> None:
                             "E_TREATMENT_UNMAPPED",
                             f"extract_treatments {tid}: medication not in the lexicon; kept without a class",
                         )
-                    else:
-                        parts.acc.med_class.setdefault(tid, cls)
-            node = Treatment(
-                id=tid,
-                type=ttype,
-                name=name,
-                dose=it.get("dose"),
-                route=route or (Route.not_applicable if ttype != TreatmentType.medication else None),
-                frequency=it.get("frequency"),
-                status_evidence=_evidence(source, ev, "llm.extract_treatments"),
-                outcome=it.get("outcome"),
-                evidence_text=ev,
-            )
+            if ttype != TreatmentType.medication:
+                route = route or Route.not_applicable
         if tid in parts.acc.treatments:
             continue
-        parts.acc.treatments[tid] = node
+        if cls is not None:
+            parts.acc.med_class.setdefault(tid, cls)
+        status, status_evidence, reason, ruled = _status(ctx, source, parts, it, tid, ev)
+        by_rules += ruled
+        parts.acc.treatments[tid] = Treatment(
+            id=tid,
+            type=ttype,
+            name=name,
+            dose=it.get("dose"),
+            route=route,
+            frequency=it.get("frequency"),
+            status=status,
+            status_evidence=status_evidence,
+            discontinued_reason=reason,
+            outcome=it.get("outcome"),
+            evidence_text=ev,
+        )
         parts.mention(tid, source.locate(ev))
+    if by_rules:
+        ctx.note(
+            "E_TREATMENT_STATUS_RULES",
+            f"extract_treatments: {by_rules} treatment(s) without a status in the reply; "
+            "status read by the rules backend from the evidence",
+        )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -891,6 +970,7 @@ def extract_with_llm(text: str, ctx: StepContext, *, options: dict[str, Any] | N
         sentence_starts=[s.start for s in sents],
         mental_status=mental_status,
         omitted=omitted,
+        sentences=sents,
     )
     parts.acc.family = family
     given = opts.get("diagnoses")

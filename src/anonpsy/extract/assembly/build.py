@@ -73,12 +73,17 @@ def extract_facts(text: str, *, case_id: str = "case") -> CaseGraph:
     return _extract(text, case_id, whole=False)
 
 
+def index_is_admission(text: str) -> bool:
+    """Is the note a discharge summary (its index event the whole admission, not one visit)?"""
+    return bool(re.search(r"\bdischarge summary\b", title_line(text), re.I))
+
+
 def _extract(text: str, case_id: str, *, whole: bool) -> CaseGraph:
     sents = sentences(text)
     age = extract_age(sents)
     sex = extract_sex(text)
     visit = visit_date(text)
-    acc = Accumulator(index_is_admission=bool(re.search(r"\bdischarge summary\b", title_line(text), re.I)))
+    acc = Accumulator(index_is_admission=index_is_admission(text))
     mse: list[tuple[str, int | None]] = []
     values: list[TestValue] = []
     omitted: list[Omission] = []
