@@ -409,3 +409,25 @@ def test_llm_sections_that_misstate_a_status_are_rewritten_plainly() -> None:
     assert "She previously took sertraline." in text
     assert "She is taking sertraline" not in text
 
+
+
+def test_llm_closing_whose_disposition_contradicts_a_status_drops_the_disposition() -> None:
+    from anonpsy.llm_backend.generate_llm import Section, assemble
+
+    pathway = "She has been feeling better since discontinuing antidepressants"
+    g = _hand_graph()
+    g = g.model_copy(update={
+        "treatments": [Treatment(id="tx_fluoxetine", name="fluoxetine", status=TreatmentStatus.planned)],
+        "visit_event": VisitEvent(pathway=pathway),
+    })
+    sections = [
+        Section("lead", "generate_lead", {}, text="The patient is a 34-year-old woman seen in the clinic."),
+        Section("block:0", "generate_block", {}, nodes=["sx_ins", "dx_mdd", "tx_fluoxetine"],
+                text="She reported insomnia. A possible diagnosis of major depressive disorder was considered. "
+                     "The plan is to start fluoxetine."),
+        Section("closing", "generate_closing", {}, nodes=[], text=f"Disposition: {pathway}."),
+    ]
+    text, rec, violations = round_trip_sections(g, sections, assemble)
+    assert [c.node_id for c in rec.first_pass] == ["tx_fluoxetine"]
+    assert "closing" in rec.repaired and rec.remaining == [] and violations == []
+    assert "discontinuing" not in text and "The plan is to start fluoxetine." in text

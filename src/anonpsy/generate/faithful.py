@@ -404,27 +404,36 @@ def round_trip_sections(graph: CaseGraph, sections: list[S], assemble: Callable[
     text = assemble(sections)
     found, where, found_names = _evidence(read(text))
     rec.first_pass = rec.remaining = compare(expected, found, rd.checkable, rd.explained)
-    if rec.remaining:
+    # First the sections that disagree are written plainly; a closing that still disagrees then gets its findings
+    # at the bare level too, as the rules backend's own repair does (the free-text disposition is left out).
+    for findings_level in (PLAIN, BARE):
+        if not rec.remaining:
+            break
         pieces = [Piece(s.key, "", s.text, tuple(s.nodes) + (_family_nodes(graph) if s.key == "closing" else ()))
                   for s in sections]
         _, spans = _section_spans(text, [s.text for s in sections])
         targets: set[int] = set()
         for c in rec.remaining:
             targets |= _pieces_for(c, pieces, spans, {**found_names, **names}, where)
+        if findings_level == BARE:
+            targets = {i for i in targets if sections[i].key == "closing"}
+            if not targets:
+                break
         for i in sorted(targets):
             sec = sections[i]
             plain = " ".join(plain_node(graph, n, v) for n in pieces[i].nodes if _known(graph, n))
             if sec.key == "lead":
                 sec.text = Renderer(graph, seed, {"lead": BARE}).lead().text
             elif sec.key == "closing":  # the findings are structured: their own plain rendering
-                findings = [p.text for p in Renderer(graph, seed, dict.fromkeys(_FINDINGS, PLAIN)).pieces()
+                findings = [p.text for p in Renderer(graph, seed, dict.fromkeys(_FINDINGS, findings_level)).pieces()
                             if p.key in _FINDINGS and p.text]
                 sec.text = " ".join([plain, *findings]).strip()
             else:
                 sec.text = plain
-            rec.repaired.append(sec.key)
+            if sec.key not in rec.repaired:
+                rec.repaired.append(sec.key)
         text = assemble(sections)
-        found, _, _ = _evidence(read(text))
+        found, where, found_names = _evidence(read(text))
         rec.remaining = compare(expected, found, rd.checkable, rd.explained)
     rec.agreed = rec.checked - sum(1 for c in rec.remaining if c.expected is not None)
     return text, rec, round_trip_violations(rec)
