@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,3 +30,15 @@ def root() -> Path:
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     return SHARED / "data"
+
+
+@pytest.fixture
+def no_embedding_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The llm backend's sentence-embedding filter off (it is exercised in the unit tests with a fake encoder, not
+    loaded in the end-to-end tests), with its cache cleared before and after."""
+    from anonpsy.llm_backend.perturb_llm import embedding_similarity
+
+    monkeypatch.setenv("ANONPSY_LLM_EMBEDDINGS", "0")
+    embedding_similarity.cache_clear()
+    yield
+    embedding_similarity.cache_clear()

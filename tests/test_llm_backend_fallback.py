@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +36,6 @@ from anonpsy.llm.errors import (
 )
 from anonpsy.llm_backend import LLMBackendError, deid_with_llm
 from anonpsy.llm_backend import extract_llm as extract_llm_module
-from anonpsy.llm_backend.perturb_llm import embedding_similarity
 from anonpsy.llm_backend.steps import StepContext, is_step_fault, run_step
 from anonpsy.perturb import check
 from anonpsy.perturb.contexts import SourceIdentifiers
@@ -48,18 +46,12 @@ from anonpsy.validate import Violation
 from llm_replies.harness import CASES, config, write_config
 from llm_replies.responder import Responder, rules_graph
 
+pytestmark = pytest.mark.usefixtures("no_embedding_model")
+
 CASE = next(p for p in CASES if p.stem == "12_bipolar_mania_lithium")
 P_CASE = next(p for p in CASES if p.stem == "04_mdd_peripartum")  # calls every perturbation template
 SHORT = min(CASES, key=lambda p: len(p.read_text(encoding="utf-8")))
 STEP_CODES = {"E123", "E124", "E125", "E127"}
-
-
-@pytest.fixture(autouse=True)
-def _no_embedding_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("ANONPSY_LLM_EMBEDDINGS", "0")
-    embedding_similarity.cache_clear()
-    yield
-    embedding_similarity.cache_clear()
 
 
 @pytest.fixture(autouse=True, scope="module")

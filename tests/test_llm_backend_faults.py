@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,19 +15,11 @@ from click.testing import CliRunner
 from anonpsy import pipeline
 from anonpsy.cli import main
 from anonpsy.llm import LLMClient
-from anonpsy.llm_backend.perturb_llm import embedding_similarity
 from anonpsy.testing import Fault, ScriptedOpenAIServer
 from llm_replies.harness import CASES, config, write_config
 from llm_replies.responder import Responder, extract_symptoms, rules_graph
 
-
-@pytest.fixture(autouse=True)
-def _no_embedding_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The sentence-embedding filter is exercised in the unit tests with a fake encoder, not loaded here."""
-    monkeypatch.setenv("ANONPSY_LLM_EMBEDDINGS", "0")
-    embedding_similarity.cache_clear()
-    yield
-    embedding_similarity.cache_clear()
+pytestmark = pytest.mark.usefixtures("no_embedding_model")
 
 
 CASE = next(p for p in CASES if p.stem == "06_schizophrenia_ed")

@@ -10,7 +10,6 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -20,20 +19,9 @@ from click.testing import CliRunner
 from anonpsy.cli import main
 from anonpsy.graph import CaseGraph
 from anonpsy.llm import LLMClient, LLMConfig, load_template
-from anonpsy.llm_backend.perturb_llm import embedding_similarity
 from anonpsy.validate import structural_violations
 from anonpsy.yamlio import dump_yaml
 from llm_replies.harness import CASES
-
-
-@pytest.fixture(autouse=True)
-def _no_embedding_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The sentence-embedding filter is exercised in the unit tests with a fake encoder, not loaded here."""
-    monkeypatch.setenv("ANONPSY_LLM_EMBEDDINGS", "0")
-    embedding_similarity.cache_clear()
-    yield
-    embedding_similarity.cache_clear()
-
 
 URL = os.environ.get("ANONPSY_LLAMA_URL", "")
 
@@ -48,6 +36,7 @@ def _server_up() -> bool:
 
 
 pytestmark = [
+    pytest.mark.usefixtures("no_embedding_model"),
     pytest.mark.llama,
     pytest.mark.skipif(
         not _server_up(), reason="ANONPSY_LLAMA_URL is not set or no llama.cpp server answers"

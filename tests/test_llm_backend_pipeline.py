@@ -15,7 +15,6 @@ from anonpsy.errors import AnonpsyError
 from anonpsy.graph import CaseGraph
 from anonpsy.llm import LLMClient, load_template
 from anonpsy.llm_backend import deid_with_llm
-from anonpsy.llm_backend.perturb_llm import embedding_similarity
 from anonpsy.perturb import check, perturb
 from anonpsy.pipeline import DeidResult, deid_text
 from anonpsy.rules import tables
@@ -24,14 +23,7 @@ from anonpsy.validate import structural_violations
 from llm_replies.harness import CASES, config, write_config
 from llm_replies.responder import Responder, request_input
 
-
-@pytest.fixture(autouse=True)
-def _no_embedding_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The sentence-embedding filter is exercised in the unit tests with a fake encoder, not loaded here."""
-    monkeypatch.setenv("ANONPSY_LLM_EMBEDDINGS", "0")
-    embedding_similarity.cache_clear()
-    yield
-    embedding_similarity.cache_clear()
+pytestmark = pytest.mark.usefixtures("no_embedding_model")
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -28,14 +27,7 @@ from anonpsy.llm_backend.perturb_llm import (
 )
 from anonpsy.llm_backend.roundtrip import roundtrip_gaps
 
-
-@pytest.fixture(autouse=True)
-def _no_embedding_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The sentence-embedding filter is exercised in the unit tests with a fake encoder, not loaded here."""
-    monkeypatch.setenv("ANONPSY_LLM_EMBEDDINGS", "0")
-    embedding_similarity.cache_clear()
-    yield
-    embedding_similarity.cache_clear()
+pytestmark = pytest.mark.usefixtures("no_embedding_model")
 
 
 REPLIES = Path(__file__).parent / "llm_replies"

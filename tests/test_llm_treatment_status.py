@@ -7,7 +7,6 @@ Run against the scripted OpenAI-compatible server (``anonpsy.testing.openai_serv
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +15,11 @@ import pytest
 from anonpsy.graph import CaseGraph, TreatmentStatus
 from anonpsy.llm import LLMClient
 from anonpsy.llm_backend import deid_with_llm
-from anonpsy.llm_backend.perturb_llm import embedding_similarity
 from anonpsy.testing import ScriptedOpenAIServer
 from llm_replies.harness import CASES, config
 from llm_replies.responder import Responder, extract_treatments
+
+pytestmark = pytest.mark.usefixtures("no_embedding_model")
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTES = ROOT.parent / "shared" / "data" / "mtsamples-psych-dev" / "notes.jsonl"
@@ -42,14 +42,6 @@ EXPECTED = {
     "tx_lorazepam": TreatmentStatus.prn,
     "tx_ect": TreatmentStatus.refused,
 }
-
-
-@pytest.fixture(autouse=True)
-def _no_embedding_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("ANONPSY_LLM_EMBEDDINGS", "0")
-    embedding_similarity.cache_clear()
-    yield
-    embedding_similarity.cache_clear()
 
 
 def _without_status(inp: dict[str, Any], feedback: str, attempt: int) -> dict[str, Any]:
