@@ -174,8 +174,6 @@ def add_diagnoses(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -
             continue
         if status.certainty is None or status.owner.experiencer != "patient":
             continue
-        if s.section == "family_history" and status.certainty.value == Certainty.ruled_out:
-            continue  # "denies history of depression, bipolar" under family history: the family's, not a verdict
         did = f"dx_{slug(rule.id)}"
         spec = mention.time.spec if mention.time is not None else None
         acc.dx_names.setdefault(did, (rule.name, rule.id))

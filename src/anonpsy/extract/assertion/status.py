@@ -203,9 +203,10 @@ def diagnosis_status(m: Mention) -> DiagnosisStatus:
     """Certainty and temporality of a diagnosis mention.
 
     Negated: ruled out when the trigger sets a diagnosis aside ("does not meet criteria for", "unlikely", "was
-    ruled out") or the mention is in the assessment, else nothing is asserted. Uncertain: rule-out after "rule
-    out" / "r/o", else provisional. Past: a historical trigger, a past-history section or a time that ends before
-    day 0; a past diagnosis outside the assessment (or an episode) is past history.
+    ruled out") or the mention is in the assessment, else (and always in the family history) nothing is
+    asserted. Uncertain: rule-out after "rule out" / "r/o", else provisional. Past: a historical trigger, a
+    past-history section or a time that ends before day 0; a past diagnosis outside the assessment (or an
+    episode) is past history.
     """
     s = m.sentence
     default_time = Decision(Temporality.current, m.evidence("default"))
@@ -218,7 +219,10 @@ def diagnosis_status(m: Mention) -> DiagnosisStatus:
     if ctx.negated:
         owner = Owner("family") if is_family(s, m.start, ctx) else Owner(ctx.experiencer)
         neg = trigger_of(ctx, "negated")
-        if owner.experiencer == "patient" and (neg in _EXCLUDING or s.section in deciding_sections()):
+        # A denial under family history speaks of the relatives ("denies history of depression, bipolar"), never a
+        # verdict on the patient.
+        if (owner.experiencer == "patient" and s.section != "family_history"
+                and (neg in _EXCLUDING or s.section in deciding_sections())):
             return DiagnosisStatus(owner, Decision(Certainty.ruled_out, m.evidence(f"context.{neg}")), default_time)
         return DiagnosisStatus(owner, None, default_time)
     if ctx.hypothetical:
