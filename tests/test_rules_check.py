@@ -120,6 +120,7 @@ PINNED_COUNTS: dict[str, int] = {
     "dsm": 131,
     "edge_pairs": 28,
     "instrument": 76,
+    "kinship": 35,
     "ethnicity": 30,
     "lexicon_conditions": 62,
     "lexicon_demographic": 262,

@@ -27,6 +27,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from anonpsy import kinship
 from anonpsy.generate.facts import symptom_status
 from anonpsy.generate.findings import (
     TEST_GROUPS,
@@ -151,8 +152,8 @@ _THOUGHT_VERB_RE = re.compile(
     r"felt that|(?:is|was) afraid|expects?|expected|assumed?|wondered|insists?|insisted|reports?|reported|"
     r"describes?|described|states?|stated|says|said)\b", re.I)
 #: Relatives a sentence can take as its subject ("Her father may have had ..."); others are told as family history.
-_KIN = re.compile(r"^(?:(?:maternal|paternal|older|younger) )?(?:mother|father|sister|brother|grandmother|grandfather|"
-                  r"parent|sibling)$", re.I)
+_KIN = re.compile(rf"^(?:{kinship.modifiers()}[\s-]+)?"
+                  rf"{kinship.alternation(('parent', 'sibling', 'grandparent'), plurals=False)}$", re.I)
 _PAST_CUE = re.compile(r"\b(?:at (?:that|the) time|previously|ago|in the past|back then)\b", re.I)
 #: A recorded reason that is a sentence about the patient ("This is a 31-year-old female who was referred by
 #: herself"), not a complaint: the current symptoms say why instead.

@@ -51,8 +51,6 @@ _NEUTRAL: dict[str, str] = {
 }
 _YEAR = re.compile(r"(?<![\w/.-])(?:19[0-9]{2}|20[0-9]{2})(?![\w/.-])")
 _ADJ_AGE = re.compile(r"^\d{1,3}[- ](?:year|yr)s?[- ]old$", re.I)
-_KINSHIP_AFTER = re.compile(r"^\s*(?:,\s*)?(?:his|her|their|the patient's)\s+(?:wife|husband|partner|mother|father|"
-                            r"son|daughter|sister|brother|friend|boss|girlfriend|boyfriend)\b", re.I)
 
 
 _AGE_PHRASE = re.compile(r"\b\d{1,3}[- ](?:year|yr)s?[- ]old\b|\b(?:age|aged)\s\d{1,3}\b|\b\d{1,3}\s?(?:yo|y/o)\b",

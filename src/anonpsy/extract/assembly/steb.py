@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from anonpsy import lexicon
+from anonpsy import kinship, lexicon
 from anonpsy.extract.sections import segment_index, segments
 from anonpsy.graph import STEB
 
@@ -38,11 +38,9 @@ _HOLDER_START = re.compile(r"[,;:]|\b(?:that|and|but|because|says|said|states|st
 #: A believer other than the patient, or a negated belief: the proposition is then not the patient's thought, and
 #: rendering it as one would reverse or misattribute it ("his partner no longer feels that he is safe").
 _NOT_PATIENTS_BELIEF = re.compile(
-    r"\b(?:not|no longer|never|nor|hardly|denies|denied|n't|mother|mom|father|dad|parents?|sister|brother|sibling|"
-    r"grandmother|grandfather|grandparents|aunt|uncle|cousin|son|daughter|children|wife|husband|partner|spouse|"
-    r"boyfriend|girlfriend|fianc[eé]e?|friends?|roommate|coworkers?|teachers?|family|relatives?|guardian|"
-    r"caregivers?|staff|nurses?|doctors?|physicians?|therapist|counselor|police|officers?|neighbou?rs?|others|"
-    r"everyone|nobody|no one|examiner|writer|I|we)\b|n't\b", re.I)
+    rf"\b(?:not|no longer|never|nor|hardly|denies|denied|n't|{kinship.alternation()}|teachers?|staff|nurses?|"
+    r"doctors?|physicians?|therapist|counselor|police|officers?|neighbou?rs?|others|everyone|nobody|no one|"
+    r"examiner|writer|I|we)\b|n't\b", re.I)
 NARRATIVE_SECTIONS = {"hpi", "chief_complaint", "past_psych", "social_history", "substance"}
 
 

@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import TypeVar
 
+from anonpsy import kinship
 from anonpsy.extract.assertion.scope import classify_in_sentence
 from anonpsy.extract.sections import Sentence, title_line
 from anonpsy.graph import (
@@ -35,8 +36,9 @@ _SETTING_CUES: list[tuple[re.Pattern[str], Setting]] = [
                 r"SOAP note|seen (?:today|in (?:the )?office)|intake|new patient evaluation)\b", re.I),
      Setting.outpatient),
 ]
-_KIN = (r"(?:mother|father|parents?|wife|husband|partner|family|sister|brother|daughter|son|girlfriend|boyfriend|"
-        r"roommate|friend|aunt|uncle|grandmother|grandfather|caregiver|guardian)")
+#: Who may bring a patient in: the family, partners, companions and carers.
+_KIN = kinship.alternation(("parent", "sibling", "child", "grandparent", "extended", "collective", "partner",
+                            "companion", "carer"))
 _ARRIVAL_CUES: list[tuple[re.Pattern[str], ArrivalMode]] = [
     (re.compile(r"\b(?:brought (?:in |to [\w' ]{2,40}?)?by (?:the )?(?:[A-Z][a-z]+ )?(?:police|officers|sheriff|"
                 r"law enforcement)|police (?:brought|escorted)|by law enforcement|escorted by (?:police|officers)|"

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import re
 
-from anonpsy import lexicon
+from anonpsy import kinship, lexicon
 
-MEMBER = re.compile(
-    r"\b((?:(?:maternal|paternal|older|younger|elder|twin|half-|step)\s*)?(?:great-)?(?:grandmother|grandfather|"
-    r"grandparents?|mother|father|mom|dad|parents?|sisters?|brothers?|siblings?|aunts?|uncles?|cousins?|sons?|"
-    r"daughters?|children|niece|nephew|grandson|granddaughter|twin))\b", re.I)
+#: A blood relative, with the words it carries before it ("maternal aunt", "half-brother", "great-grandmother").
+MEMBER = re.compile(rf"\b((?:{kinship.modifiers()}(?:-|\s*))*{kinship.alternation(kinship.RELATIVES)})\b", re.I)
 _FH_VERB = re.compile(r"\b(?:has|had|have|with|diagnosed with|was diagnosed with|suffer(?:s|ed)? from|"
                       r"died (?:of|from|by)|developed|struggle[sd]? with|treated for|was treated for|history of|"
                       r"is on \w+ for|takes \w+ for|took \w+ for)\s+", re.I)
