@@ -179,10 +179,18 @@ def decides_treatment(name: str) -> bool:
     return bool(rule and rule.treatment_decisions)
 
 
+_DECIDING: tuple[SectionTable, frozenset[str]] | None = None
+
+
 def deciding_sections() -> frozenset[str]:
-    """The sections of the highest tier: the diagnosis list and the assessment."""
-    top = max(s.tier for s in section_table().rules.sections)
-    return frozenset(s.id for s in section_table().rules.sections if s.tier == top)
+    """The sections of the highest tier: the diagnosis list and the assessment (computed once per section table:
+    every diagnosis mention asks)."""
+    global _DECIDING
+    table = section_table()
+    if _DECIDING is None or _DECIDING[0] is not table:
+        top = max(s.tier for s in table.rules.sections)
+        _DECIDING = (table, frozenset(s.id for s in table.rules.sections if s.tier == top))
+    return _DECIDING[1]
 
 
 #: One-letter SOAP headers are recognised only in capitals at the start of a line.

@@ -161,7 +161,7 @@ def add_symptoms(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) ->
 def add_diagnoses(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -> None:
     """Diagnosis mentions of one sentence: a relative's goes to the family history; a patient's is recorded with
     its status (``acc.dx_votes``) and resolved into one node by :func:`finalize_diagnoses`."""
-    rules = dsm_rules.load_dsm()
+    rules = dsm_rules.rules_by_id()
     found = sorted(find_diagnoses(s.text, s.section))
     for i, (start, end, rule_id) in enumerate(found):
         rule = rules[rule_id]

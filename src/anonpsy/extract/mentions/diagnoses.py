@@ -231,7 +231,7 @@ def _abused_substances(text: str) -> list[tuple[int, int, str]]:
 
 def _due_to_medical(text: str, start: int, end: int, rule_id: str) -> tuple[int, int, str]:
     """The mention as its chapter's disorder due to another medical condition when the text says so."""
-    rule = dsm_rules.load_dsm()[rule_id]
+    rule = dsm_rules.rules_by_id()[rule_id]
     target = _due_to_medical_rules().get(rule.chapter)
     if rule.due_to_medical_condition or any("due to another medical condition" in a for a in rule.aliases):
         target = rule_id  # the rule names its own medical cause ("delirium due to another medical condition")
