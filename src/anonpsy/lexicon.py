@@ -538,27 +538,26 @@ class TermIndex:
     def _find(self, text: str) -> list[TermMatch]:
         spans, exact, keys = _scan(text)
         n = len(spans)
+        lengths, cs, ci = self.lengths, self.cs, self.ci
         out: list[TermMatch] = []
-        i = 0
-        while i < n:
-            hit: _Target | None = None
-            span = 0
-            for length in self.lengths.get(keys[i], ()):
-                if i + length > n:
-                    continue
-                tgt = self.cs.get(exact[i: i + length]) if self.cs else None
-                if tgt is None:
-                    tgt = self.ci.get(keys[i: i + length])
-                if tgt is not None:
-                    hit, span = tgt, length
-                    break
-            if hit is None:
-                i += 1
+        i = 0  # the first token a match may start at (after the previous match)
+        # only a token that begins some phrase can start a match
+        for at in [k for k, key in enumerate(keys) if key in lengths]:
+            if at < i:
                 continue
-            if hit.id is not None:
-                start, end = spans[i][0], spans[i + span - 1][1]
-                out.append(TermMatch(start, end, hit.id, hit.headword, text[start:end]))
-            i += span
+            for length in lengths[keys[at]]:
+                end_tok = at + length
+                if end_tok > n:
+                    continue
+                tgt = cs.get(exact[at:end_tok]) if cs else None
+                if tgt is None:
+                    tgt = ci.get(keys[at:end_tok])
+                if tgt is not None:
+                    if tgt.id is not None:
+                        start, end = spans[at][0], spans[end_tok - 1][1]
+                        out.append(TermMatch(start, end, tgt.id, tgt.headword, text[start:end]))
+                    i = end_tok
+                    break
         return out
 
 

@@ -146,12 +146,18 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
+#: Any of :data:`_PATTERNS`: most clauses hold no temporal expression, and one search tells so.
+_ANY_PATTERN = re.compile("|".join(f"(?:{p.pattern})" for p, _ in _PATTERNS), re.I)
+
+
 def parse_expression(expr: str, *, age: int | None = None) -> TimeSpec | None:
     """Map a temporal expression to a :class:`TimeSpec`, or None if it is not recognised.
 
     Coarse expressions map to the coarsest compatible offset/span ("for several years" → 3 years up to the visit,
     "in childhood" → the whole childhood window given the present age, "recently" → within the past month).
     """
+    if not _ANY_PATTERN.search(expr):
+        return None
     for pattern, kind in _PATTERNS:
         m = pattern.search(expr)
         if not m:

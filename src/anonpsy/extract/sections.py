@@ -179,10 +179,18 @@ def decides_treatment(name: str) -> bool:
     return bool(rule and rule.treatment_decisions)
 
 
+_DECIDING: tuple[SectionTable, frozenset[str]] | None = None
+
+
 def deciding_sections() -> frozenset[str]:
-    """The sections of the highest tier: the diagnosis list and the assessment."""
-    top = max(s.tier for s in section_table().rules.sections)
-    return frozenset(s.id for s in section_table().rules.sections if s.tier == top)
+    """The sections of the highest tier: the diagnosis list and the assessment (computed once per section table:
+    every diagnosis mention asks)."""
+    global _DECIDING
+    table = section_table()
+    if _DECIDING is None or _DECIDING[0] is not table:
+        top = max(s.tier for s in table.rules.sections)
+        _DECIDING = (table, frozenset(s.id for s in table.rules.sections if s.tier == top))
+    return _DECIDING[1]
 
 
 #: One-letter SOAP headers are recognised only in capitals at the start of a line.
@@ -191,26 +199,29 @@ _SOAP_LETTERS = {"s", "o", "a", "p"}
 _HEADER = re.compile(
     r"(?m)^[ \t]*(?P<name>[A-Z][A-Za-z /&'()-]{0,60}?)[ \t]*,?[ \t]*:[ \t,]*",
 )
+# Each pattern below that opens with lookbehinds first looks ahead at the characters it can start with, so the
+# lookbehinds are tried only there (the same matches, a fraction of the work on a long note).
 #: An inline capitalised header inside a line ("...,SOCIAL HISTORY:, ...").
-_INLINE_HEADER = re.compile(r"(?:(?<=[,.;])|(?<=[,.;]\s)|(?<=\s\s))(?P<name>[A-Z][A-Z /&'()-]{1,60}[A-Z)])\s*,?\s*:"
-                            r"[ \t,]*")
+_INLINE_HEADER = re.compile(r"(?=[A-Z])(?:(?<=[,.;])|(?<=[,.;]\s)|(?<=\s\s))"
+                            r"(?P<name>[A-Z][A-Z /&'()-]{1,60}[A-Z)])\s*,?\s*:[ \t,]*")
 #: Capitalised words glued before an inline header with commas ("...,ALCOHOL, NICOTINE, DRUG USE:"): the header's
 #: own first parts.
-_GLUED_PARTS = re.compile(r"(?:(?<=[,.;])|(?<=[,.;]\s))(?:[A-Z][A-Z/&'()-]*(?: [A-Z/&'()-]+)*,\s?)+$")
+_GLUED_PARTS = re.compile(r"(?=[A-Z])(?:(?<=[,.;])|(?<=[,.;]\s))(?:[A-Z][A-Z/&'()-]*(?: [A-Z/&'()-]+)*,\s?)+$")
 #: A known header in capitals glued with a comma, no colon, before a numbered list ("...,PLAN,1.  Safety.").
-_COMMA_HEADER = re.compile(r"(?:(?<=[,.;])|(?<=[,.;]\s)|(?<=\s\s))(?P<name>[A-Z][A-Z /&'-]{1,40}[A-Z])\s*,"
+_COMMA_HEADER = re.compile(r"(?=[A-Z])(?:(?<=[,.;])|(?<=[,.;]\s)|(?<=\s\s))(?P<name>[A-Z][A-Z /&'-]{1,40}[A-Z])\s*,"
                            r"(?=\s*\d{1,2}[.)]\s)")
 #: A heading on a line of its own, in capitals, without a colon.
 _BARE_HEADING = re.compile(r"(?m)^[ \t]*(?P<name>[A-Z][A-Z /&'()-]{2,70}[A-Z)])[ \t]*$")
 _ABBREV = (r"(?<!\b[A-Z])(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bSt)(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bapprox)"
            r"(?<!\bNo)(?<!\ba\.m)(?<!\bp\.m)")
-_SENT_END = re.compile(_ABBREV + r"[.!?][\"'”’)\]]?(?=\s+[A-Z0-9\"'“‘(])|\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)"
+_SENT_END = re.compile(r"(?=[.!?\n,])(?:"
+                       + _ABBREV + r"[.!?][\"'”’)\]]?(?=\s+[A-Z0-9\"'“‘(])|\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)"
                        # "No." is an answer before a word, an abbreviation only before a number ("No. 5").
                        r"|(?<=\bNo)\.(?=\s+[A-Z\"'“‘(])"
                        # "cooperative.,Appearance": list items run together with ".," in exported notes.
                        r"|(?<=[.!?]),(?=\s*[A-Z])"
                        # '"No.",Any typical drinks...': answers in quotes run together the same way.
-                       r"|(?<=[.!?][\"”]),(?=\s*[A-Z])")
+                       r"|(?<=[.!?][\"”]),(?=\s*[A-Z]))")
 #: A field label at the start of a sentence ("Suicidal/Homicidal Ideation:", "AXIS I:"; at most six words).
 _LABEL = re.compile(r"^\s*(?P<label>[A-Za-z][\w'/&(),. -]{0,60}?)\s*,?\s*:(?=\s|$)")
 _INTERROGATIVE = re.compile(r"^(?:do|does|did|have|has|had|are|is|was|were|will|would|can|could|should|what|"

@@ -37,6 +37,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal, get_args
 
 import yaml
@@ -422,6 +423,12 @@ def load_dsm(rules_root: Path | None = None) -> dict[str, DsmRule]:
     rules themselves are immutable. Raises AnonpsyError (R100, R101, R104, R109) on a malformed rule set.
     """
     return dict(_load_bundle(_root(rules_root)).rules)
+
+
+def rules_by_id(rules_root: Path | None = None) -> Mapping[str, DsmRule]:
+    """The rules of :func:`load_dsm`, read-only and not copied: for callers that only look rules up (extraction
+    asks for every diagnosis mention of every sentence)."""
+    return MappingProxyType(_load_bundle(_root(rules_root)).rules)
 
 
 def clear_dsm_cache() -> None:

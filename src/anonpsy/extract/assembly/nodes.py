@@ -101,12 +101,12 @@ def add_symptoms(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) ->
         return
     matches = symptom_mentions(s.text)
     spans = [(m.start, m.end) for m in matches]
-    statuses = [symptom_status(_mention(s, m.start, m.end, times, acc)) for m in matches]
+    mentions = [_mention(s, m.start, m.end, times, acc) for m in matches]
+    statuses = [symptom_status(mention) for mention in mentions]
     within = _use_within_limit(matches, statuses)
-    for m, status in zip(matches, statuses, strict=True):
+    for m, status, mention in zip(matches, statuses, mentions, strict=True):
         if is_instrument_name(s.text, m.start, m.end) or m.id in within:
             continue
-        mention = _mention(s, m.start, m.end, times, acc)
         if status.family is not None:
             acc.add_family(status.owner.member, condition_words(m), s.text.strip(), status.family.value,
                            status.family.evidence)
@@ -161,7 +161,7 @@ def add_symptoms(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) ->
 def add_diagnoses(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -> None:
     """Diagnosis mentions of one sentence: a relative's goes to the family history; a patient's is recorded with
     its status (``acc.dx_votes``) and resolved into one node by :func:`finalize_diagnoses`."""
-    rules = dsm_rules.load_dsm()
+    rules = dsm_rules.rules_by_id()
     found = sorted(find_diagnoses(s.text, s.section))
     for i, (start, end, rule_id) in enumerate(found):
         rule = rules[rule_id]
@@ -231,6 +231,11 @@ def _denied_only_conditions() -> frozenset[str]:
     return frozenset(e.id for e in lexicon.condition_lexicon().rules if e.system == "psychiatric")
 
 
+@lru_cache(maxsize=1)
+def _condition_entries() -> dict[str, lexicon.ConditionEntry]:
+    return {e.id: e for e in lexicon.condition_lexicon().rules}
+
+
 def finalize_conditions(acc: Accumulator) -> None:
     """One past-history item per medical condition the patient has or had, its status from its mentions
     (:func:`~anonpsy.extract.assertion.status.resolve_diagnosis`) and the condition's course: resolved or
@@ -238,7 +243,7 @@ def finalize_conditions(acc: Accumulator) -> None:
     assessment or a current mention states it and it is not chronic; pre-existing otherwise (an event or a bout
     that the note dates before the visit); denied when the patient's only statements about it deny it ("denies
     a history of stroke", "PAST PSYCHIATRIC HISTORY: None."). A condition only suspected is not kept."""
-    entries = {e.id: e for e in lexicon.condition_lexicon().rules}
+    entries = _condition_entries()
     kept: set[str] = set()
     for cid, votes in acc.condition_votes.items():
         entry = entries[cid]

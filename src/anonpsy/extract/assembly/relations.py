@@ -29,7 +29,7 @@ _SUBSTANCE_DX = re.compile(r"(?:substance|medication|alcohol|cannabis|stimulant|
 def derive_relations(text: str, sents: list[Sentence], acc: Accumulator) -> None:
     """Deterministic relations of the collected nodes: MANIFESTS_AS from the DSM symptom sets, TREATMENT_OF from
     medication-class indications and narrative proximity, INDUCES from etiologic cues with verbatim evidence."""
-    rules = dsm_rules.load_dsm()
+    rules = dsm_rules.rules_by_id()
     # MANIFESTS_AS from the per-diagnosis symptom sets.
     for dx in acc.diagnoses.values():
         rule = rules.get(dx.rule_id or "")

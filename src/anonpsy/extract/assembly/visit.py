@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import TypeVar
 
 from anonpsy import kinship
@@ -109,12 +110,28 @@ _D = TypeVar("_D")
 
 
 def _first_cue(text: str, cues: Sequence[tuple[re.Pattern[str], _V]], default: _D) -> _V | _D:
+    """The value of the cue that matches first in ``text`` (the earlier cue on a tie), else ``default``."""
+    union = _any_cue(tuple(pat for pat, _ in cues))
+    if union is not None:
+        # one scan: the alternation matches at the first position where any cue does, with the earliest cue there
+        m = union.search(text)
+        return default if m is None else cues[int(str(m.lastgroup)[1:])][1]
     best: tuple[int, _V] | None = None
     for pat, value in cues:
         m = pat.search(text)
         if m and (best is None or m.start() < best[0]):
             best = (m.start(), value)
     return best[1] if best else default
+
+
+@lru_cache(maxsize=8)
+def _any_cue(patterns: tuple[re.Pattern[str], ...]) -> re.Pattern[str] | None:
+    """The cues as one alternation, each in its own named group (None when their flags differ or a cue refers to
+    its own groups, which the alternation would renumber)."""
+    if len({p.flags for p in patterns}) != 1 or any(re.search(r"\\\d|\(\?P[<=]|\(\?[aiLmsux]+\)", p.pattern)
+                                                     for p in patterns):
+        return None
+    return re.compile("|".join(f"(?P<c{i}>{p.pattern})" for i, p in enumerate(patterns)), patterns[0].flags)
 
 
 def _priority_cue(text: str, cues: Sequence[tuple[re.Pattern[str], _V]]) -> _V | None:

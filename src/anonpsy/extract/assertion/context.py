@@ -34,13 +34,13 @@ from typing import Any, Literal
 from pydantic import Field
 
 from anonpsy.lexicon import (
+    _TOKEN_RE,
     IndexSpec,
     TermIndex,
     _FileHeader,
     _Strict,
     build_index,
     load_doc,
-    tokenize,
 )
 
 Category = Literal[
@@ -155,6 +155,9 @@ class ContextEngine:
         self.breaks = frozenset(rules.scope_breaks)
         self._indexes: dict[ConceptKind | None, TermIndex] = {}
         self.index: TermIndex = self._index(None)
+        #: Token starts and running counts of words and scope breaks of the sentences read last (every mention of a
+        #: sentence is classified against the same tokens).
+        self._layouts: dict[str, tuple[list[int], list[int], list[int]]] = {}
 
     def _index(self, kind: ConceptKind | None) -> TermIndex:
         """The triggers that apply to a concept of ``kind``, compiled into one leftmost-longest index (a phrase of
@@ -202,10 +205,7 @@ class ContextEngine:
         concept."""
         if not 0 <= start < end <= len(sentence):
             raise ValueError("concept span must satisfy 0 <= start < end <= len(sentence)")
-        toks = tokenize(sentence)
-        starts = [t.start for t in toks]
-        words = [t.text[0].isalnum() for t in toks]
-        breaks = [t.text in self.breaks for t in toks]
+        starts, words, breaks = self._layout(sentence)
         triggers = self.triggers(sentence, kind)
         terminations = [t for t in triggers if t.rule.category == "termination"]
         opposed = [t for t in triggers if t.rule.category in ("historical", "current")]
@@ -217,7 +217,7 @@ class ContextEngine:
         def blocked(lo: int, hi: int, category: Category) -> bool:
             """Is there a break or an applicable termination between char offsets lo and hi?"""
             i, j = tok_at(lo), tok_at(hi)
-            if any(breaks[i:j]):
+            if i < j and breaks[j] > breaks[i]:
                 return True
             if any(lo <= t.start and t.end <= hi and t.rule.category in _OPPOSITE.get(category, ())
                    for t in opposed):
@@ -230,7 +230,7 @@ class ContextEngine:
 
         def distance(lo: int, hi: int) -> int:
             i, j = tok_at(lo), tok_at(hi)
-            return sum(words[i:j])
+            return words[j] - words[i] if i < j else 0
 
         applied: list[tuple[int, _Trigger]] = []
         for trig in triggers:
@@ -252,6 +252,27 @@ class ContextEngine:
                 continue
             applied.append((dist, trig))
         return _result(applied)
+
+
+    def _layout(self, sentence: str) -> tuple[list[int], list[int], list[int]]:
+        """The start of every token of :func:`anonpsy.lexicon.tokenize`, and the number of word tokens and of
+        scope-break tokens before each token (``counts[j] - counts[i]``: how many among tokens ``i`` to ``j - 1``)."""
+        hit = self._layouts.get(sentence)
+        if hit is None:
+            if len(self._layouts) >= 4096:
+                self._layouts.clear()
+            starts: list[int] = []
+            words, breaks = [0], [0]
+            w = b = 0
+            for m in _TOKEN_RE.finditer(sentence):
+                tok = m.group()
+                starts.append(m.start())
+                w += tok[0].isalnum()
+                b += tok in self.breaks
+                words.append(w)
+                breaks.append(b)
+            hit = self._layouts[sentence] = (starts, words, breaks)
+        return hit
 
 
 def _list_span(sentence: str, start: int, end: int) -> tuple[int, int]:

@@ -145,7 +145,13 @@ def find_diagnoses(text: str, section: str | None = None) -> list[tuple[int, int
     """
     from anonpsy.extract.sections import deciding_sections
 
-    pattern, names = _dx_matcher(section in deciding_sections())
+    return list(_find_diagnoses(text, section in deciding_sections()))
+
+
+@lru_cache(maxsize=4096)
+def _find_diagnoses(text: str, listed: bool) -> tuple[tuple[int, int, str], ...]:
+    # every read of a text asks again about the sentences it shares with another (a round-trip probe's lead)
+    pattern, names = _dx_matcher(listed)
     out: list[tuple[int, int, str]] = []
     seen: set[tuple[int, int]] = set()
     for source in (text, _blank_parentheticals(text)) if "(" in text else (text,):
@@ -171,7 +177,7 @@ def find_diagnoses(text: str, section: str | None = None) -> list[tuple[int, int
         if not any(a < end and start < b for a, b in seen):
             seen.add((start, end))
             out.append((start, end, rule_id))
-    return sorted(out)
+    return tuple(sorted(out))
 
 
 #: A verb or noun of problem use before the substances it governs: "a history of abusing opiates,
@@ -231,7 +237,7 @@ def _abused_substances(text: str) -> list[tuple[int, int, str]]:
 
 def _due_to_medical(text: str, start: int, end: int, rule_id: str) -> tuple[int, int, str]:
     """The mention as its chapter's disorder due to another medical condition when the text says so."""
-    rule = dsm_rules.load_dsm()[rule_id]
+    rule = dsm_rules.rules_by_id()[rule_id]
     target = _due_to_medical_rules().get(rule.chapter)
     if rule.due_to_medical_condition or any("due to another medical condition" in a for a in rule.aliases):
         target = rule_id  # the rule names its own medical cause ("delirium due to another medical condition")

@@ -103,6 +103,12 @@ def symptom_mentions(text: str) -> list[lexicon.TermMatch]:
     ("denies auditory or visual hallucinations" names both; "drinks occasionally but denies excessive use" names
     excessive alcohol use), and the numeric phrasings of weight change and
     large spending, in text order, non-overlapping."""
+    return list(_symptom_mentions(text))
+
+
+@lru_cache(maxsize=4096)
+def _symptom_mentions(text: str) -> tuple[lexicon.TermMatch, ...]:
+    # every read of a text asks again about the sentences it shares with another (a round-trip probe's lead)
     out = list(lexicon.find_terms(_quote_blanked(text), "symptom"))
     out = [lexicon.TermMatch(m.start, m.end, m.id, m.headword, text[m.start:m.end]) for m in out]
     for e in [*_elided(text, out), *_qualified_use(text, out)]:
@@ -112,7 +118,7 @@ def symptom_mentions(text: str) -> list[lexicon.TermMatch]:
         for m in pat.finditer(text):
             if not any(x.start < m.end() and m.start() < x.end for x in out):
                 out.append(lexicon.TermMatch(m.start(), m.end(), sid, head, m.group(0)))
-    return sorted(out, key=lambda x: x.start)
+    return tuple(sorted(out, key=lambda x: x.start))
 
 
 _OBJECT_OF = re.compile(r"\s+of\s+(?:(?:his|her|their|the patient's|own|prescribed|home)\s+)*", re.I)
