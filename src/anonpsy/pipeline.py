@@ -239,6 +239,9 @@ def prepare_process() -> None:
     if _PREPARED:
         return
     _PREPARED = True
+    from anonpsy.extract.assertion.context import default_engine
+
     _deid_rules(_PREPARE_NOTE, 0, "prepare", {})  # the rules backend, whatever backend the batch uses
+    default_engine().prepare()  # the trigger indexes of the kinds of concept the note above did not name
     gc.collect()
     gc.freeze()

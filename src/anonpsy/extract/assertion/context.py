@@ -173,6 +173,12 @@ class ContextEngine:
             self._indexes[kind] = build_index(specs)
         return self._indexes[kind]
 
+    def prepare(self) -> None:
+        """Compile the trigger index of every kind of concept now, rather than on the first mention of that kind
+        (a long-running process pays once, before its first note)."""
+        for kind in (None, *CONCEPT_KINDS):
+            self._index(kind)
+
     @classmethod
     def from_doc(cls, doc: dict[str, Any]) -> ContextEngine:
         """Engine from a raw ``context_rules`` mapping."""
