@@ -36,7 +36,7 @@ from anonpsy.graph import (
     Treatment,
 )
 from anonpsy.llm.errors import LLMError
-from anonpsy.llm_backend.roundtrip import Gap, roundtrip_gaps
+from anonpsy.llm_backend.roundtrip import Gap, read_back, roundtrip_gaps
 from anonpsy.llm_backend.steps import StepContext
 
 OPERATOR = "generation"
@@ -353,7 +353,8 @@ def generate_with_llm(graph: CaseGraph, ctx: StepContext, audit: Audit) -> str:
         if not sec.by_rules:
             sec.text = _generate(ctx, sec, graph, plan)
     text = assemble(sections)
-    gaps = roundtrip_gaps(graph, text)
+    reread = read_back(text)  # one reading of each text, for the gaps and then the status round trip
+    gaps = roundtrip_gaps(graph, text, reread)
     rounds = 0
     while gaps and rounds < MAX_ROUNDTRIP_ROUNDS:
         rounds += 1
@@ -367,22 +368,25 @@ def generate_with_llm(graph: CaseGraph, ctx: StepContext, audit: Audit) -> str:
         for idx, gs in sorted(by_section.items()):
             sections[idx].text = _generate(ctx, sections[idx], graph, plan, _feedback(gs))
         text = assemble(sections)
-        gaps = roundtrip_gaps(graph, text)
+        reread = read_back(text)
+        gaps = roundtrip_gaps(graph, text, reread)
     for g in gaps:
         audit.notes.append(
             f"D_ROUNDTRIP_MISSING {g.kind} {g.node_id}: not found by the rules extractor after "
             f"{rounds} regeneration round(s)"
         )
-    return _status_round_trip(graph, sections, ctx, audit)
+    return _status_round_trip(graph, sections, ctx, audit, (text, reread))
 
 
-def _status_round_trip(graph: CaseGraph, sections: list[Section], ctx: StepContext, audit: Audit) -> str:
+def _status_round_trip(graph: CaseGraph, sections: list[Section], ctx: StepContext, audit: Audit,
+                       known: tuple[str, CaseGraph]) -> str:
     """The rules backend's round trip on statuses (anonpsy.generate.faithful): sections that state a fact with
-    another status than the graph's are written plainly; what still disagrees is a violation."""
+    another status than the graph's are written plainly; what still disagrees is a violation. ``known``: the
+    assembled text and its reading, already done for the gaps."""
     from anonpsy.audit import GenerationRecord
     from anonpsy.generate.faithful import round_trip_sections
 
-    text, record, violations = round_trip_sections(graph, sections, assemble, seed=ctx.seed)
+    text, record, violations = round_trip_sections(graph, sections, assemble, seed=ctx.seed, known=known)
     audit.generation = GenerationRecord(backend="llm", round_trip=record)
     audit.violations += [v.model_dump() for v in violations]
     return text
