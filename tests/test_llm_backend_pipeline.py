@@ -263,3 +263,52 @@ def test_cli_deid_with_the_llm_backend(tmp_path: Path, server: ScriptedOpenAISer
             assert "leak audit" in res.output and payload["leaks"]["leaks"]
         else:
             assert payload["leaks"]["leaks"] == []
+
+
+def test_timeline_items_beyond_the_reply_cap_are_asked_in_batches(
+    server: ScriptedOpenAIServer, client: LLMClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A note may hold more nodes than one extract_timeline reply may list (its schema's maxItems): they are asked
+    about in batches of that size, with the same episodes as one request, and no fallback."""
+    import copy
+
+    import anonpsy.llm_backend.extract_llm as extract_llm
+
+    path = _case("12_bipolar_mania_lithium")
+    whole = _run(path, client)
+    real = load_template("extract_timeline")
+    small = copy.copy(real)
+    schema = copy.deepcopy(real.reply_schema)
+    assert schema is not None
+    schema["properties"]["items"]["maxItems"] = 2
+    object.__setattr__(small, "reply_schema", schema)
+    monkeypatch.setattr(extract_llm, "load_template", lambda tid: small if tid == "extract_timeline" else real)
+    before = len(server.chat_requests)
+    batched = _run(path, client)
+    assert sum(r.template_id == "extract_timeline" for r in server.chat_requests[before:]) > 1
+    assert batched.audit.fallbacks == []
+    assert batched.original.durations == whole.original.durations
+    assert [(n.id, n.duration_ids) for n in batched.original.temporal_nodes()] == \
+        [(n.id, n.duration_ids) for n in whole.original.temporal_nodes()]
+
+
+def test_independent_steps_are_sent_together_and_handled_in_order() -> None:
+    """ask_all: the asks wait on the server at once (up to the client's concurrency), and each reply, or the
+    fault of its ask, comes back in the order asked, whatever order the replies arrive in."""
+    import re
+
+    from anonpsy.llm.errors import LLMReplyError
+    from anonpsy.llm_backend.steps import Ask, StepContext
+
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        k = int(re.findall(r'"k": (\d+)', " ".join(m["content"] for m in body["messages"]))[0])
+        return {"text": f"section {k}"} if k != 2 else {"wrong": 1}
+
+    with ScriptedOpenAIServer(responder=reply, latency=0.05) as srv, \
+            LLMClient(config(srv, concurrency=4, timeouts={"read": 60.0})) as c:
+        ctx = StepContext(llm=c, case_id="c", seed=1)
+        out = ctx.ask_all([Ask("generate_lead", {"k": k}, "generation") for k in range(5)])
+        assert srv.max_in_flight > 1
+    assert ctx.calls == 5
+    assert [o if isinstance(o, dict) else type(o) for o in out] == [
+        {"text": "section 0"}, {"text": "section 1"}, LLMReplyError, {"text": "section 3"}, {"text": "section 4"}]

@@ -1,11 +1,12 @@
 """Throughput of the ``llm`` backend against the scripted server with a fixed latency per request.
 
 100 cases (the fixture narratives, cycled) run at concurrency 16 through one shared :class:`LLMClient` from a
-thread pool. Every LLM call of a case is sequential, so the ideal wall time is
-``sum over cases of calls(case) × latency / concurrency``; the script prints the achieved throughput as a fraction
-of that ideal, and the LLM calls and tokens per case. It also prints the schedule bound: the wall time the same
-cases would take, dealt to the workers in the same order, if the client spent no time at all between calls (the
-last cases finish alone, so even a client of zero cost stays above the ideal).
+thread pool. The ideal wall time is ``sum over cases of calls(case) × latency / concurrency`` (every slot busy all
+the time); the script prints the achieved throughput as a fraction of that ideal, and the LLM calls and tokens per
+case. It also prints the schedule bound: the wall time the same cases would take, dealt to the workers in the same
+order, if each case made its calls one after another and the client spent no time at all between them (the last
+cases finish alone, so such a client stays above the ideal even at zero cost). The generation sections of a case
+are independent and sent together, so the client can beat that bound.
 
 The scripted server runs in its own process (``--in-process-server``: in this one, as the tests run it), as a real
 model server would: its request parsing and reply encoding do not compete with the client for this process's

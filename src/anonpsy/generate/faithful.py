@@ -388,13 +388,19 @@ S = TypeVar("S", bound=Section)
 
 
 def round_trip_sections(graph: CaseGraph, sections: list[S], assemble: Callable[[list[S]], str],
-                        *, seed: int = 0, reader: Reader | None = None) -> tuple[str, RoundTripRecord,
-                                                                                 list[Violation]]:
+                        *, seed: int = 0, reader: Reader | None = None,
+                        known: tuple[str, CaseGraph] | None = None) -> tuple[str, RoundTripRecord, list[Violation]]:
     """The round trip for text another backend wrote section by section (the llm backend): read the assembled
     text back, and write every section that states or names a disagreeing fact again in the plain sentences of
     the rules backend (the lead without its free text; a section narrating no fact is left out, and recorded).
-    Returns the final text, the record and a ``ROUND_TRIP`` violation per disagreement left."""
-    read = reader or _read
+    ``known``: a text and the reader's reading of it that the caller already has (the first reading is skipped
+    when the assembled text is that text). Returns the final text, the record and a ``ROUND_TRIP`` violation per
+    disagreement left."""
+    reader_of = reader or _read
+
+    def read(t: str) -> CaseGraph:
+        return known[1] if known is not None and known[0] == t else reader_of(t)
+
     expected = graph_facts(graph)
     rd = readability(graph, expected, reader)
     rec = RoundTripRecord(checked=len(rd.checkable),

@@ -67,6 +67,7 @@ from anonpsy.graph import (
     Unit,
     VisitEvent,
 )
+from anonpsy.llm.prompts import load_template
 from anonpsy.llm_backend.evidence import SourceText, clean_quote, invented
 from anonpsy.llm_backend.steps import LLMBackendError, StepContext, run_step
 from anonpsy.perturb.contexts import SourceIdentifiers
@@ -711,16 +712,19 @@ def timeline(ctx: StepContext, source: SourceText, parts: _Parts) -> None:
     nodes = _nodes(parts)
     if not nodes:
         return
-    payload = {
-        "text": source.text,
-        "age": parts.demographics.age,
-        "items": [{"id": i, "kind": k, "name": n, "evidence": e} for i, k, n, e in nodes],
-    }
-    reply = ctx.ask("extract_timeline", payload, operator=OPERATOR)
+    items = [{"id": i, "kind": k, "name": n, "evidence": e} for i, k, n, e in nodes]
+    # A reply holds at most the schema's maxItems items: a long note (or a rules fallback of an earlier stage)
+    # may have more nodes than that, so they are asked about in batches of that size.
+    schema = load_template("extract_timeline").reply_schema or {}
+    size = int(schema.get("properties", {}).get("items", {}).get("maxItems", len(items))) or 1
+    replied: list[dict[str, Any]] = []
+    for at in range(0, len(items), size):
+        payload = {"text": source.text, "age": parts.demographics.age, "items": items[at:at + size]}
+        replied += ctx.ask("extract_timeline", payload, operator=OPERATOR).get("items") or []
     known = {i for i, *_ in nodes}
     age = parts.demographics.age
     acc = parts.acc
-    for item in reply.get("items") or []:
+    for item in replied:
         nid = item["id"]
         if nid not in known:
             ctx.note("E_TIME_UNKNOWN_ID", "extract_timeline: an item id is not an extracted node")

@@ -36,8 +36,8 @@ from anonpsy.graph import (
     Treatment,
 )
 from anonpsy.llm.errors import LLMError
-from anonpsy.llm_backend.roundtrip import Gap, roundtrip_gaps
-from anonpsy.llm_backend.steps import StepContext
+from anonpsy.llm_backend.roundtrip import Gap, read_back, roundtrip_gaps
+from anonpsy.llm_backend.steps import Ask, StepContext
 
 OPERATOR = "generation"
 #: Regeneration rounds for blocks whose terms the rules extractor did not find.
@@ -279,19 +279,23 @@ def _step_name(sec: Section) -> str:
     return f"generate_block:{sec.key.split(':', 1)[1]}" if sec.block is not None else sec.template_id
 
 
-def _generate(
-    ctx: StepContext, sec: Section, graph: CaseGraph, plan: NarrativePlan, feedback: str = ""
-) -> str:
-    try:
-        reply = ctx.ask(sec.template_id, sec.payload, operator=OPERATOR, feedback=feedback)
-    except LLMError as exc:
-        ctx.fall_back(exc, stage="generation", step=_step_name(sec))
-        sec.by_rules = True
-        return rules_section(graph, ctx.seed, plan, sec)
-    text = strip_meta(str(reply["text"]))
-    if not text:
-        ctx.note("D_EMPTY_SECTION", f"{sec.key}: only meta-text; section left empty")
-    return text
+def _generate_all(
+    ctx: StepContext, todo: list[tuple[Section, str]], graph: CaseGraph, plan: NarrativePlan
+) -> None:
+    """Write each (section, feedback) of ``todo``: the sections are independent, so their requests are sent
+    together (:meth:`StepContext.ask_all`); replies and faults are then taken in section order."""
+    replies = ctx.ask_all([Ask(sec.template_id, sec.payload, OPERATOR, feedback) for sec, feedback in todo])
+    for (sec, _), reply in zip(todo, replies, strict=True):
+        if isinstance(reply, Exception):
+            if not isinstance(reply, LLMError):
+                raise reply
+            ctx.fall_back(reply, stage="generation", step=_step_name(sec))
+            sec.by_rules = True
+            sec.text = rules_section(graph, ctx.seed, plan, sec)
+            continue
+        sec.text = strip_meta(str(reply["text"]))
+        if not sec.text:
+            ctx.note("D_EMPTY_SECTION", f"{sec.key}: only meta-text; section left empty")
 
 
 def assemble(sections: list[Section]) -> str:
@@ -349,11 +353,10 @@ def generate_with_llm(graph: CaseGraph, ctx: StepContext, audit: Audit) -> str:
     for i, sec in enumerate(sections):
         for nid in sec.nodes:
             owner.setdefault(nid, i)
-    for sec in sections:
-        if not sec.by_rules:
-            sec.text = _generate(ctx, sec, graph, plan)
+    _generate_all(ctx, [(sec, "") for sec in sections if not sec.by_rules], graph, plan)
     text = assemble(sections)
-    gaps = roundtrip_gaps(graph, text)
+    reread = read_back(text)  # one reading of each text, for the gaps and then the status round trip
+    gaps = roundtrip_gaps(graph, text, reread)
     rounds = 0
     while gaps and rounds < MAX_ROUNDTRIP_ROUNDS:
         rounds += 1
@@ -364,25 +367,27 @@ def generate_with_llm(graph: CaseGraph, ctx: StepContext, audit: Audit) -> str:
                 by_section.setdefault(idx, []).append(g)
         if not by_section:
             break
-        for idx, gs in sorted(by_section.items()):
-            sections[idx].text = _generate(ctx, sections[idx], graph, plan, _feedback(gs))
+        _generate_all(ctx, [(sections[idx], _feedback(gs)) for idx, gs in sorted(by_section.items())], graph, plan)
         text = assemble(sections)
-        gaps = roundtrip_gaps(graph, text)
+        reread = read_back(text)
+        gaps = roundtrip_gaps(graph, text, reread)
     for g in gaps:
         audit.notes.append(
             f"D_ROUNDTRIP_MISSING {g.kind} {g.node_id}: not found by the rules extractor after "
             f"{rounds} regeneration round(s)"
         )
-    return _status_round_trip(graph, sections, ctx, audit)
+    return _status_round_trip(graph, sections, ctx, audit, (text, reread))
 
 
-def _status_round_trip(graph: CaseGraph, sections: list[Section], ctx: StepContext, audit: Audit) -> str:
+def _status_round_trip(graph: CaseGraph, sections: list[Section], ctx: StepContext, audit: Audit,
+                       known: tuple[str, CaseGraph]) -> str:
     """The rules backend's round trip on statuses (anonpsy.generate.faithful): sections that state a fact with
-    another status than the graph's are written plainly; what still disagrees is a violation."""
+    another status than the graph's are written plainly; what still disagrees is a violation. ``known``: the
+    assembled text and its reading, already done for the gaps."""
     from anonpsy.audit import GenerationRecord
     from anonpsy.generate.faithful import round_trip_sections
 
-    text, record, violations = round_trip_sections(graph, sections, assemble, seed=ctx.seed)
+    text, record, violations = round_trip_sections(graph, sections, assemble, seed=ctx.seed, known=known)
     audit.generation = GenerationRecord(backend="llm", round_trip=record)
     audit.violations += [v.model_dump() for v in violations]
     return text

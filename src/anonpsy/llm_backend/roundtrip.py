@@ -25,9 +25,16 @@ def _rule_id(label: str) -> str | None:
     return rule.id if rule is not None else None
 
 
-def roundtrip_gaps(graph: CaseGraph, text: str) -> list[Gap]:
-    """Diagnoses (by DSM rule) and current symptoms (by headword) of ``graph`` missing from the re-read ``text``."""
-    reread = extract_facts(text, case_id=graph.case_id)  # the facts of extract(), for a fraction of the work
+def read_back(text: str) -> CaseGraph:
+    """The facts the rules extractor reads in generated ``text`` (those of extract(), for a fraction of the work)."""
+    return extract_facts(text, case_id="roundtrip")
+
+
+def roundtrip_gaps(graph: CaseGraph, text: str, reread: CaseGraph | None = None) -> list[Gap]:
+    """Diagnoses (by DSM rule) and current symptoms (by headword) of ``graph`` missing from the re-read ``text``
+    (``reread``: :func:`read_back` of ``text`` when the caller already has it)."""
+    if reread is None:
+        reread = read_back(text)
     dx_found = {d.rule_id or _rule_id(d.label) for d in reread.diagnoses}
     dx_found |= {_rule_id(p.condition) for p in reread.past_history}
     sx_found = {s.headword for s in reread.symptoms}

@@ -9,7 +9,8 @@ re-ask and the bounded rewrite retries). The client validates the reply against 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
@@ -79,6 +80,16 @@ def is_step_fault(exc: BaseException) -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class Ask:
+    """One model step for :meth:`StepContext.ask_all`: template, input payload, operator, re-ask feedback."""
+
+    template_id: str
+    payload: dict[str, Any]
+    operator: str
+    feedback: str = ""
+
+
 @dataclass
 class StepContext:
     """Per-case state shared by the steps: the client, the seed, the case id and the audit notes.
@@ -104,8 +115,46 @@ class StepContext:
         self, template_id: str, payload: dict[str, Any], *, operator: str, feedback: str = ""
     ) -> dict[str, Any]:
         """Render ``template_id`` with ``payload`` and return the validated reply object."""
-        template = load_template(template_id)
         self.calls += 1
+        return self._ask(template_id, payload, operator, feedback)
+
+    def ask_all(self, asks: Sequence[Ask]) -> list[dict[str, Any] | Exception]:
+        """:meth:`ask` for independent steps, sent together: each reply, or the exception its ask raised, in the
+        order of ``asks``.
+
+        With :class:`anonpsy.llm.LLMClient` (thread-safe; its ``concurrency`` bounds the requests in flight of
+        every case sharing it) up to ``concurrency`` asks wait on the server at once, so that a case spends one
+        model latency on its independent steps rather than one each; with any other client, or one of
+        concurrency 1, they run one after another. The caller handles the results in order, so what it records
+        (fallbacks, notes) does not depend on which reply came first.
+        """
+        from anonpsy.llm import LLMClient
+
+        width = self.llm.config.concurrency if isinstance(self.llm, LLMClient) else 1
+        out: list[dict[str, Any] | Exception] = []
+        if width <= 1 or len(asks) <= 1:
+            for a in asks:
+                self.calls += 1
+                try:
+                    out.append(self._ask(a.template_id, a.payload, a.operator, a.feedback))
+                except Exception as exc:
+                    out.append(exc)
+                    if self.strict or not is_step_fault(exc):  # the case ends here: ask nothing more
+                        out += [exc] * (len(asks) - len(out))
+                        break
+            return out
+        self.calls += len(asks)
+        with ThreadPoolExecutor(max_workers=min(width, len(asks)), thread_name_prefix="llm-step") as pool:
+            futures = [pool.submit(self._ask, a.template_id, a.payload, a.operator, a.feedback) for a in asks]
+            for fut in futures:
+                err = fut.exception()
+                if err is not None and not isinstance(err, Exception):
+                    raise err
+                out.append(fut.result() if err is None else err)
+        return out
+
+    def _ask(self, template_id: str, payload: dict[str, Any], operator: str, feedback: str) -> dict[str, Any]:
+        template = load_template(template_id)
         reply = self.llm.complete_json(
             template,
             {"input": input_json(payload), "feedback": feedback},
