@@ -176,9 +176,13 @@ def test_capitalised_words_after_a_place_preposition_are_places(text: str, place
          ["fifteen thirty six, no Melangust Street apartment, twenty five, the"]),
         ("lives at 412 Oak Street with her", ["412 Oak Street"]),
         ("he limb on, Farkas Terrace in, Rome", ["Farkas Terrace"]),
+        # a house number glued to a street name the dictionary does not know, in one hyphenated word
+        ("Police found him outside twenty-three-thirty-tenmy parkway last night.",
+         ["twenty-three-thirty-tenmy parkway"]),
         # a street type word in ordinary speech is not an address
         ("She walks in the park every day.", []),
         ("She is over the hill and tired.", []),
+        ("He has a twenty-minute drive to work and a ten-minute walk.", []),
     ],
 )
 def test_street_addresses_by_their_grammar(text: str, addresses: list[str]) -> None:

@@ -356,6 +356,20 @@ def street_suffixes() -> frozenset[str]:
     return STREET_TYPES | frozenset(x for x in usps if x.isalpha())
 
 
+def _glued_number(c: str, known: frozenset[str]) -> bool:
+    """A house number and a street name the recogniser wrote as one hyphenated word ("twenty-three-tenmy").
+
+    The word opens with number words and goes on with one no dictionary lists; "twenty-four-hour" and
+    "ten-minute" ("a ten-minute walk") are ordinary words.
+    """
+    from anonpsy.audio.cues import is_number_word
+
+    parts = [p for p in c.split("-") if p]
+    rest = [p for p in parts if not is_number_word(p)]
+    return len(parts) >= 2 and is_number_word(parts[0]) and bool(rest) and bool(known) \
+        and any(p.isalpha() and p not in known for p in rest)
+
+
 def street_address_hits(words: Sequence[Word]) -> list[WordHit]:
     """Street addresses by their grammar: a house number, up to three name words, a street type, a unit.
 
@@ -363,10 +377,13 @@ def street_address_hits(words: Sequence[Word]) -> list[WordHit]:
     The name words need not be recognised as names ("fifteen thirty six, no Melangust Street"): any words
     between a spoken number and a street type, within the phrase, are the street's name. Without a house
     number, capitalised name words before a capitalised street type ("Farkas Terrace") are an address too.
+    A house number glued to an unknown street name in one hyphenated word ("outside twenty-three-thirty-tenmy
+    parkway") is a house number (:func:`_glued_number`).
     """
     from anonpsy.audio.cues import is_number_word
 
     types = street_suffixes()
+    known = lexicon()
     n = len(words)
     cores = [_core(w.text) for w in words]
     out: list[WordHit] = []
@@ -388,6 +405,9 @@ def street_address_hits(words: Sequence[Word]) -> list[WordHit]:
             numbers += 1
             first = j
             j -= 1
+        glued = [g for g in range(first, k) if _glued_number(cores[g], known)] if not numbers else []
+        if glued:  # "outside twenty-three-thirty-tenmy parkway": the house number written into the name's word
+            first, numbers = glued[-1], 1
         if not numbers and not (_capitalised(words[k].text) and _capitalised(words[k - 1].text)
                                 and words[k - 1].text.strip(_PUNCT) != words[k - 1].text.strip(_PUNCT).upper()):
             continue
