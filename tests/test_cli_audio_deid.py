@@ -91,3 +91,31 @@ def test_output_keeps_format_rate_channels_and_length(
     report = json.loads(rep.read_text())
     assert report["input"]["frames"] == report["output"]["frames"] == a.frames
     assert str(src) not in rep.read_text() and "in." not in rep.read_text()
+
+
+def test_a_recogniser_killed_by_a_signal_is_named_in_one_line() -> None:
+    """An embedded recogniser whose build needs an instruction set this CPU lacks dies by SIGILL: the error says
+    so and names the recognisers that still work."""
+    import signal
+    import subprocess
+    import sys
+
+    from anonpsy.audio.asr import _stopped
+
+    proc = subprocess.Popen([sys.executable, "-c", f"import os; os.kill(os.getpid(), {int(signal.SIGILL)})"])
+    line = _stopped(proc)
+    assert "SIGILL" in line and "--asr pocketsphinx" in line and "\n" not in line
+
+
+def test_auto_takes_pocketsphinx_when_moonshine_cannot_run(monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("moonshine_cpp", reason="needs moonshine-cpp (audio extra, Linux x86-64)")
+    from anonpsy.audio import asr
+    from anonpsy.audio.cli import resolve_asr
+
+    monkeypatch.setattr(asr, "moonshine_runs", lambda: False)
+    assert resolve_asr("auto") == "pocketsphinx"
+    assert "cannot run on this CPU" in capsys.readouterr().err
+    monkeypatch.setattr(asr, "moonshine_runs", lambda: True)
+    assert resolve_asr("auto") == "moonshine"
+    assert resolve_asr("moonshine") == "moonshine"

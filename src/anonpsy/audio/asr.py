@@ -17,6 +17,7 @@ analysis signal):
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import re
 from collections.abc import Sequence
@@ -243,9 +244,7 @@ class _MoonshineWorker:
             status, cpu, n = REPLY.unpack(head)
             text = read_exact(self._proc.stdout, n).decode("utf-8", errors="replace")
         except (EOFError, OSError):
-            raise AnonpsyError(
-                A103_TRANSCRIPTION, f"the embedded recogniser stopped (exit code {self._proc.poll()})"
-            ) from None
+            raise AnonpsyError(A103_TRANSCRIPTION, _stopped(self._proc)) from None
         if status != 0:
             raise AnonpsyError(A103_TRANSCRIPTION, f"the embedded recogniser failed (status {status})")
         self.seconds += len(x) / ANALYSIS_RATE
@@ -263,6 +262,44 @@ class _MoonshineWorker:
             self._proc.wait()
         if self._proc.stdout is not None:
             self._proc.stdout.close()
+
+
+def _stopped(proc: Any) -> str:
+    """Why the Moonshine worker is gone, in one line (a signal is named: SIGILL means this CPU lacks an instruction
+    set the moonshine-cpp build was compiled for)."""
+    import signal
+
+    try:
+        code = proc.wait(timeout=5)
+    except Exception:
+        code = proc.poll()
+    if isinstance(code, int) and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        hint = " (this CPU lacks an instruction the moonshine-cpp build uses)" if name == "SIGILL" else ""
+        return f"the embedded recogniser was killed by {name}{hint}; use --asr pocketsphinx or --asr server"
+    return f"the embedded recogniser stopped (exit code {code})"
+
+
+@functools.cache
+def moonshine_runs() -> bool:
+    """Can Moonshine run here? Its wheel may be installed on a CPU that lacks an instruction set the library was
+    built for, and then its process dies on the first transcription. Tried once per process, on a quarter of a
+    second of silence, in a worker process of its own."""
+    import importlib.util
+
+    if importlib.util.find_spec("moonshine_cpp") is None:
+        return False
+    worker = _MoonshineWorker()
+    try:
+        worker.transcribe(np.zeros(ANALYSIS_RATE // 4, dtype=np.float32))
+    except AnonpsyError:
+        return False
+    finally:
+        worker.close()
+    return True
 
 
 def _spread(tokens: Sequence[str], start: float, end: float) -> list[Word]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -25,12 +26,19 @@ def _check_installed(asr: str) -> None:
 
 
 def resolve_asr(asr: str) -> str:
-    """The recogniser ``auto`` stands for: Moonshine where its extra is installed, PocketSphinx otherwise."""
+    """The recogniser ``auto`` stands for: Moonshine where its extra is installed and it runs on this CPU,
+    PocketSphinx otherwise (saying why on stderr when Moonshine is installed but cannot run)."""
     if asr != "auto":
         return asr
-    import importlib.util
+    if importlib.util.find_spec("moonshine_cpp") is None:
+        return "pocketsphinx"
+    from anonpsy.audio.asr import moonshine_runs
 
-    return "moonshine" if importlib.util.find_spec("moonshine_cpp") is not None else "pocketsphinx"
+    if moonshine_runs():
+        return "moonshine"
+    click.echo("note: the embedded Moonshine recogniser is installed but cannot run on this CPU; using PocketSphinx",
+               err=True)
+    return "pocketsphinx"
 
 
 @main.command("audio-deid")
@@ -112,7 +120,6 @@ def audio_deid(
                            "--llm")
     if output.resolve() == input_path.resolve():
         raise AnonpsyError(errors.E109_BAD_OPTION, "the output must not overwrite the input", "-o")
-    asr = resolve_asr(asr)
     _check_installed(asr)
 
     from anonpsy.audio.asr import MoonshineRecognizer, PocketSphinxRecognizer, Recognizer, ServerRecognizer
@@ -124,6 +131,8 @@ def audio_deid(
     problem = output_format_problem(audio, output)
     if problem:
         raise AnonpsyError(errors.E109_BAD_OPTION, problem, "-o")
+    asr = resolve_asr(asr)  # after the input is known good: trying whether Moonshine runs takes a second
+    _check_installed(asr)
     settings = Settings(
         margin_s=margin_ms / 1000.0,
         end_extra_s=end_extra_ms / 1000.0,
@@ -147,11 +156,12 @@ def audio_deid(
             closers.append(ms)
             recognizer = ms
         else:
-            click.echo(
-                "note: PocketSphinx alone recognises too few words to find most identifiers; the embedded "
-                "Moonshine recogniser (pip install moonshine-cpp, Linux x86-64) or --asr server finds them",
-                err=True,
-            )
+            if importlib.util.find_spec("moonshine_cpp") is None:
+                click.echo(
+                    "note: PocketSphinx alone recognises too few words to find most identifiers; the embedded "
+                    "Moonshine recogniser (pip install moonshine-cpp, Linux x86-64) or --asr server finds them",
+                    err=True,
+                )
             recognizer = PocketSphinxRecognizer()
         client = detector = None
         if backend == "llm" and llm_profile:
