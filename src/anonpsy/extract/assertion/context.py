@@ -83,6 +83,7 @@ class ContextRule(_Strict):
     applies_to: tuple[Category, ...] | None = None
     concepts: tuple[ConceptKind, ...] | None = None
     hedged: bool = False
+    item_bound: bool = False
     source: str | None = None
     note: str | None = None
 
@@ -250,8 +251,24 @@ class ContextEngine:
                 continue
             if dist > scope or blocked(lo, hi, cat):
                 continue
+            if trig.rule.item_bound and hi == start and _other_item(sentence, lo, hi, last):
+                continue
             applied.append((dist, trig))
         return _result(applied)
+
+
+#: Wording that makes a list a set of alternatives, each as uncertain as the first ("possible X, Y or Z").
+_ALTERNATIVES = re.compile(r"\b(?:or|and/or|vs\.?|versus)\b", re.I)
+
+
+def _other_item(sentence: str, lo: int, hi: int, last: int) -> bool:
+    """Is the concept at ``hi`` in a later list item than the one a modifier ending at ``lo`` opens ("possible
+    diabetes, meningioma": meningioma is not hedged)? Not when the modifier opens the list with a colon
+    ("possible: X, Y") or the list is a set of alternatives ("possible X, Y or Z")."""
+    between = sentence[lo:hi]
+    if "," not in between or between.lstrip().startswith(":"):
+        return False
+    return not _ALTERNATIVES.search(sentence, lo, max(last, hi))
 
 
 def _list_span(sentence: str, start: int, end: int) -> tuple[int, int]:
