@@ -348,3 +348,36 @@ def test_a_bracketed_verdict_decides_its_own_diagnosis(text: str, expected: dict
 def test_charted_denial_forms(text: str, expected: dict[str, str]) -> None:
     """A denial of 'thoughts of harming self or others' denies both ideations."""
     assert {s.headword: s.assertion.value for s in extract(text, case_id="forms").symptoms} == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("DIAGNOSES: Possible bipolar disorder, alcohol dependence, ADHD.",
+         {"Unspecified Bipolar and Related Disorder": "provisional", "Alcohol Use Disorder": "confirmed",
+          "Attention-Deficit/Hyperactivity Disorder": "confirmed"}),
+        ("DIAGNOSES: Possible bipolar disorder, schizophrenia or schizoaffective disorder.",
+         {"Unspecified Bipolar and Related Disorder": "provisional", "Schizophrenia": "provisional",
+          "Schizoaffective Disorder": "provisional"}),
+    ],
+)
+def test_a_hedge_reaches_its_own_list_item(text: str, expected: dict[str, str]) -> None:
+    """"Possible X, Y, Z" hedges X only; alternatives joined by "or" are each uncertain."""
+    assert {d.label: d.certainty.value for d in extract(text, case_id="hedge").diagnoses} == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("HISTORY OF PRESENT ILLNESS: He is seen for low mood.\n\nPLAN:\n1. Substance abuse.\n2. Follow up.", set()),
+        ("HISTORY OF PRESENT ILLNESS: He has a long history of alcohol dependence.\n\nPLAN:\n1. Alcohol dependence.",
+         {"Alcohol Use Disorder"}),
+        ("PLAN:\n1. Continue naltrexone for alcohol dependence.", {"Alcohol Use Disorder"}),
+    ],
+)
+def test_a_plan_topic_alone_asserts_no_diagnosis(text: str, expected: set[str]) -> None:
+    """A bare topic heading of the plan names what the plan addresses; the diagnosis needs a statement elsewhere
+    (or more than the heading)."""
+    g = extract(text, case_id="topic")
+    assert {d.label for d in g.diagnoses} | {p.condition for p in g.past_history} >= expected
+    assert {d.label for d in g.diagnoses} <= expected
