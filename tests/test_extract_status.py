@@ -343,6 +343,9 @@ def test_a_bracketed_verdict_decides_its_own_diagnosis(text: str, expected: dict
     [
         ("Patient denied any thoughts of harming self or others.",
          {"suicidal ideation": "absent", "homicidal ideation": "absent"}),
+        ("REVIEW OF SYSTEMS: Psychiatric: Depression: No. Anxiety: No.",
+         {"depressed mood": "absent", "anxiety": "absent"}),
+        ("SOCIAL HISTORY: Substances: Alcohol: denies.", {"alcohol use": "absent"}),
     ],
 )
 def test_charted_denial_forms(text: str, expected: dict[str, str]) -> None:

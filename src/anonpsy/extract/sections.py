@@ -440,6 +440,13 @@ def _form(s: Sentence, label_end: int | None, table: SectionTable) -> Sentence:
         m = _LABEL.match(text)
         label_end = m.end() if m and len(m.group("label").split()) <= 6 and not re.search(
             r"[.!?]\s", m.group("label")) else 0
+    for _ in range(3):
+        # "Psychiatric: Depression: No.": a field nested in a label; the innermost label takes the answer
+        inner = _LABEL.match(text[label_end:]) if label_end else None
+        if inner is None or len(inner.group("label").split()) > 6 or table.answer(
+                text[label_end + inner.end():].strip(_ANSWER_STRIP)) is None:
+            break
+        label_end += inner.end()
     rest = text[label_end:]
     question_end = 0
     answer: Answer | None = None
