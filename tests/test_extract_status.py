@@ -384,3 +384,21 @@ def test_a_plan_topic_alone_asserts_no_diagnosis(text: str, expected: set[str]) 
     g = extract(text, case_id="topic")
     assert {d.label for d in g.diagnoses} | {p.condition for p in g.past_history} >= expected
     assert {d.label for d in g.diagnoses} <= expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("MEDICATIONS: Current meds, which she is not taking at the moment, are lithium 300 mg p.o. AM and 600 mg "
+         "p.o. q.p.m., aripiprazole 15 mg p.o. per day, pregabalin 100 mg p.o. per day.",
+         {"lithium": "past", "aripiprazole": "past", "pregabalin": "past"}),
+        ("PLAN: Discontinue lithium 300 mg p.o. b.i.d. and sertraline 100 mg daily. Start quetiapine 50 mg.",
+         {"lithium": "past", "sertraline": "past", "quetiapine": "current"}),
+        ("MEDICATIONS: Sertraline 50 mg p.o. daily. Trazodone 50 mg at bedtime.",
+         {"sertraline": "current", "trazodone": "current"}),
+    ],
+)
+def test_a_status_clause_reaches_a_list_of_dosed_drugs(text: str, expected: dict[str, str]) -> None:
+    """A status before a list of drugs reaches every item: the dose, route and frequency after each drug (and
+    the periods of "p.o.", "q.p.m.") neither end the scope nor the sentence."""
+    assert {t.name: t.status.value for t in extract(text, case_id="list").treatments} == expected

@@ -204,11 +204,14 @@ _COMMA_HEADER = re.compile(r"(?:(?<=[,.;])|(?<=[,.;]\s)|(?<=\s\s))(?P<name>[A-Z]
 _BARE_HEADING = re.compile(r"(?m)^[ \t]*(?P<name>[A-Z][A-Z /&'()-]{2,70}[A-Z)])[ \t]*$")
 _ABBREV = (r"(?<!\b[A-Z])(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bSt)(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bapprox)"
            r"(?<!\bNo)(?<!\ba\.m)(?<!\bp\.m)")
-_SENT_END = re.compile(_ABBREV + r"[.!?][\"'”’)\]]?(?=\s+[A-Z0-9\"'“‘(])|\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)"
+_SENT_END = re.compile(_ABBREV + r"[.!?][\"'”’)\]]?(?=\s+[A-Z0-9\"'“‘(])"
+                       # a dose time after an abbreviation ("300 mg p.o. AM and 600 mg") ends no sentence
+                       r"(?!\s+[AP]M\b)|\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)"
                        # "No." is an answer before a word, an abbreviation only before a number ("No. 5").
                        r"|(?<=\bNo)\.(?=\s+[A-Z\"'“‘(])"
-                       # "cooperative.,Appearance": list items run together with ".," in exported notes.
-                       r"|(?<=[.!?]),(?=\s*[A-Z])"
+                       # "cooperative.,Appearance": list items run together with ".," in exported notes (not a
+                       # comma after a dose abbreviation: "600 mg p.o. q.p.m., Abilify 15 mg").
+                       r"|(?<=[.!?])(?<!\.[a-z]\.),(?=\s*[A-Z])"
                        # '"No.",Any typical drinks...': answers in quotes run together the same way.
                        r"|(?<=[.!?][\"”]),(?=\s*[A-Z])")
 #: A field label at the start of a sentence ("Suicidal/Homicidal Ideation:", "AXIS I:"; at most six words).

@@ -205,12 +205,16 @@ class ContextEngine:
             raise ValueError("concept span must satisfy 0 <= start < end <= len(sentence)")
         toks = tokenize(sentence)
         starts = [t.start for t in toks]
-        words = [t.text[0].isalnum() for t in toks]
-        breaks = [t.text in self.breaks for t in toks]
+        # The periods of an abbreviation ("p.o.", "b.i.d.") end no scope; for a drug, the dose, route and frequency
+        # written after each item of a list are not words that carry the scope away from the next item.
+        masked = _ABBREV_DOT.sub("\\1\u00b7", sentence) if "." in sentence else sentence
+        dose_blind = kind == "medication"
+        words = [t.text[0].isalnum() and not (dose_blind and _DOSE_WORD.match(t.text)) for t in toks]
+        breaks = [t.text in self.breaks and masked[t.start] == t.text[0] for t in toks]
         triggers = self.triggers(sentence, kind)
         terminations = [t for t in triggers if t.rule.category == "termination"]
         opposed = [t for t in triggers if t.rule.category in ("historical", "current")]
-        first, last = _list_span(sentence, start, end)
+        first, last = _list_span(masked, start, end, dose_blind)
 
         def tok_at(pos: int) -> int:
             return bisect.bisect_left(starts, pos)
@@ -271,9 +275,26 @@ def _other_item(sentence: str, lo: int, hi: int, last: int) -> bool:
     return not _ALTERNATIVES.search(sentence, lo, max(last, hi))
 
 
-def _list_span(sentence: str, start: int, end: int) -> tuple[int, int]:
+#: A period of an abbreviation: after a single letter that is not part of a word ("p.o.", "b.i.d.", "q.p.m.").
+_ABBREV_DOT = re.compile(r"(?<![A-Za-z0-9])([A-Za-z])\.(?=[A-Za-z]\.|[\s,;)]|$)")
+#: Dose, route and frequency words after a drug's name ("300 mg p.o. b.i.d.", "15 mg per day", "at bedtime").
+_DOSE_WORD = re.compile(r"(?:\d[\d.,/-]*|[a-z]|mgs?|mcg|mg/kg|gm?|ml|cc|units?|iu|tabs?|tablets?|caps?|capsules?|"
+                        r"puffs?|drops?|patch|per|day|daily|nightly|weekly|am|pm|qam|qpm|qhs|hs|qd|bid|tid|qid|prn|"
+                        r"po|im|iv|sl|bedtime|once|twice|times|x)$", re.I)
+
+
+def _item_words(item: str, dose_blind: bool) -> int:
+    """Words of a list item; with ``dose_blind``, not counting a drug's dose, route and frequency."""
+    words = item.split()
+    if not dose_blind:
+        return len(words)
+    return sum(1 for w in words if not _DOSE_WORD.match(w.strip(",.·()")) and w.strip(",.·()"))
+
+
+def _list_span(sentence: str, start: int, end: int, dose_blind: bool = False) -> tuple[int, int]:
     """Where the list the concept at ``[start, end)`` belongs to begins and ends: the first and last of the
-    short items joined to it by commas or "and"/"or" (the concept's own span when it is in no list)."""
+    short items joined to it by commas or "and"/"or" (the concept's own span when it is in no list); with
+    ``dose_blind``, the dose, route and frequency after a drug do not make its item long."""
     first = start
     # the concept may end an item that starts with a few words of its own (", or symptoms of anxiety")
     cut = max(sentence.rfind(c, 0, start) for c in ",;")
@@ -292,7 +313,7 @@ def _list_span(sentence: str, start: int, end: int) -> tuple[int, int]:
         words = item.split()
         if not words or re.search(r"[.!?]\s", item):
             break
-        if len(words) > _LIST_ITEM_WORDS:
+        if _item_words(item, dose_blind) > _LIST_ITEM_WORDS:
             # the first item hangs on the words before it ("include Haldol and lithium"): its last word
             first = m.start() - len(item.rstrip()) + item.rstrip().rfind(words[-1]) if item.rstrip() else first
             break
@@ -305,7 +326,7 @@ def _list_span(sentence: str, start: int, end: int) -> tuple[int, int]:
         rest = sentence[last + m.end():]
         nxt = re.match(r"[^,;:.!?()]*", rest)
         item = nxt.group(0) if nxt else ""
-        if not item.split() or len(item.split()) > _LIST_ITEM_WORDS:
+        if not item.split() or _item_words(item, dose_blind) > _LIST_ITEM_WORDS:
             break
         last = last + m.end() + len(item.rstrip())
     return first, last
