@@ -4,6 +4,7 @@ and the graph rules that keep statuses consistent."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -402,3 +403,22 @@ def test_a_status_clause_reaches_a_list_of_dosed_drugs(text: str, expected: dict
     """A status before a list of drugs reaches every item: the dose, route and frequency after each drug (and
     the periods of "p.o.", "q.p.m.") neither end the scope nor the sentence."""
     assert {t.name: t.status.value for t in extract(text, case_id="list").treatments} == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "HISTORY OF PRESENT ILLNESS: In the emergency department she was given 2 mg of lorazepam.",
+        "HISTORY OF PRESENT ILLNESS: She received one dose of haloperidol at the outside hospital.",
+    ],
+)
+def test_a_single_dose_is_told_as_given_not_taken(text: str) -> None:
+    """A dose given once is a one-time dose (as needed, frequency "once"), and the text tells it as received
+    before, never as a drug the patient takes."""
+    from anonpsy.generate.templates import render
+
+    g = extract(text, case_id="once")
+    (t,) = g.treatments
+    assert (t.status, t.frequency) == (TreatmentStatus.prn, "once")
+    out = render(g, seed=0)
+    assert "previously received" in out and not re.search(r"\b(?:takes|is taking|as needed)\b", out)
