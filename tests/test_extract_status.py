@@ -422,3 +422,10 @@ def test_a_single_dose_is_told_as_given_not_taken(text: str) -> None:
     assert (t.status, t.frequency) == (TreatmentStatus.prn, "once")
     out = render(g, seed=0)
     assert "previously received" in out and not re.search(r"\b(?:takes|is taking|as needed)\b", out)
+
+
+def test_a_cause_named_in_a_rule_out_is_not_asserted() -> None:
+    """"Rule out dementia secondary to substance abuse": the cause is part of the hypothesis, not a diagnosis."""
+    g = extract("AXIS I: Rule out dementia secondary to substance abuse.", case_id="cause")
+    assert {d.label: d.certainty.value for d in g.diagnoses}.get("Other (or Unknown) Substance Use Disorder") in (
+        None, "rule_out")
