@@ -4,6 +4,7 @@ and the graph rules that keep statuses consistent."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -343,8 +344,88 @@ def test_a_bracketed_verdict_decides_its_own_diagnosis(text: str, expected: dict
     [
         ("Patient denied any thoughts of harming self or others.",
          {"suicidal ideation": "absent", "homicidal ideation": "absent"}),
+        ("REVIEW OF SYSTEMS: Psychiatric: Depression: No. Anxiety: No.",
+         {"depressed mood": "absent", "anxiety": "absent"}),
+        ("SOCIAL HISTORY: Substances: Alcohol: denies.", {"alcohol use": "absent"}),
     ],
 )
 def test_charted_denial_forms(text: str, expected: dict[str, str]) -> None:
     """A denial of 'thoughts of harming self or others' denies both ideations."""
     assert {s.headword: s.assertion.value for s in extract(text, case_id="forms").symptoms} == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("DIAGNOSES: Possible bipolar disorder, alcohol dependence, ADHD.",
+         {"Unspecified Bipolar and Related Disorder": "provisional", "Alcohol Use Disorder": "confirmed",
+          "Attention-Deficit/Hyperactivity Disorder": "confirmed"}),
+        ("DIAGNOSES: Possible bipolar disorder, schizophrenia or schizoaffective disorder.",
+         {"Unspecified Bipolar and Related Disorder": "provisional", "Schizophrenia": "provisional",
+          "Schizoaffective Disorder": "provisional"}),
+    ],
+)
+def test_a_hedge_reaches_its_own_list_item(text: str, expected: dict[str, str]) -> None:
+    """"Possible X, Y, Z" hedges X only; alternatives joined by "or" are each uncertain."""
+    assert {d.label: d.certainty.value for d in extract(text, case_id="hedge").diagnoses} == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("HISTORY OF PRESENT ILLNESS: He is seen for low mood.\n\nPLAN:\n1. Substance abuse.\n2. Follow up.", set()),
+        ("HISTORY OF PRESENT ILLNESS: He has a long history of alcohol dependence.\n\nPLAN:\n1. Alcohol dependence.",
+         {"Alcohol Use Disorder"}),
+        ("PLAN:\n1. Continue naltrexone for alcohol dependence.", {"Alcohol Use Disorder"}),
+    ],
+)
+def test_a_plan_topic_alone_asserts_no_diagnosis(text: str, expected: set[str]) -> None:
+    """A bare topic heading of the plan names what the plan addresses; the diagnosis needs a statement elsewhere
+    (or more than the heading)."""
+    g = extract(text, case_id="topic")
+    assert {d.label for d in g.diagnoses} | {p.condition for p in g.past_history} >= expected
+    assert {d.label for d in g.diagnoses} <= expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("MEDICATIONS: Current meds, which she is not taking at the moment, are lithium 300 mg p.o. AM and 600 mg "
+         "p.o. q.p.m., aripiprazole 15 mg p.o. per day, pregabalin 100 mg p.o. per day.",
+         {"lithium": "past", "aripiprazole": "past", "pregabalin": "past"}),
+        ("PLAN: Discontinue lithium 300 mg p.o. b.i.d. and sertraline 100 mg daily. Start quetiapine 50 mg.",
+         {"lithium": "past", "sertraline": "past", "quetiapine": "current"}),
+        ("MEDICATIONS: Sertraline 50 mg p.o. daily. Trazodone 50 mg at bedtime.",
+         {"sertraline": "current", "trazodone": "current"}),
+    ],
+)
+def test_a_status_clause_reaches_a_list_of_dosed_drugs(text: str, expected: dict[str, str]) -> None:
+    """A status before a list of drugs reaches every item: the dose, route and frequency after each drug (and
+    the periods of "p.o.", "q.p.m.") neither end the scope nor the sentence."""
+    assert {t.name: t.status.value for t in extract(text, case_id="list").treatments} == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "HISTORY OF PRESENT ILLNESS: In the emergency department she was given 2 mg of lorazepam.",
+        "HISTORY OF PRESENT ILLNESS: She received one dose of haloperidol at the outside hospital.",
+    ],
+)
+def test_a_single_dose_is_told_as_given_not_taken(text: str) -> None:
+    """A dose given once is a one-time dose (as needed, frequency "once"), and the text tells it as received
+    before, never as a drug the patient takes."""
+    from anonpsy.generate.templates import render
+
+    g = extract(text, case_id="once")
+    (t,) = g.treatments
+    assert (t.status, t.frequency) == (TreatmentStatus.prn, "once")
+    out = render(g, seed=0)
+    assert "previously received" in out and not re.search(r"\b(?:takes|is taking|as needed)\b", out)
+
+
+def test_a_cause_named_in_a_rule_out_is_not_asserted() -> None:
+    """"Rule out dementia secondary to substance abuse": the cause is part of the hypothesis, not a diagnosis."""
+    g = extract("AXIS I: Rule out dementia secondary to substance abuse.", case_id="cause")
+    assert {d.label: d.certainty.value for d in g.diagnoses}.get("Other (or Unknown) Substance Use Disorder") in (
+        None, "rule_out")

@@ -215,11 +215,14 @@ _BARE_HEADING = re.compile(r"(?m)^[ \t]*(?P<name>[A-Z][A-Z /&'()-]{2,70}[A-Z)])[
 _ABBREV = (r"(?<!\b[A-Z])(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bSt)(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bapprox)"
            r"(?<!\bNo)(?<!\ba\.m)(?<!\bp\.m)")
 _SENT_END = re.compile(r"(?=[.!?\n,])(?:"
-                       + _ABBREV + r"[.!?][\"'”’)\]]?(?=\s+[A-Z0-9\"'“‘(])|\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)"
+                       + _ABBREV + r"[.!?][\"'”’)\]]?(?=\s+[A-Z0-9\"'“‘(])"
+                       # a dose time after an abbreviation ("300 mg p.o. AM and 600 mg") ends no sentence
+                       r"(?!\s+[AP]M\b)|\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)"
                        # "No." is an answer before a word, an abbreviation only before a number ("No. 5").
                        r"|(?<=\bNo)\.(?=\s+[A-Z\"'“‘(])"
-                       # "cooperative.,Appearance": list items run together with ".," in exported notes.
-                       r"|(?<=[.!?]),(?=\s*[A-Z])"
+                       # "cooperative.,Appearance": list items run together with ".," in exported notes (not a
+                       # comma after a dose abbreviation: "600 mg p.o. q.p.m., Abilify 15 mg").
+                       r"|(?<=[.!?])(?<!\.[a-z]\.),(?=\s*[A-Z])"
                        # '"No.",Any typical drinks...': answers in quotes run together the same way.
                        r"|(?<=[.!?][\"”]),(?=\s*[A-Z]))")
 #: A field label at the start of a sentence ("Suicidal/Homicidal Ideation:", "AXIS I:"; at most six words).
@@ -451,6 +454,13 @@ def _form(s: Sentence, label_end: int | None, table: SectionTable) -> Sentence:
         m = _LABEL.match(text)
         label_end = m.end() if m and len(m.group("label").split()) <= 6 and not re.search(
             r"[.!?]\s", m.group("label")) else 0
+    for _ in range(3):
+        # "Psychiatric: Depression: No.": a field nested in a label; the innermost label takes the answer
+        inner = _LABEL.match(text[label_end:]) if label_end else None
+        if inner is None or len(inner.group("label").split()) > 6 or table.answer(
+                text[label_end + inner.end():].strip(_ANSWER_STRIP)) is None:
+            break
+        label_end += inner.end()
     rest = text[label_end:]
     question_end = 0
     answer: Answer | None = None

@@ -40,6 +40,16 @@ from anonpsy.graph import (
 PRN_FREQUENCY = re.compile(r"\b(?:prn|p\.r\.n\.?|as needed|as required|when needed|if needed|once|one[- ]time|"
                            r"single dose|stat)\b", re.I)
 _ROUTE_WORDS = {"long_acting_injectable": "long-acting injectable"}
+#: A frequency that says the drug was given a single time (a dose in the emergency department): told as given
+#: before, never as a drug taken.
+ONE_TIME_FREQUENCY = re.compile(r"^\s*(?:once|one[- ]time(?: dose)?|(?:a )?single dose|one dose|stat|x\s?1)\s*$", re.I)
+
+
+def one_time(t: Treatment) -> bool:
+    """Is the treatment a single dose given (status prn, frequency "once")?"""
+    return t.status == TreatmentStatus.prn and bool(t.frequency and ONE_TIME_FREQUENCY.match(t.frequency))
+
+
 #: "p.r.n." and "prn" are written "as needed": the abbreviation's last period ends a sentence ambiguously.
 _PRN_ABBREVIATION = re.compile(r"\b(?:prn|p\.r\.n)\b\.?", re.I)
 
@@ -128,6 +138,8 @@ def plain_treatment(t: Treatment, v: Voice) -> str:
         return f"The plan is to start {phrase}."
     if t.status == TreatmentStatus.refused:
         return f"{cap(v.subj)} declined {phrase}."
+    if one_time(t):
+        return f"{cap(v.subj)} previously received {phrase}."
     if t.status == TreatmentStatus.prn:
         return f"{cap(v.subj)} {v.verb('takes') if med else v.verb('receives')} {phrase}."
     return f"{cap(v.subj)} {v.is_()} {'taking' if med else 'receiving'} {phrase}."

@@ -42,6 +42,7 @@ from anonpsy.generate.plain import (
     dx_full_name,
     dx_name,
     family_item,
+    one_time,
     plain_diagnosis,
     plain_family,
     plain_history,
@@ -594,7 +595,13 @@ class Renderer:
             return out
         if status == TreatmentStatus.prn:
             verb = v.verb("takes") if med else v.verb("receives")
-            return [f"{cap(v.subj)} {verb} {join(phrases)}{tgt}."]
+            once = [treatment_phrase(t) for t in ts if one_time(t)]
+            needed = [treatment_phrase(t) for t in ts if not one_time(t)]
+            if once:
+                out.append(f"{cap(v.subj)} previously received {join(once)}{tgt}.")
+            if needed:
+                out.append(f"{cap(v.subj)} {verb} {join(needed)}{tgt}.")
+            return out
         if status == TreatmentStatus.past:
             reason = ts[0].discontinued_reason  # the group shares it
             took = "took" if med else "received"

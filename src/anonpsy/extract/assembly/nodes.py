@@ -37,7 +37,7 @@ from anonpsy.extract.mentions.treatments import (
     therapy_mentions,
     therapy_types,
 )
-from anonpsy.extract.sections import Sentence, deciding_sections
+from anonpsy.extract.sections import Sentence, decides_treatment, deciding_sections
 from anonpsy.graph import (
     Assertion,
     Certainty,
@@ -280,11 +280,34 @@ def finalize_conditions(acc: Accumulator) -> None:
                                     evidence_text=text)
 
 
+#: An item number or bullet before a list entry ("3.", "(b)", "-").
+_ENUMERATOR = re.compile(r"^\s*(?:\(?\d{1,2}[.)]|\(?[a-z][.)]|[-*\u2022])\s*", re.I)
+
+
+def _plan_topic(v: DiagnosisVote) -> bool:
+    """Is the vote a bare topic heading of the plan ("3. Substance abuse.")? A plan groups its steps under topics
+    that name what is addressed, which the note need not diagnose; only a section that decides treatment below
+    the diagnosis list and the assessment counts."""
+    if v.status.certainty is None or v.status.certainty.evidence.rule_id != "default":
+        return False
+    section = v.status.certainty.evidence.section or ""
+    if not decides_treatment(section) or section in deciding_sections():
+        return False
+    text = _ENUMERATOR.sub("", v.evidence_text).strip().rstrip(".:;,")
+    found = find_diagnoses(text, section)
+    rest = text
+    for start, end, _ in sorted(found, reverse=True):
+        rest = rest[:start] + " " + rest[end:]
+    return bool(found) and len(re.findall(r"[A-Za-z]{2,}", rest)) == 0
+
+
 def finalize_diagnoses(acc: Accumulator) -> None:
     """One node per diagnosis from its mentions (:func:`~anonpsy.extract.assertion.status.resolve_diagnosis`):
     asserted and current or past in the assessment -> a diagnosis; confirmed and past outside it -> past
     history; only ruled out or to be ruled out -> kept aside (``acc.unasserted_dx``)."""
     for did, votes in acc.dx_votes.items():
+        if all(_plan_topic(v) for v in votes):
+            continue  # "PLAN: 3. Substance abuse.": a topic of the plan, not a diagnosis the note makes
         label, rule_id = acc.dx_names[did]
         st = resolve_diagnosis([v.status for v in votes])
         assert st.certainty is not None
@@ -376,6 +399,8 @@ def finalize_treatments(acc: Accumulator, *, current_list: bool, sents: Sequence
         t = acc.treatments[tid]
         d = resolve_treatment(votes, current_list=current_list and t.type == TreatmentType.medication)
         t.status, t.status_evidence = d.value, d.evidence
+        if d.value == TreatmentStatus.prn and d.evidence.rule_id == "context.hist.once" and not t.frequency:
+            t.frequency = "once"  # "was given 2 mg of lorazepam": a single dose, not a drug taken as needed
         if d.value == TreatmentStatus.past and sents:
             t.discontinued_reason = _stop_reason(votes, sents, by_start, t.type == TreatmentType.medication)
 

@@ -83,6 +83,7 @@ class ContextRule(_Strict):
     applies_to: tuple[Category, ...] | None = None
     concepts: tuple[ConceptKind, ...] | None = None
     hedged: bool = False
+    item_bound: bool = False
     source: str | None = None
     note: str | None = None
 
@@ -157,7 +158,7 @@ class ContextEngine:
         self.index: TermIndex = self._index(None)
         #: Token starts and running counts of words and scope breaks of the sentences read last (every mention of a
         #: sentence is classified against the same tokens).
-        self._layouts: dict[str, tuple[list[int], list[int], list[int]]] = {}
+        self._layouts: dict[tuple[str, bool], tuple[str, list[int], list[int], list[int]]] = {}
 
     def _index(self, kind: ConceptKind | None) -> TermIndex:
         """The triggers that apply to a concept of ``kind``, compiled into one leftmost-longest index (a phrase of
@@ -211,11 +212,12 @@ class ContextEngine:
         concept."""
         if not 0 <= start < end <= len(sentence):
             raise ValueError("concept span must satisfy 0 <= start < end <= len(sentence)")
-        starts, words, breaks = self._layout(sentence)
+        dose_blind = kind == "medication"
+        masked, starts, words, breaks = self._layout(sentence, dose_blind)
         triggers = self.triggers(sentence, kind)
         terminations = [t for t in triggers if t.rule.category == "termination"]
         opposed = [t for t in triggers if t.rule.category in ("historical", "current")]
-        first, last = _list_span(sentence, start, end)
+        first, last = _list_span(masked, start, end, dose_blind)
 
         def tok_at(pos: int) -> int:
             return bisect.bisect_left(starts, pos)
@@ -256,34 +258,72 @@ class ContextEngine:
                 continue
             if dist > scope or blocked(lo, hi, cat):
                 continue
+            if trig.rule.item_bound and hi == start and _other_item(sentence, lo, hi, last):
+                continue
             applied.append((dist, trig))
         return _result(applied)
 
 
-    def _layout(self, sentence: str) -> tuple[list[int], list[int], list[int]]:
-        """The start of every token of :func:`anonpsy.lexicon.tokenize`, and the number of word tokens and of
-        scope-break tokens before each token (``counts[j] - counts[i]``: how many among tokens ``i`` to ``j - 1``)."""
-        hit = self._layouts.get(sentence)
+    def _layout(self, sentence: str, dose_blind: bool) -> tuple[str, list[int], list[int], list[int]]:
+        """The sentence with the periods of abbreviations masked ("p.o.", "b.i.d." end no scope), the start of every
+        token of :func:`anonpsy.lexicon.tokenize`, and the number of word tokens and of scope-break tokens before
+        each token (``counts[j] - counts[i]``: how many among tokens ``i`` to ``j - 1``). With ``dose_blind`` (a
+        drug), the dose, route and frequency written after each item of a list are not words that carry the scope
+        away from the next item."""
+        key = (sentence, dose_blind)
+        hit = self._layouts.get(key)
         if hit is None:
             if len(self._layouts) >= 4096:
                 self._layouts.clear()
+            masked = _ABBREV_DOT.sub("\\1\u00b7", sentence) if "." in sentence else sentence
             starts: list[int] = []
             words, breaks = [0], [0]
             w = b = 0
             for m in _TOKEN_RE.finditer(sentence):
                 tok = m.group()
                 starts.append(m.start())
-                w += tok[0].isalnum()
-                b += tok in self.breaks
+                w += tok[0].isalnum() and not (dose_blind and _DOSE_WORD.match(tok) is not None)
+                b += tok in self.breaks and masked[m.start()] == tok[0]
                 words.append(w)
                 breaks.append(b)
-            hit = self._layouts[sentence] = (starts, words, breaks)
+            hit = self._layouts[key] = (masked, starts, words, breaks)
         return hit
 
 
-def _list_span(sentence: str, start: int, end: int) -> tuple[int, int]:
+#: Wording that makes a list a set of alternatives, each as uncertain as the first ("possible X, Y or Z").
+_ALTERNATIVES = re.compile(r"\b(?:or|and/or|vs\.?|versus)\b", re.I)
+
+
+def _other_item(sentence: str, lo: int, hi: int, last: int) -> bool:
+    """Is the concept at ``hi`` in a later list item than the one a modifier ending at ``lo`` opens ("possible
+    diabetes, meningioma": meningioma is not hedged)? Not when the modifier opens the list with a colon
+    ("possible: X, Y") or the list is a set of alternatives ("possible X, Y or Z")."""
+    between = sentence[lo:hi]
+    if "," not in between or between.lstrip().startswith(":"):
+        return False
+    return not _ALTERNATIVES.search(sentence, lo, max(last, hi))
+
+
+#: A period of an abbreviation: after a single letter that is not part of a word ("p.o.", "b.i.d.", "q.p.m.").
+_ABBREV_DOT = re.compile(r"(?<![A-Za-z0-9])([A-Za-z])\.(?=[A-Za-z]\.|[\s,;)]|$)")
+#: Dose, route and frequency words after a drug's name ("300 mg p.o. b.i.d.", "15 mg per day", "at bedtime").
+_DOSE_WORD = re.compile(r"(?:\d[\d.,/-]*|[a-z]|mgs?|mcg|mg/kg|gm?|ml|cc|units?|iu|tabs?|tablets?|caps?|capsules?|"
+                        r"puffs?|drops?|patch|per|day|daily|nightly|weekly|am|pm|qam|qpm|qhs|hs|qd|bid|tid|qid|prn|"
+                        r"po|im|iv|sl|bedtime|once|twice|times|x)$", re.I)
+
+
+def _item_words(item: str, dose_blind: bool) -> int:
+    """Words of a list item; with ``dose_blind``, not counting a drug's dose, route and frequency."""
+    words = item.split()
+    if not dose_blind:
+        return len(words)
+    return sum(1 for w in words if not _DOSE_WORD.match(w.strip(",.·()")) and w.strip(",.·()"))
+
+
+def _list_span(sentence: str, start: int, end: int, dose_blind: bool = False) -> tuple[int, int]:
     """Where the list the concept at ``[start, end)`` belongs to begins and ends: the first and last of the
-    short items joined to it by commas or "and"/"or" (the concept's own span when it is in no list)."""
+    short items joined to it by commas or "and"/"or" (the concept's own span when it is in no list); with
+    ``dose_blind``, the dose, route and frequency after a drug do not make its item long."""
     first = start
     # the concept may end an item that starts with a few words of its own (", or symptoms of anxiety")
     cut = max(sentence.rfind(c, 0, start) for c in ",;")
@@ -302,7 +342,7 @@ def _list_span(sentence: str, start: int, end: int) -> tuple[int, int]:
         words = item.split()
         if not words or re.search(r"[.!?]\s", item):
             break
-        if len(words) > _LIST_ITEM_WORDS:
+        if _item_words(item, dose_blind) > _LIST_ITEM_WORDS:
             # the first item hangs on the words before it ("include Haldol and lithium"): its last word
             first = m.start() - len(item.rstrip()) + item.rstrip().rfind(words[-1]) if item.rstrip() else first
             break
@@ -315,7 +355,7 @@ def _list_span(sentence: str, start: int, end: int) -> tuple[int, int]:
         rest = sentence[last + m.end():]
         nxt = re.match(r"[^,;:.!?()]*", rest)
         item = nxt.group(0) if nxt else ""
-        if not item.split() or len(item.split()) > _LIST_ITEM_WORDS:
+        if not item.split() or _item_words(item, dose_blind) > _LIST_ITEM_WORDS:
             break
         last = last + m.end() + len(item.rstrip())
     return first, last
