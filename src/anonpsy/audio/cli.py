@@ -36,8 +36,9 @@ def resolve_asr(asr: str) -> str:
 
     if moonshine_runs():
         return "moonshine"
-    click.echo("note: the embedded Moonshine recogniser is installed but cannot run on this CPU; using PocketSphinx",
-               err=True)
+    click.echo("note: the embedded Moonshine recogniser is installed but cannot run on this CPU (its library needs "
+               "AVX-512); PocketSphinx alone recognises too few words to find most identifiers, so check the output "
+               "before sharing it, or use --asr server", err=True)
     return "pocketsphinx"
 
 
