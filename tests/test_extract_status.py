@@ -156,6 +156,12 @@ def test_treatment_status_interface() -> None:
     planned = treatment_status(_mention("Will start sertraline.", "sertraline"))
     assert planned is not None and planned.value == TreatmentStatus.planned
     assert treatment_status(_mention("She is not on sertraline.", "sertraline")) is None
+    # a conclusion after a stop cue plans the next drug; it does not stop it
+    s = "She is not taking a statin, therefore, we will prescribe atorvastatin."
+    then = treatment_status(_mention(s, "atorvastatin"))
+    assert then is not None and then.value == TreatmentStatus.planned
+    stopped = treatment_status(_mention(s, "statin"))
+    assert stopped is not None and stopped.value == TreatmentStatus.past
     assert ASSERTION_PRECEDENCE[0] == Assertion.present
 
 
