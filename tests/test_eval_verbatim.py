@@ -4,9 +4,10 @@ properties of the suffix-automaton matcher."""
 from __future__ import annotations
 
 from hypothesis import example, given
+from hypothesis import strategies as st
 from tests.strategies import word_texts
 
-from anonpsy.evaluate.verbatim import copied_runs, dose_mask, tokens
+from anonpsy.evaluate.verbatim import _NOT_NAME_WORDS, copied_runs, dose_mask, name_words, tokens
 
 
 def test_longest_copied_run_ignores_case_and_punctuation() -> None:
@@ -20,6 +21,16 @@ def test_drug_names_with_doses_are_excepted_but_labs_are_not() -> None:
     assert copied_runs(src, "pulse 87 respirations 12 weight 132").longest_run == 6
     words = [w for w, _, _ in tokens("he takes Zoloft 50 mg q.h.s. at night")]
     assert dose_mask(words) == [False, False, True, True, True, True, True, True]
+
+
+def test_a_list_or_function_word_of_a_passed_name_is_not_a_drug_name_word() -> None:
+    # "and" of a therapy's name alone would start a dose group and shorten any run it sits in.
+    words = [w for w, _, _ in tokens("he kept saying that he could not remember anything and he was repeating")]
+    assert dose_mask(words, ["acceptance and commitment therapy"]) == [False] * len(words)
+    src = "she said that he could not remember anything and he was repeating himself all day"
+    assert copied_runs(src, src, extra_drug_words=["acceptance and commitment therapy"]).longest_run == 15
+    assert name_words(["milk of magnesia", "acceptance and commitment therapy"]) == {
+        "milk", "magnesia", "acceptance", "commitment", "therapy"}
 
 
 def test_per_sentence_runs_are_cut_at_sentence_boundaries() -> None:
@@ -50,3 +61,11 @@ def test_copied_run_is_bounded_by_the_output_and_by_the_whole_run(source: str, o
             if any(src[k:k + j - i] == out[i:j] for k in range(len(src) - (j - i) + 1)):
                 brute = max(brute, sum(1 for m in mask[i:j] if not m))
     assert s.longest_run == brute
+
+
+@given(word_texts(), word_texts(), st.lists(st.sampled_from(sorted(_NOT_NAME_WORDS)), max_size=6))
+@example("he could not remember anything and he was", "he could not remember anything and he was", ["and"])
+def test_names_made_of_dose_list_or_function_words_except_nothing(source: str, output: str,
+                                                                  names: list[str]) -> None:
+    """Passing names whose words are all dose, list or function words never changes a copied run."""
+    assert copied_runs(source, output, extra_drug_words=[" ".join(names)]) == copied_runs(source, output)

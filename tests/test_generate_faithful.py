@@ -15,6 +15,7 @@ from tests.strategies import status_graphs
 
 from anonpsy.evaluate.cues import classify
 from anonpsy.evaluate.sentences import split_sentences
+from anonpsy.evaluate.verbatim import copied_runs
 from anonpsy.extract import extract
 from anonpsy.generate.facts import dx_status, graph_facts, symptom_status
 from anonpsy.generate.faithful import COPY_LIMIT, compare, generate, readability, round_trip_sections
@@ -40,6 +41,7 @@ from anonpsy.graph import (
     Temporality,
     Treatment,
     TreatmentStatus,
+    TreatmentType,
     Unit,
     VisitEvent,
 )
@@ -378,6 +380,19 @@ def test_drug_names_with_doses_may_be_copied() -> None:
     gen = generate(g, seed=0, source=source)
     assert gen.violations == [] and gen.record.copy_guard is not None
     assert gen.record.copy_guard.rewritten == []
+
+
+def test_a_therapy_name_excepts_none_of_its_words_from_the_copy_limit() -> None:
+    # Only drug names with doses may be copied: "behavior" of a therapy's name is an ordinary word of a run.
+    thought = "her behavior had never changed and she could not leave her room today"
+    source = f"She said {thought}."
+    g = _case(symptoms=[Symptom(id="sx_ins", headword="insomnia", current_symptom=True,
+                                contexts=[STEB(thought=thought)])],
+              treatments=[Treatment(id="tx_act", name="dialectical behavior therapy",
+                                    type=TreatmentType.psychotherapy)])
+    gen = generate(g, seed=0, source=source)
+    assert gen.record.copy_guard is not None
+    assert gen.record.copy_guard.longest_run == copied_runs(source, gen.text).longest_run <= COPY_LIMIT
 
 
 def test_plain_sentences_of_every_node() -> None:

@@ -60,19 +60,30 @@ def drug_words() -> frozenset[str]:
     from anonpsy.paths import rules_dir
 
     doc = yaml.safe_load((rules_dir() / "lexicon" / "medications.yaml").read_text(encoding="utf-8"))
-    words: set[str] = set()
+    forms: list[str] = []
     for rule in doc.get("rules", []):
-        forms = [str(rule.get("id", "")).replace("_", " "), str(rule.get("name", ""))]
+        forms += [str(rule.get("id", "")).replace("_", " "), str(rule.get("name", ""))]
         for key in ("brands", "aliases", "long_acting"):
             forms += [str(x) for x in rule.get(key, []) or []]
-        for form in forms:
-            words.update(w for w, _, _ in tokens(form))
-    return frozenset(words - _DOSE_WORDS - {"of", "with", "for", "to"})
+    return name_words(forms)
+
+
+#: Words of a drug's name that never make a word a drug-name word: dose, list and function words ("and" of
+#: "acceptance and commitment therapy", "of" of "milk of magnesia"). Alone they would start a dose group.
+_NOT_NAME_WORDS: frozenset[str] = _DOSE_WORDS | frozenset({
+    "of", "with", "for", "to", "on", "from", "into", "an", "this", "that", "his", "her", "he", "she", "they",
+    "is", "was", "be", "been", "not", "no",
+})
+
+
+def name_words(forms: Iterable[str]) -> frozenset[str]:
+    """The drug-name words of names, brands or aliases: every word but dose, list and function words."""
+    return frozenset(w for form in forms for w, _, _ in tokens(form)) - _NOT_NAME_WORDS
 
 
 def dose_mask(words: Sequence[str], extra_drug_words: Iterable[str] = ()) -> list[bool]:
     """For each word, whether it lies inside a dose group (see the module docstring)."""
-    return _dose_mask(words, drug_words() | {w for x in extra_drug_words for w, _, _ in tokens(x)})
+    return _dose_mask(words, drug_words() | name_words(extra_drug_words))
 
 
 @lru_cache(maxsize=65536)
@@ -229,7 +240,7 @@ class CopyMeter:
     def __init__(self, source: str, extra_drug_words: Iterable[str] = ()) -> None:
         self._ids: dict[str, int] = {}
         self._sam = _SuffixAutomaton([self._ids.setdefault(w, len(self._ids)) for w, _, _ in tokens(source)])
-        self._drugs = drug_words() | {w for x in extra_drug_words for w, _, _ in tokens(x)}
+        self._drugs = drug_words() | name_words(extra_drug_words)
         self._last: tuple[str, tuple[list[tuple[str, int, int]], list[int], list[int]]] | None = None
 
     def _lengths(self, output: str) -> tuple[list[tuple[str, int, int]], list[int], list[int]]:

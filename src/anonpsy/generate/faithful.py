@@ -37,7 +37,7 @@ from anonpsy.generate.facts import Fact, graph_facts, node_facts
 from anonpsy.generate.plain import plain_node
 from anonpsy.generate.templates import BARE, PLAIN, Piece, Renderer, piece_spans
 from anonpsy.generate.words import Voice
-from anonpsy.graph import CaseGraph, Diagnosis, PastHistory, Sex, Symptom, Treatment
+from anonpsy.graph import CaseGraph, Diagnosis, PastHistory, Sex, Symptom, Treatment, TreatmentType
 from anonpsy.validate import Violation
 
 #: Longest run of words a text may copy from its source (drug names with doses excepted).
@@ -292,7 +292,10 @@ def generate(graph: CaseGraph, *, seed: int = 0, source: str | None = None, roun
     doc = _Doc(graph, seed)
     record = GenerationRecord(backend="rules")
     violations: list[Violation] = []
-    meter = CopyMeter(source, [t.name for t in graph.treatments]) if source is not None else None
+    # Only drug names with doses may be kept verbatim: a therapy's name ("acceptance and commitment therapy")
+    # excepts none of its words.
+    drugs = [t.name for t in graph.treatments if t.type is TreatmentType.medication]
+    meter = CopyMeter(source, drugs) if source is not None else None
     copy_rec = CopyGuardRecord(limit=COPY_LIMIT) if meter is not None else None
     if meter is not None and copy_rec is not None:
         _guard(doc, meter, copy_rec)
