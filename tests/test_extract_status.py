@@ -8,8 +8,11 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from anonpsy.extract import extract, extract_facts
+from anonpsy.extract.assembly.build import read_facts
 from anonpsy.extract.assertion.status import (
     ASSERTION_PRECEDENCE,
     Mention,
@@ -304,6 +307,56 @@ def test_extract_facts_reads_the_facts_extract_reads() -> None:
         assert (facts.demographics.age, facts.demographics.sex) == (whole.demographics.age, whole.demographics.sex)
         assert facts.visit_event == VisitEvent() and facts.mental_status == MentalStatus()
         assert not facts.test_results.values and not facts.omitted
+
+
+def _same_reading(text: str) -> None:
+    """read_facts and extract_facts agree on every fact part, the age and the normalised facts."""
+    from anonpsy.generate.facts import graph_facts
+
+    light, facts = read_facts(text, case_id="x"), extract_facts(text, case_id="x")
+    for part in _FACT_PARTS:
+        assert getattr(light, part) == getattr(facts, part), part
+    assert light.demographics.age == facts.demographics.age
+    assert graph_facts(light) == graph_facts(facts)
+
+
+def test_read_facts_reads_what_extract_facts_reads_on_every_round_trip_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """read_facts (the round trip's reader) is extract_facts without the sex and the graph's second validation:
+    on every fixture, every dev note, and every text the round trip reads while de-identifying the fixtures
+    (each single-fact probe after its lead, each whole generated text), it reads the very same facts."""
+    from anonpsy.generate import faithful
+    from anonpsy.pipeline import deid_text
+
+    texts = _texts()
+    read: list[str] = []
+    real = faithful._read
+
+    def recording(text: str) -> CaseGraph:
+        read.append(text)
+        return real(text)
+
+    monkeypatch.setattr(faithful, "_read", recording)
+    faithful._probe.cache_clear()
+    try:
+        for i, text in enumerate(texts[:22]):
+            deid_text(text, seed=i, case_id=f"case_{i}")
+    finally:
+        faithful._probe.cache_clear()
+    probes = [t for t in read if t.startswith("The patient is a 40-year-old ")]
+    assert len(probes) >= 100 and len(read) - len(probes) >= 22
+    for text in dict.fromkeys([*texts, CASE, *read]):
+        _same_reading(text)
+
+
+_SENTENCES = [s.text for text in _texts()[:22] for s in sentences(text)]
+
+
+@given(st.sampled_from(["woman", "man", "person"]),
+       st.lists(st.sampled_from(_SENTENCES), min_size=1, max_size=3),
+       st.sampled_from(["", "HISTORY OF PRESENT ILLNESS: ", "FAMILY HISTORY: ", "MEDICATIONS: "]))
+def test_property_read_facts_agrees_with_extract_facts(noun: str, picked: list[str], header: str) -> None:
+    """Any lead and fixture sentences, under any header: read_facts reads what extract_facts reads."""
+    _same_reading(f"{header}The patient is a 40-year-old {noun}. {' '.join(picked)}")
 
 
 @pytest.mark.parametrize(

@@ -448,7 +448,20 @@ def _add(out: list[Sentence], text: str, sec: Section, start: int, end: int, tab
 
 
 def _form(s: Sentence, label_end: int | None, table: SectionTable) -> Sentence:
-    """The sentence with its field label, question and answer read."""
+    """The sentence with its field label, question and answer read (remembered per sentence text with the
+    project's section table: the round trip reads a sentence again in every text that holds it)."""
+    if table is not section_table():
+        return _read_form(s, label_end, table)
+    f = _default_form(s.text, label_end)
+    return Sentence(s.start, s.end, s.text, s.section, s.index, f.label_end, f.question_end, f.answer)
+
+
+@lru_cache(maxsize=4096)
+def _default_form(text: str, label_end: int | None) -> Sentence:
+    return _read_form(Sentence(0, len(text), text, "", 0), label_end, section_table())
+
+
+def _read_form(s: Sentence, label_end: int | None, table: SectionTable) -> Sentence:
     text = s.text
     if label_end is None:
         m = _LABEL.match(text)

@@ -56,9 +56,9 @@ Reader = Callable[[str], CaseGraph]
 
 
 def _read(text: str) -> CaseGraph:
-    from anonpsy.extract import extract_facts
+    from anonpsy.extract.assembly.build import read_facts
 
-    return extract_facts(text, case_id="roundtrip")
+    return read_facts(text, case_id="roundtrip")
 
 
 @dataclass

@@ -73,15 +73,31 @@ def extract_facts(text: str, *, case_id: str = "case") -> CaseGraph:
     return _extract(text, case_id, whole=False)
 
 
+def read_facts(text: str, *, case_id: str = "case") -> CaseGraph:
+    """The graph of :func:`extract_facts` for reading its facts only, as the round trip does: the very diagnoses,
+    symptoms, treatments, past history, family history, durations, edges and age, without the sex (no fact
+    depends on it) and without validating the graph again (each node is validated as it is made; node ids are
+    still checked unique). Its other parts are shared defaults: read them, never change them.
+
+    >>> g = read_facts("A 34-year-old woman reports low mood. She denies suicidal ideation.")
+    >>> [(s.headword, s.assertion.value) for s in g.symptoms], g.demographics.age
+    ([('depressed mood', 'present'), ('suicidal ideation', 'absent')], 34)
+    """
+    return _extract(text, case_id, whole=False, validate=False)
+
+
+#: The defaults a graph of :func:`read_facts` is copied from.
+_UNREAD = CaseGraph(case_id="unread")
+
+
 def index_is_admission(text: str) -> bool:
     """Is the note a discharge summary (its index event the whole admission, not one visit)?"""
     return bool(re.search(r"\bdischarge summary\b", title_line(text), re.I))
 
 
-def _extract(text: str, case_id: str, *, whole: bool) -> CaseGraph:
+def _extract(text: str, case_id: str, *, whole: bool, validate: bool = True) -> CaseGraph:
     sents = sentences(text)
     age = extract_age(sents)
-    sex = extract_sex(text)
     visit = visit_date(text)
     acc = Accumulator(index_is_admission=index_is_admission(text))
     mse: list[tuple[str, int | None]] = []
@@ -116,6 +132,17 @@ def _extract(text: str, case_id: str, *, whole: bool) -> CaseGraph:
     denied = [sx for sid, sx in acc.unasserted_sx.items() if sid not in acc.symptoms]
     excluded = [dx for did, dx in acc.unasserted_dx.items()
                 if did not in acc.diagnoses and f"ph_{did.removeprefix('dx_')}" not in acc.past]
+    if not whole and not validate:
+        read = _UNREAD.model_copy(update={
+            "case_id": case_id, "demographics": Demographics(age=age), "family_history": acc.family,
+            "diagnoses": [*acc.diagnoses.values(), *excluded], "symptoms": [*acc.symptoms.values(), *denied],
+            "treatments": list(acc.treatments.values()), "past_history": list(acc.past.values()),
+            "durations": acc.durations, "edges": dedupe_edges(acc.edges)})
+        ids = [node_id for node_id, _ in read.iter_nodes()]
+        if len(set(ids)) < len(ids) or len({d.id for d in read.durations}) < len(read.durations):
+            raise ValueError("duplicate node or duration id")
+        return read
+    sex = extract_sex(text)
     if not whole:
         return CaseGraph(case_id=case_id, demographics=Demographics(age=age, sex=sex), family_history=acc.family,
                          diagnoses=[*acc.diagnoses.values(), *excluded], symptoms=[*acc.symptoms.values(), *denied],

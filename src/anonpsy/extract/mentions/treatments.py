@@ -64,10 +64,16 @@ def _groups() -> tuple[re.Pattern[str] | None, dict[str, frozenset[str]]]:
 def group_mentions(sentence: str) -> list[GroupMention]:
     """Words for a group of drugs ("since discontinuing antidepressants", "off all antipsychotics") with the
     classes each covers (``group_names`` in ``rules/treatments/medication_classes.yaml``)."""
+    return list(_group_mentions(sentence))
+
+
+@lru_cache(maxsize=4096)
+def _group_mentions(sentence: str) -> tuple[GroupMention, ...]:
+    """:func:`group_mentions`, remembered per sentence (every reading of a sentence asks again)."""
     rx, names = _groups()
     if rx is None:
-        return []
-    return [GroupMention(m.start(1), m.end(1), names[m.group(1).lower()]) for m in rx.finditer(sentence)]
+        return ()
+    return tuple(GroupMention(m.start(1), m.end(1), names[m.group(1).lower()]) for m in rx.finditer(sentence))
 
 
 # ---------------------------------------------------------------------------------------------------------------
