@@ -46,6 +46,7 @@ import re
 import threading
 import time
 from collections.abc import Generator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -781,6 +782,21 @@ class LLMClient(_Core):
             trust_env=False,
             follow_redirects=False,
         )
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+
+    def executor(self) -> ThreadPoolExecutor:
+        """Threads (``concurrency`` of them, started once and shared by every caller) for asks sent together.
+
+        A caller that sends independent asks at once submits them here rather than starting threads of its
+        own each time; the tasks must not wait on other tasks of this executor.
+        """
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(
+                    max_workers=self.config.concurrency, thread_name_prefix="llm-step"
+                )
+            return self._pool
 
     def _send(self, post: _Post) -> _Response:
         with self._slots:
@@ -909,6 +925,10 @@ class LLMClient(_Core):
 
     def close(self) -> None:
         """Close the HTTP connection pool and the cache if this client opened it."""
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
         self._http.close()
         if self._owns_cache and self.cache is not None:
             self.cache.close()
