@@ -63,6 +63,7 @@ from anonpsy.llm.config import LLMConfig, StructuredOutput, Timeouts, ensure_all
 from anonpsy.llm.errors import LLMConnectionError, LLMError, LLMHTTPError, LLMReplyError, LLMTemplateError
 from anonpsy.llm.metrics import CallRecord, Metrics
 from anonpsy.llm.prompts import PromptTemplate
+from anonpsy.llm.schema_fast import Check, compile_check
 
 log = logging.getLogger("anonpsy.llm")
 
@@ -192,6 +193,7 @@ class _SchemaInfo:
     """What a client derives from one reply schema, once: its validator, declared names, prompt text and hash."""
 
     validator: jsonschema.Draft202012Validator
+    fast: Check | None  # the yes/no check of schema_fast; None where the schema is beyond it
     names: frozenset[str]
     prompt_text: str
     sha256: str
@@ -213,6 +215,7 @@ def _schema_info(schema: dict[str, Any]) -> _SchemaInfo:
         return hit[1]
     info = _SchemaInfo(
         validator=jsonschema.Draft202012Validator(schema),
+        fast=compile_check(schema),
         names=frozenset(_schema_names(schema)),
         prompt_text=json.dumps(schema, ensure_ascii=False, indent=1, sort_keys=True),
         sha256=sha256_text(canonical_json(schema)),
@@ -256,7 +259,8 @@ def check_reply(
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}: {exc.msg}"
         return None, [Problem(f"/: not valid JSON ({where})", f"The reply is not valid JSON ({where}).", True)]
-    if info is not None:
+    if info is not None and (info.fast is None or not info.fast(value)):
+        # Valid replies (nearly all) pass the fast check; jsonschema describes the problems of the others.
         errors = sorted(
             info.validator.iter_errors(value), key=lambda e: (list(map(str, e.absolute_path)), e.message)
         )
