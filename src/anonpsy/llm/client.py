@@ -46,6 +46,7 @@ import re
 import threading
 import time
 from collections.abc import Generator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -62,6 +63,7 @@ from anonpsy.llm.config import LLMConfig, StructuredOutput, Timeouts, ensure_all
 from anonpsy.llm.errors import LLMConnectionError, LLMError, LLMHTTPError, LLMReplyError, LLMTemplateError
 from anonpsy.llm.metrics import CallRecord, Metrics
 from anonpsy.llm.prompts import PromptTemplate
+from anonpsy.llm.schema_fast import Check, compile_check
 
 log = logging.getLogger("anonpsy.llm")
 
@@ -191,6 +193,7 @@ class _SchemaInfo:
     """What a client derives from one reply schema, once: its validator, declared names, prompt text and hash."""
 
     validator: jsonschema.Draft202012Validator
+    fast: Check | None  # the yes/no check of schema_fast; None where the schema is beyond it
     names: frozenset[str]
     prompt_text: str
     sha256: str
@@ -212,6 +215,7 @@ def _schema_info(schema: dict[str, Any]) -> _SchemaInfo:
         return hit[1]
     info = _SchemaInfo(
         validator=jsonschema.Draft202012Validator(schema),
+        fast=compile_check(schema),
         names=frozenset(_schema_names(schema)),
         prompt_text=json.dumps(schema, ensure_ascii=False, indent=1, sort_keys=True),
         sha256=sha256_text(canonical_json(schema)),
@@ -255,7 +259,8 @@ def check_reply(
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}: {exc.msg}"
         return None, [Problem(f"/: not valid JSON ({where})", f"The reply is not valid JSON ({where}).", True)]
-    if info is not None:
+    if info is not None and (info.fast is None or not info.fast(value)):
+        # Valid replies (nearly all) pass the fast check; jsonschema describes the problems of the others.
         errors = sorted(
             info.validator.iter_errors(value), key=lambda e: (list(map(str, e.absolute_path)), e.message)
         )
@@ -781,6 +786,21 @@ class LLMClient(_Core):
             trust_env=False,
             follow_redirects=False,
         )
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+
+    def executor(self) -> ThreadPoolExecutor:
+        """Threads (``concurrency`` of them, started once and shared by every caller) for asks sent together.
+
+        A caller that sends independent asks at once submits them here rather than starting threads of its
+        own each time; the tasks must not wait on other tasks of this executor.
+        """
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(
+                    max_workers=self.config.concurrency, thread_name_prefix="llm-step"
+                )
+            return self._pool
 
     def _send(self, post: _Post) -> _Response:
         with self._slots:
@@ -909,6 +929,10 @@ class LLMClient(_Core):
 
     def close(self) -> None:
         """Close the HTTP connection pool and the cache if this client opened it."""
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
         self._http.close()
         if self._owns_cache and self.cache is not None:
             self.cache.close()

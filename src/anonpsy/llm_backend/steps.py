@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
@@ -144,13 +143,14 @@ class StepContext:
                         break
             return out
         self.calls += len(asks)
-        with ThreadPoolExecutor(max_workers=min(width, len(asks)), thread_name_prefix="llm-step") as pool:
-            futures = [pool.submit(self._ask, a.template_id, a.payload, a.operator, a.feedback) for a in asks]
-            for fut in futures:
-                err = fut.exception()
-                if err is not None and not isinstance(err, Exception):
-                    raise err
-                out.append(fut.result() if err is None else err)
+        assert isinstance(self.llm, LLMClient)
+        pool = self.llm.executor()  # the client's threads, shared by the cases in flight
+        futures = [pool.submit(self._ask, a.template_id, a.payload, a.operator, a.feedback) for a in asks]
+        for fut in futures:
+            err = fut.exception()
+            if err is not None and not isinstance(err, Exception):
+                raise err
+            out.append(fut.result() if err is None else err)
         return out
 
     def _ask(self, template_id: str, payload: dict[str, Any], operator: str, feedback: str) -> dict[str, Any]:
