@@ -16,6 +16,7 @@ from anonpsy.audio.cues import default_cues
 from anonpsy.audio.detect import (
     WordHit,
     name_extensions,
+    number_bridge_hits,
     place_hits,
     proper_noun_hits,
     spoken_date_hits,
@@ -225,3 +226,35 @@ def test_street_types_follow_the_usps_suffix_list() -> None:
     assert {"gardens", "garden", "valleys", "ramp", "crescent", "street"} <= street_suffixes()
     assert _found(street_address_hits, "She lives at three six one, dragon Valleys with her") == [
         "three six one, dragon Valleys"]
+
+
+@pytest.mark.parametrize(
+    ("text", "hits", "bridged"),
+    [
+        # a digit misheard as ordinary words between two parts of one number
+        ("call the back on, four, three, or one for it, twelve, twenty five, after five.", [(4, 7), (10, 12)],
+         ["for it,"]),
+        # not across a sentence end, not over three words, not between a number and a name
+        ("it was four three one two. For it, twelve twenty five", [(2, 5), (8, 10)], []),
+        ("four three one two and then a twelve twenty five", [(0, 3), (7, 9)], []),
+        ("four three one two for Maria Lopez", [(0, 3), (5, 6)], []),
+    ],
+)
+def test_number_bridge_joins_two_numbers_over_a_misheard_digit(
+    text: str, hits: list[tuple[int, int]], bridged: list[str]
+) -> None:
+    words = _words(text)
+    given_hits = [WordHit(a, b, "OTHER_ID", "phi", "rules:test") for a, b in hits]
+    found = number_bridge_hits(words, given_hits)
+    assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in found] == bridged
+
+
+@given(cased_transcripts())
+@example(["one", "two", "three", "x", "four", "five", "six"])
+def test_number_bridge_hits_stay_between_two_hits(words: list[str]) -> None:
+    ws = _words(" ".join(words)) if words else []
+    n = len(ws)
+    given_hits = [WordHit(k, min(n - 1, k + 2), "OTHER_ID", "phi", "rules:test") for k in range(0, n, 4)]
+    for h in number_bridge_hits(ws, given_hits):
+        assert 0 < h.first <= h.last < n - 1
+        assert any(g.last == h.first - 1 for g in given_hits) and any(g.first == h.last + 1 for g in given_hits)

@@ -33,6 +33,9 @@ from anonpsy.audio.spoken import normalize
         ("My name is Maria Lopez.", "My name is Maria Lopez."),
         ("oh i see", "oh I see"),
         ("five five five zero one two seven", "555-0127"),
+        # "oh" heard as "or" inside a digit-by-digit run; "one or two", "ten or twelve" stay words
+        ("call four three or one two", "call 43012"),
+        ("take one or two tablets, ten or twelve beers", "take 1 or 2 tablets, 10 or 12 beers"),
     ],
 )
 def test_spoken_forms_are_written_out(said: str, written: str) -> None:

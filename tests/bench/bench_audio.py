@@ -40,7 +40,7 @@ def _run_corpus(n: int, seed: int, margin_ms: int, asr: str, skip: frozenset[str
     )
 
     rec = None if asr == "server" else _recognizer(asr)
-    print(f"recogniser: {getattr(rec, 'name', asr)}" + (f" (words of types {sorted(skip)} left out)" if skip else ""))
+    print(f"recogniser: {_described(rec, asr)}" + (f" (words of types {sorted(skip)} left out)" if skip else ""))
     total = Measure()
     per_voice: dict[str, Measure] = {}
     audio_s = proc_s = 0.0
@@ -67,7 +67,7 @@ def _run_corpus(n: int, seed: int, margin_ms: int, asr: str, skip: frozenset[str
     print(f"non-identifier speech kept: {total.kept_s:.1f}/{total.speech_s:.1f} s = {total.kept_share:.1%}")
     print(f"output length equal to input: {total.length_equal}")
     proc_s += getattr(rec, "worker_cpu_s", 0.0)  # Moonshine runs in a worker process
-    print(f"cpu time / audio time: {proc_s / audio_s:.3f}")
+    print(f"cpu real-time factor (cpu time / audio time): {proc_s / audio_s:.3f}")
     print(f"wall time: {time.perf_counter() - started:.0f} s (shared machine: read with the load average "
           f"{os.getloadavg()[0]:.2f})")
     missed = Counter(t for _, t in total.missed)
@@ -80,6 +80,16 @@ def _run_corpus(n: int, seed: int, margin_ms: int, asr: str, skip: frozenset[str
     for voice, m in sorted(per_voice.items()):
         print(f"  {voice:16s} muted {m.phi_muted:3d}/{m.phi_spans:3d} = {m.muted_share:6.1%}  kept {m.kept_share:6.1%}")
     return 0
+
+
+def _described(rec: object, asr: str) -> str:
+    """The recogniser that runs (after ``auto``'s fallback), its version, and what was asked for."""
+    if rec is None:
+        return "server (scripted transcription server)"
+    name = str(getattr(rec, "name", asr))
+    version = getattr(rec, "version", None)
+    out = name + (f" {version}" if version else "")
+    return out + (f" (asked: {asr})" if asr != name else "")
 
 
 def _recognizer(asr: str) -> object:
@@ -110,7 +120,7 @@ def _rtf(repeat: int, seed: int, asr: str) -> int:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
     rec: Any = _recognizer(asr)
-    print(f"recogniser: {rec.name}")
+    print(f"recogniser: {_described(rec, asr)}")
     load_before = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     walls, cpus = [], []
     for _ in range(repeat):

@@ -20,6 +20,7 @@ Every result names its word range, its identifier type and the detector (``rules
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -507,6 +508,33 @@ def spoken_date_hits(words: Sequence[Word]) -> list[WordHit]:
     return out
 
 
+def _numeric(words: Sequence[Word], h: WordHit) -> bool:
+    from anonpsy.audio.cues import is_numberish
+
+    cores = [_core(w.text) for w in words[h.first : h.last + 1]]
+    return 2 * sum(1 for c in cores if is_numberish(c)) >= len(cores)
+
+
+def number_bridge_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[WordHit]:
+    """One or two words between two spoken numbers of the same sentence: a digit the recogniser misheard.
+
+    A number said digit by digit ("four three oh one four eight, twelve twenty five") is often heard with a digit
+    as an ordinary word ("... one for it, twelve twenty five"); the number rules then find two numbers and the
+    misheard digit between them stays audible. Hits whose words are mostly number words, one or two words apart
+    and not across a sentence end, are joined by a hit over the words between.
+    """
+    numeric = sorted((h for h in hits if _numeric(words, h)), key=lambda h: (h.first, h.last))
+    out: list[WordHit] = []
+    for a, b in itertools.pairwise(numeric):
+        between = range(a.last + 1, b.first)
+        if not 1 <= len(between) <= 2:
+            continue
+        if any(_ends(words[k].text, _SENTENCE_END) for k in range(a.last, b.first)):
+            continue
+        out.append(WordHit(between[0], between[-1], a.type, "phi", "rules:audio.number-bridge"))
+    return out
+
+
 def llm_hits(
     norm: Normalized, rule_hits: Sequence[WordHit], detector: Any, on_failure: OnLLMFailure
 ) -> list[WordHit]:
@@ -547,6 +575,7 @@ def detect_words(
     hits += spoken_date_hits(words)
     hits += place_hits(words)
     hits += street_address_hits(words)
+    hits += number_bridge_hits(words, hits)
     hits += name_extensions(words, hits, cues)
     if llm_detector is not None and words:
         hits += llm_hits(norm, hits, llm_detector, on_llm_failure)
@@ -564,6 +593,7 @@ __all__ = [
     "lexicon",
     "llm_hits",
     "name_extensions",
+    "number_bridge_hits",
     "place_hits",
     "proper_noun_hits",
     "spoken_date_hits",

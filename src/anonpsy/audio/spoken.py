@@ -12,7 +12,8 @@ Rules, in order:
    chunks are concatenated, which is how people say identifiers and years ("two five three" = 253, "nineteen
    eighty two" = 1982, "four twelve" = 412). "oh"/"o" and "zero" are 0, "double"/"triple" repeat the next
    digit. Inside a run (a digit word on both sides) the usual mishearings "to"/"too" (2), "for" (4),
-   "won" (1) and "ate" (8) are read as digits.
+   "won" (1) and "ate" (8) are read as digits, and "or" (0) after two single digits and before one ("four
+   three or one").
 2. **Ordinals.** "fourteenth" = 14th, "twenty first" = 21st.
 3. **Dates.** A month name with a day (cardinal or ordinal 1–31), optionally "the"/"of" and a four-digit year,
    becomes "March 14, 1982" (right after a month, a written comma ends the day's number run); "the
@@ -117,6 +118,10 @@ def _joins_run(cores: Sequence[str], i: int, j: int) -> bool:
         return j + 1 < n and cores[j + 1] in UNITS
     if c in HOMOPHONES:
         return j > i and _is_digit_word(cores[j - 1]) and nxt_digit
+    if c == "or":
+        # "four three or one" for "four three oh one": only inside a digit-by-digit run, after two digits and
+        # before one ("one or two", "ten or twelve" stay words).
+        return j - i >= 2 and cores[j - 2] in UNITS and cores[j - 1] in UNITS and j + 1 < n and cores[j + 1] in UNITS
     return False
 
 
@@ -165,6 +170,10 @@ def _chunks(cores: Sequence[str]) -> list[str]:
             continue
         if c in HOMOPHONES:
             out.append(str(HOMOPHONES[c]))
+            i += 1
+            continue
+        if c == "or":  # "oh" misheard inside a digit-by-digit run (see _joins_run)
+            out.append("0")
             i += 1
             continue
         if c in ("oh", "o"):
