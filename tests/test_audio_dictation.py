@@ -99,8 +99,15 @@ def test_embedded_default_recogniser_mutes_identifiers(dictations: list[Any]) ->
 
 @pytest.mark.skipif(shutil.which("sox") is None, reason="needs sox (apt-get install sox)")
 def test_default_command_keeps_format_and_sox_agrees(tmp_path: Path, dictations: list[Any]) -> None:
-    """The command end to end with the embedded default recogniser; muted and kept stretches checked with sox."""
+    """The command end to end with the embedded recogniser this CPU runs (the default ``auto`` where Moonshine
+    runs, PocketSphinx asked for by name elsewhere); muted and kept stretches checked with sox."""
     pytest.importorskip("pocketsphinx", reason="needs the audio extra: pip install 'anonpsy[audio]'")
+    import importlib.util
+
+    from anonpsy.audio.asr import moonshine_runs
+
+    runs = importlib.util.find_spec("moonshine_cpp") is not None and moonshine_runs()
+    asr = [] if runs else ["--asr", "pocketsphinx"]
     import jsonschema
     from click.testing import CliRunner
 
@@ -109,7 +116,7 @@ def test_default_command_keeps_format_and_sox_agrees(tmp_path: Path, dictations:
     d = dictations[0]
     src, out, rep = tmp_path / "in.wav", tmp_path / "out.wav", tmp_path / "r.json"
     src.write_bytes(d.wav_bytes())
-    res = CliRunner().invoke(main, ["audio-deid", str(src), "-o", str(out), "--report", str(rep)])
+    res = CliRunner().invoke(main, ["audio-deid", str(src), "-o", str(out), "--report", str(rep), *asr])
     assert res.exit_code == 0, res.output
     info_in, info_out = sf.info(str(src)), sf.info(str(out))
     assert (info_out.frames, info_out.samplerate, info_out.channels, info_out.subtype) == (

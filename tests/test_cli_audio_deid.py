@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from anonpsy.cli import main
+from anonpsy.errors import AnonpsyError
 
 np = pytest.importorskip("numpy", reason="needs the audio extra: pip install 'anonpsy[audio]'")
 sf = pytest.importorskip("soundfile", reason="needs the audio extra: pip install 'anonpsy[audio]'")
@@ -83,7 +84,7 @@ def test_output_keeps_format_rate_channels_and_length(
     src, out, rep = tmp_path / f"in.{suffix}", tmp_path / f"out.{suffix}", tmp_path / "r.json"
     src.write_bytes(_wav(_tone(rate, 1.5, channels), rate, subtype, fmt))
     result = CliRunner().invoke(main, ["audio-deid", str(src), "-o", str(out), "--report", str(rep),
-                                       "--mute-all-gaps", "--margin-ms", "0"])
+                                       "--mute-all-gaps", "--margin-ms", "0", "--asr", "pocketsphinx"])
     assert result.exit_code == 0, result.output
     a, b = sf.info(str(src)), sf.info(str(out))
     assert (a.frames, a.samplerate, a.channels, a.format, a.subtype) == (
@@ -107,15 +108,39 @@ def test_a_recogniser_killed_by_a_signal_is_named_in_one_line() -> None:
     assert "SIGILL" in line and "--asr pocketsphinx" in line and "\n" not in line
 
 
-def test_auto_takes_pocketsphinx_when_moonshine_cannot_run(monkeypatch: pytest.MonkeyPatch,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_auto_refuses_pocketsphinx_alone_when_moonshine_cannot_run(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """PocketSphinx alone leaves most identifiers audible: ``auto`` never falls back to it silently; it stops
+    with one line naming the choices, and nothing is written."""
     pytest.importorskip("moonshine_cpp", reason="needs moonshine-cpp (audio extra, Linux x86-64)")
     from anonpsy.audio import asr
     from anonpsy.audio.cli import resolve_asr
 
     monkeypatch.setattr(asr, "moonshine_runs", lambda: False)
-    assert resolve_asr("auto") == "pocketsphinx"
-    assert "cannot run on this CPU" in capsys.readouterr().err
+    with pytest.raises(AnonpsyError) as exc:
+        resolve_asr("auto")
+    assert exc.value.code == "E109" and "--asr pocketsphinx" in str(exc.value) and "--asr server" in str(exc.value)
+    assert resolve_asr("pocketsphinx") == "pocketsphinx"
+    src, out, rep = tmp_path / "in.wav", tmp_path / "out.wav", tmp_path / "r.json"
+    src.write_bytes(_wav(_tone(16000), 16000))
+    result = CliRunner().invoke(main, ["audio-deid", str(src), "-o", str(out), "--report", str(rep)])
+    assert result.exit_code == 2
+    lines = [ln for ln in result.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("E109 --asr:") and "AVX-512" in lines[0], result.output
+    assert not out.exists() and not rep.exists()
     monkeypatch.setattr(asr, "moonshine_runs", lambda: True)
     assert resolve_asr("auto") == "moonshine"
     assert resolve_asr("moonshine") == "moonshine"
+
+
+def test_auto_refuses_when_moonshine_is_not_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from anonpsy.audio.cli import resolve_asr
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "moonshine_cpp" else real(name, *a))
+    with pytest.raises(AnonpsyError) as exc:
+        resolve_asr("auto")
+    assert "not installed" in str(exc.value) and "--asr pocketsphinx" in str(exc.value)

@@ -25,21 +25,29 @@ def _check_installed(asr: str) -> None:
         require(module)
 
 
+#: Why ``auto`` never falls back to PocketSphinx alone: on the synthetic dictations of ``tests/bench/bench_audio.py``
+#: it fully mutes under one identifier span in ten (Moonshine with PocketSphinx alignment: about 85 %).
+_POCKETSPHINX_ALONE = ("PocketSphinx alone leaves about 9 in 10 identifiers audible on the dictation benchmark: "
+                       "pass --asr pocketsphinx to accept that, or --asr server for a transcription server")
+
+
 def resolve_asr(asr: str) -> str:
-    """The recogniser ``auto`` stands for: Moonshine where its extra is installed and it runs on this CPU,
-    PocketSphinx otherwise (saying why on stderr when Moonshine is installed but cannot run)."""
+    """The recogniser ``auto`` stands for: Moonshine where its extra is installed and it runs on this CPU.
+
+    Elsewhere ``auto`` stops with a one-line error rather than falling back to PocketSphinx alone, which would
+    leave most identifiers audible in an output that looks de-identified; ``--asr pocketsphinx`` asks for it
+    knowingly."""
     if asr != "auto":
         return asr
     if importlib.util.find_spec("moonshine_cpp") is None:
-        return "pocketsphinx"
+        raise AnonpsyError(errors.E109_BAD_OPTION, "the default recogniser Moonshine (moonshine-cpp, audio extra on "
+                           f"Linux x86-64) is not installed; {_POCKETSPHINX_ALONE}", "--asr")
     from anonpsy.audio.asr import moonshine_runs
 
     if moonshine_runs():
         return "moonshine"
-    click.echo("note: the embedded Moonshine recogniser is installed but cannot run on this CPU (its library needs "
-               "AVX-512); PocketSphinx alone recognises too few words to find most identifiers, so check the output "
-               "before sharing it, or use --asr server", err=True)
-    return "pocketsphinx"
+    raise AnonpsyError(errors.E109_BAD_OPTION, "the default recogniser Moonshine is installed but cannot run on this "
+                       f"CPU (its library needs AVX-512); {_POCKETSPHINX_ALONE}", "--asr")
 
 
 @main.command("audio-deid")
@@ -64,7 +72,8 @@ def resolve_asr(asr: str) -> str:
 @click.option("--passes", type=int, default=2, show_default=True, help="LLM passes per chunk.")
 @click.option("--asr", type=click.Choice(["auto", "pocketsphinx", "moonshine", "server"]), default="auto",
               show_default=True,
-              help="auto: moonshine where its wheel is installed (Linux x86-64), else pocketsphinx; moonshine: "
+              help="auto: moonshine, and a one-line error where it is not installed or cannot run on this CPU "
+                   "(Linux x86-64 with AVX-512); moonshine: "
                    "embedded Moonshine base with PocketSphinx word timing; pocketsphinx: embedded, light, but it "
                    "misses most identifiers; server: an OpenAI-compatible "
                    "/v1/audio/transcriptions server (whisper.cpp, faster-whisper) with word timestamps.")
