@@ -8,6 +8,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from anonpsy.extract import extract, extract_facts
 from anonpsy.extract.assertion.status import (
@@ -435,3 +437,48 @@ def test_a_cause_named_in_a_rule_out_is_not_asserted() -> None:
     g = extract("AXIS I: Rule out dementia secondary to substance abuse.", case_id="cause")
     assert {d.label: d.certainty.value for d in g.diagnoses}.get("Other (or Unknown) Substance Use Disorder") in (
         None, "rule_out")
+
+
+# -- a pronoun of the other sex -----------------------------------------------------------------------------------
+
+_GIRL = "HISTORY OF PRESENT ILLNESS: She is a 17-year-old girl who lives with her mother. She feels sad. "
+_MAN = "HISTORY OF PRESENT ILLNESS: He is a 40-year-old man who lives with his wife. He feels sad. "
+
+
+@pytest.mark.parametrize(
+    ("text", "absent", "present"),
+    [
+        # MTSamples (CC0): "Mother reported that he had a problem with methamphetamine."
+        (_GIRL + "Mother reported that he had a problem with methamphetamine.", "methamphetamine", None),
+        (_GIRL + "Her father visits; he takes sertraline 50 mg daily.", "sertraline", None),
+        (_MAN + "His wife says she takes lithium and has depression.", "lithium", None),
+        # boundary: the patient named after the other person's pronoun is still the one the clause is about
+        (_GIRL + "Her psychiatrist saw her last week and he started her on sertraline.", None, "sertraline"),
+        # boundary: the patient's own pronoun
+        (_GIRL + "She takes sertraline 50 mg daily.", None, "sertraline"),
+    ],
+)
+def test_a_pronoun_of_the_other_sex_is_someone_else(text: str, absent: str | None, present: str | None) -> None:
+    """The nearest subject pronoun of the other sex than the patient's points to someone else: what it does or has
+    is no fact of the patient's."""
+    g = extract(text, case_id="pronoun")
+    facts = " ".join([*(t.name for t in g.treatments), *(s.headword for s in g.symptoms
+                                                       if s.assertion != Assertion.absent),
+                      *(d.label for d in g.diagnoses)]).lower()
+    if absent:
+        assert absent not in facts
+    if present:
+        assert present in facts
+
+
+_DRUGS = ("sertraline", "lithium", "quetiapine", "bupropion", "lorazepam", "fluoxetine")
+
+
+@given(drug=st.sampled_from(_DRUGS), verb=st.sampled_from(("takes", "is taking", "was started on", "is on")))
+@example(drug="sertraline", verb="takes")
+def test_property_other_sex_pronoun_never_gives_the_patient_a_drug(drug: str, verb: str) -> None:
+    """A drug that "he" takes in a note on a woman is never one of her treatments; with "she" it is."""
+    other = extract(_GIRL + f"Her brother lives nearby. He {verb} {drug}.", case_id="p")
+    own = extract(_GIRL + f"Her brother lives nearby. She {verb} {drug}.", case_id="p")
+    assert drug not in {t.name for t in other.treatments}
+    assert drug in {t.name for t in own.treatments}

@@ -83,7 +83,7 @@ def _extract(text: str, case_id: str, *, whole: bool) -> CaseGraph:
     age = extract_age(sents)
     sex = extract_sex(text)
     visit = visit_date(text)
-    acc = Accumulator(index_is_admission=index_is_admission(text))
+    acc = Accumulator(index_is_admission=index_is_admission(text), patient_sex=sex)
     mse: list[tuple[str, int | None]] = []
     values: list[TestValue] = []
     omitted: list[Omission] = []

@@ -77,7 +77,8 @@ def _own_specifiers(text: str, end: int, next_start: int) -> tuple[str, ...]:
 
 
 def _mention(s: Sentence, start: int, end: int, times: Sequence[TimeMention], acc: Accumulator) -> Mention:
-    return Mention(s, start, end, governing_time(s.text, (start, end), times), times, acc.index_is_admission)
+    return Mention(s, start, end, governing_time(s.text, (start, end), times), times, acc.index_is_admission,
+                   acc.patient_sex)
 
 
 @lru_cache(maxsize=1)

@@ -44,6 +44,7 @@ from anonpsy.extract.assertion.scope import (
     family_member,
     is_family,
     only_time_words,
+    other_sex_subject,
 )
 from anonpsy.extract.mentions.time import ONSET_CUE, PAST_EVENT_CUE, TimeMention, is_past, onset_anchor
 from anonpsy.extract.sections import (
@@ -55,7 +56,7 @@ from anonpsy.extract.sections import (
     medication_list,
     section_tier,
 )
-from anonpsy.graph import Assertion, Certainty, Evidence, FamilyCertainty, Temporality, TreatmentStatus
+from anonpsy.graph import Assertion, Certainty, Evidence, FamilyCertainty, Sex, Temporality, TreatmentStatus
 
 V = TypeVar("V")
 
@@ -89,7 +90,8 @@ _REMISSION = re.compile(r"\bremission|remitted|resolved\b", re.I)
 
 @dataclass(frozen=True)
 class Mention:
-    """A concept found in a sentence: ``sentence.text[start:end]``, with its governing temporal expression."""
+    """A concept found in a sentence: ``sentence.text[start:end]``, with its governing temporal expression and the
+    patient's sex (a pronoun of the other sex points to someone else)."""
 
     sentence: Sentence
     start: int
@@ -97,6 +99,7 @@ class Mention:
     time: TimeMention | None = None
     times: Sequence[TimeMention] = ()
     index_is_admission: bool = False
+    patient_sex: Sex | None = None
 
     def evidence(self, rule_id: str) -> Evidence:
         """The sentence as evidence for a status decided by ``rule_id``."""
@@ -165,6 +168,8 @@ def _context_rule(ctx: ContextResult, category: Category) -> str:
 def _owner(m: Mention, ctx: ContextResult) -> Owner:
     if is_family(m.sentence, m.start, ctx):
         return Owner("family", family_member(m.sentence, m.start, ctx))
+    if ctx.experiencer == "patient" and other_sex_subject(m.sentence, m.start, m.patient_sex):
+        return Owner("other")
     return Owner(ctx.experiencer)
 
 
@@ -217,7 +222,7 @@ def diagnosis_status(m: Mention) -> DiagnosisStatus:
         return DiagnosisStatus(Owner("patient"), None, default_time)
     ctx = classify_in_sentence(s.text, m.start, m.end, "diagnosis")
     if ctx.negated:
-        owner = Owner("family") if is_family(s, m.start, ctx) else Owner(ctx.experiencer)
+        owner = Owner("family") if is_family(s, m.start, ctx) else _owner(m, ctx)
         neg = trigger_of(ctx, "negated")
         # A denial under family history speaks of the relatives ("denies history of depression, bipolar"), never a
         # verdict on the patient.
@@ -271,7 +276,7 @@ def symptom_status(m: Mention) -> SymptomStatus:
         return SymptomStatus(Owner("patient"), None)
     ctx = classify_in_sentence(s.text, m.start, m.end, "symptom")
     if ctx.negated or ctx.hypothetical:
-        owner = Owner("family") if is_family(s, m.start, ctx) else Owner(ctx.experiencer)
+        owner = Owner("family") if is_family(s, m.start, ctx) else _owner(m, ctx)
         if owner.experiencer != "patient":
             return SymptomStatus(owner, None)
         if ctx.negated:
@@ -315,7 +320,7 @@ def treatment_status(m: Mention, frequency: str | None = None,
         return None
     s = m.sentence
     ctx = classify_in_sentence(s.text, m.start, m.end, kind)
-    if ctx.experiencer != "patient" or is_family(s, m.start, ctx):
+    if ctx.experiencer != "patient" or is_family(s, m.start, ctx) or other_sex_subject(s, m.start, m.patient_sex):
         return None
     if ctx.negated:
         if "neg.refused" in ctx.trigger_ids:
