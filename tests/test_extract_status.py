@@ -482,3 +482,26 @@ def test_property_other_sex_pronoun_never_gives_the_patient_a_drug(drug: str, ve
     own = extract(_GIRL + f"Her brother lives nearby. She {verb} {drug}.", case_id="p")
     assert drug not in {t.name for t in other.treatments}
     assert drug in {t.name for t in own.treatments}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("HISTORY OF PRESENT ILLNESS: She stopped sertraline last month and we will start fluoxetine.",
+         {"sertraline": "past", "fluoxetine": "planned"}),
+        ("PLAN: Will discontinue sertraline and consider fluoxetine.", {"sertraline": "past", "fluoxetine": "planned"}),
+        # boundary: the stop nearer the drug decides ("recommend she stay off X")
+        ("PLAN: Recommend she stay off antidepressants and lithium.", {"lithium": "past"}),
+        ("PLAN: Recommend that she discontinue lorazepam.", {"lorazepam": "past"}),
+        # MTSamples (CC0): "she is going to be weaned off the Depakote by her neurologist"
+        ("HISTORY OF PRESENT ILLNESS: She is currently taking Depakote, although she is going to be weaned off the "
+         "Depakote by her neurologist.", {"valproate": "current"}),
+        ("HISTORY OF PRESENT ILLNESS: He is being tapered off clonazepam.", {"clonazepam": "current"}),
+        # boundary: a stop that happened
+        ("HISTORY OF PRESENT ILLNESS: She was weaned off clonazepam last year.", {"clonazepam": "past"}),
+    ],
+)
+def test_a_plan_or_a_stop_to_come_outranks_an_earlier_stop(text: str, expected: dict[str, str]) -> None:
+    """A stop cue decides a drug only when no plan cue stands between it and the drug ("stopped X and will start
+    Y": Y is planned); a stop still to come ("is going to be weaned off X") leaves the drug taken now."""
+    assert {t.name: t.status.value for t in extract(text, case_id="stop").treatments} == expected

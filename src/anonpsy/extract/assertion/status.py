@@ -328,6 +328,8 @@ def treatment_status(m: Mention, frequency: str | None = None,
         return None
     listed = medication_list(s.section)
     stop = next((t for t in ctx.trigger_ids if t.startswith("hist.stop")), None)
+    if stop is not None and _plan_after(ctx, stop):
+        stop = None  # "stopped sertraline and we will start fluoxetine": the plan, nearer the drug, decides
     if stop is not None and not ctx.current:
         # "recommend she stay off antidepressants", "Discontinue Provigil": stopped, whatever else frames it
         return Decision(TreatmentStatus.past, m.evidence(f"context.{stop}"))
@@ -364,6 +366,15 @@ def treatment_status(m: Mention, frequency: str | None = None,
     if frequency and _PRN.search(frequency):
         return Decision(TreatmentStatus.prn, m.evidence("cue.prn"))
     return Decision(TreatmentStatus.current, m.evidence("default"))
+
+
+def _plan_after(ctx: ContextResult, stop: str) -> bool:
+    """Does a plan trigger (future, recommending, conditional or uncertain: "will start", "consider") come after
+    the stopping trigger ``stop``, nearer a drug that follows both? A warning ("risk of") is no plan."""
+    by_id = default_engine().by_id
+    plans = [i for i, t in enumerate(ctx.trigger_ids) if t != "hyp.prevention"
+             and by_id[t].category in ("hypothetical", "possible")]
+    return bool(plans) and plans[-1] > ctx.trigger_ids.index(stop)
 
 
 def condition_denial(m: Mention) -> Evidence | None:
