@@ -505,3 +505,24 @@ def test_a_plan_or_a_stop_to_come_outranks_an_earlier_stop(text: str, expected: 
     """A stop cue decides a drug only when no plan cue stands between it and the drug ("stopped X and will start
     Y": Y is planned); a stop still to come ("is going to be weaned off X") leaves the drug taken now."""
     assert {t.name: t.status.value for t in extract(text, case_id="stop").treatments} == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # MTSamples (CC0): "Denies use of illicit drugs"
+        ("REASON FOR REFERRAL: Evaluation of possible drug use.\nSOCIAL HISTORY: She denies use of illicit drugs.",
+         "absent"),
+        ("HISTORY OF PRESENT ILLNESS: Possible auditory hallucinations. He denies auditory hallucinations.", "absent"),
+        # boundary: within one tier the later statement decides
+        ("HISTORY OF PRESENT ILLNESS: He denies auditory hallucinations. Possible auditory hallucinations.",
+         "possible"),
+        # boundary: the assessment decides over the history
+        ("SOCIAL HISTORY: She denies use of illicit drugs.\nASSESSMENT: Possible drug use.", "possible"),
+    ],
+)
+def test_a_denial_and_a_possible_symptom_are_decided_by_section_authority(text: str, expected: str) -> None:
+    """A symptom told only as possible and denied elsewhere takes the status of the higher section tier, and
+    within one tier of the later statement; a possible mention no longer outranks a denial everywhere."""
+    (sx,) = extract(text, case_id="possible").symptoms
+    assert sx.assertion.value == expected

@@ -18,6 +18,7 @@ from anonpsy.extract.assembly.nodes import (
     add_diagnoses,
     add_symptoms,
     add_treatments,
+    denied_over_possible,
     denied_since,
     finalize_conditions,
     finalize_diagnoses,
@@ -107,6 +108,7 @@ def _extract(text: str, case_id: str, *, whole: bool) -> CaseGraph:
         add_conditions(s, times, acc)
         add_treatments(s, times, acc)
     denied_since(acc)
+    denied_over_possible(acc)
     finalize_diagnoses(acc)
     finalize_conditions(acc)
     finalize_treatments(acc, current_list=any(medication_list(s.section) == "current" for s in sents), sents=sents)
