@@ -526,3 +526,22 @@ def test_a_denial_and_a_possible_symptom_are_decided_by_section_authority(text: 
     within one tier of the later statement; a possible mention no longer outranks a denial everywhere."""
     (sx,) = extract(text, case_id="possible").symptoms
     assert sx.assertion.value == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("PLAN: We would suggest prescribing fluoxetine. Fluoxetine should be pushed to 40 mg.",
+         {"fluoxetine": "planned"}),
+        # boundary: a later cue decides
+        ("PLAN: Will consider lithium. Start lithium 300 mg twice daily.", {"lithium": "current"}),
+        # boundary: with no cue in the plan the last plain mention stands
+        ("PLAN: Sertraline 50 mg daily. Sertraline at bedtime.", {"sertraline": "current"}),
+        # a course finished before the visit, in a current list
+        ("CURRENT MEDICATIONS: Recently finished doxycycline.", {"doxycycline": "past"}),
+    ],
+)
+def test_a_plain_plan_mention_repeats_the_decision_a_cue_made(text: str, expected: dict[str, str]) -> None:
+    """In the plan, a mention no cue decides ("Fluoxetine should be pushed to 40 mg") repeats the decision an
+    earlier cue made ("suggest prescribing fluoxetine"); it does not turn a planned drug into one taken."""
+    assert {t.name: t.status.value for t in extract(text, case_id="plan").treatments} == expected

@@ -475,8 +475,9 @@ def resolve_treatment(votes: Sequence[Decision[TreatmentStatus]], *,
 
     Precedence: (1) a decision of the plan, the assessment or the discharge list (``treatment_decisions`` in
     ``rules/sections/sections.yaml``): continue,
-    start, stop, recommend, refused -- the last one when several (a past mention there that only recalls the
-    history is no decision); (2) being listed in a current medication list (as needed when so ordered); (3)
+    start, stop, recommend, refused -- the last one a cue decided when several, else the last (a past mention
+    there that only recalls the history is no decision); (2) being listed in a current medication list (as
+    needed when so ordered); (3)
     being listed in a home list: past when the note also has a current list and the drug is not on it
     (``section.home_medications.not_continued``), else current; (4) the last mention a cue, a section or a time
     decided (tried, stopped, previously on, planned, refused, one dose); (5) current.
@@ -486,7 +487,9 @@ def resolve_treatment(votes: Sequence[Decision[TreatmentStatus]], *,
     ordered = sorted(votes, key=_position)
     plan = [d for d in ordered if decides_treatment(d.evidence.section or "") and _plan_decision(d)]
     if plan:
-        return plan[-1]
+        # a plain mention after a cue ("suggest Prozac ... supplement the Prozac with ...") repeats the decision
+        cued = [d for d in plan if _decided(d.evidence.rule_id)]
+        return (cued or plan)[-1]
     taken = (TreatmentStatus.current, TreatmentStatus.prn)
     listed = [d for d in ordered if d.value in taken and medication_list(d.evidence.section or "") == "current"]
     if listed:
