@@ -545,3 +545,26 @@ def test_a_plain_plan_mention_repeats_the_decision_a_cue_made(text: str, expecte
     """In the plan, a mention no cue decides ("Fluoxetine should be pushed to 40 mg") repeats the decision an
     earlier cue made ("suggest prescribing fluoxetine"); it does not turn a planned drug into one taken."""
     assert {t.name: t.status.value for t in extract(text, case_id="plan").treatments} == expected
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Maternal grandmother deceased in 2001 due to cancer.",  # MTSamples (CC0)
+        "Her father passed away from a heart attack.",
+        "She lost her mother to breast cancer.",
+        "Her grandfather died in 1995 secondary to a stroke.",
+    ],
+)
+def test_a_relatives_cause_of_death_is_never_the_patients(sentence: str) -> None:
+    """A relative's death and its cause, written outside a family-history section and after 'due to': the cause
+    goes to the relative, never to the patient's own history."""
+    text = ("HISTORY OF PRESENT ILLNESS: The patient is a 17-year-old girl seen for low mood.\n\n"
+            f"BACKGROUND: She lives with her mother. {sentence}\n")
+    graph = extract(text, case_id="death-cause")
+    cause = re.search(r"(?:cancer|heart attack|stroke)", sentence)
+    assert cause is not None
+    own = [p.condition for p in graph.past_history] + [d.name for d in graph.diagnoses] + \
+        [s.headword for s in graph.symptoms]
+    assert not any(cause.group(0) in c.lower() for c in own), own
+    assert any(cause.group(0) in f.condition for f in graph.family_history), graph.family_history
