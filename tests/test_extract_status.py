@@ -568,3 +568,11 @@ def test_a_relatives_cause_of_death_is_never_the_patients(sentence: str) -> None
         [s.headword for s in graph.symptoms]
     assert not any(cause.group(0) in c.lower() for c in own), own
     assert any(cause.group(0) in f.condition for f in graph.family_history), graph.family_history
+
+
+def test_a_relative_telling_of_the_patients_condition_does_not_have_it() -> None:
+    """The informant who cannot say which seizures the patient has is not a relative with seizures."""
+    text = ("HISTORY OF PRESENT ILLNESS: The patient is a 17-year-old girl with seizures since age 5. "
+            "Mother was not able to tell me the exact kind of seizures.\n")  # MTSamples (CC0), second sentence
+    graph = extract(text, case_id="informant")
+    assert not graph.family_history, graph.family_history
