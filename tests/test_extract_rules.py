@@ -484,6 +484,16 @@ def test_involuntary_movements_are_not_a_legal_status() -> None:
     assert held.legal_status == LegalStatus.involuntary
 
 
+
+@pytest.mark.parametrize("order", ["there was a court order giving the mother custody back",  # MTSamples (CC0)
+                                   "a court-ordered supervised visitation schedule was set"])
+def test_a_custody_court_order_is_not_the_patients_legal_status(order: str) -> None:
+    """A court order that settles custody or visitation is a family matter: the visit is not court-ordered."""
+    text = f"HPI: She was referred for low mood. After the divorce {order}.\nPLAN: Follow up in two weeks."
+    assert extract(text).visit_event.legal_status != LegalStatus.court_ordered
+    ordered = extract("HPI: She is seen under a court order for an evaluation of low mood.").visit_event
+    assert ordered.legal_status == LegalStatus.court_ordered
+
 def test_a_denial_under_family_history_is_no_verdict_on_the_patient() -> None:
     g = extract("HPI: She has felt depressed for months.\nFAMILY PSYCHIATRIC HISTORY: The patient denies history of "
                 "depression, bipolar, schizophrenia, or suicide attempts.\nASSESSMENT: Major depressive disorder.")

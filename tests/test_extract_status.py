@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from anonpsy.extract import extract, extract_facts
@@ -488,3 +488,142 @@ def test_a_cause_named_in_a_rule_out_is_not_asserted() -> None:
     g = extract("AXIS I: Rule out dementia secondary to substance abuse.", case_id="cause")
     assert {d.label: d.certainty.value for d in g.diagnoses}.get("Other (or Unknown) Substance Use Disorder") in (
         None, "rule_out")
+
+
+# -- a pronoun of the other sex -----------------------------------------------------------------------------------
+
+_GIRL = "HISTORY OF PRESENT ILLNESS: She is a 17-year-old girl who lives with her mother. She feels sad. "
+_MAN = "HISTORY OF PRESENT ILLNESS: He is a 40-year-old man who lives with his wife. He feels sad. "
+
+
+@pytest.mark.parametrize(
+    ("text", "absent", "present"),
+    [
+        # MTSamples (CC0): "Mother reported that he had a problem with methamphetamine."
+        (_GIRL + "Mother reported that he had a problem with methamphetamine.", "methamphetamine", None),
+        (_GIRL + "Her father visits; he takes sertraline 50 mg daily.", "sertraline", None),
+        (_MAN + "His wife says she takes lithium and has depression.", "lithium", None),
+        # boundary: the patient named after the other person's pronoun is still the one the clause is about
+        (_GIRL + "Her psychiatrist saw her last week and he started her on sertraline.", None, "sertraline"),
+        # boundary: the patient's own pronoun
+        (_GIRL + "She takes sertraline 50 mg daily.", None, "sertraline"),
+    ],
+)
+def test_a_pronoun_of_the_other_sex_is_someone_else(text: str, absent: str | None, present: str | None) -> None:
+    """The nearest subject pronoun of the other sex than the patient's points to someone else: what it does or has
+    is no fact of the patient's."""
+    g = extract(text, case_id="pronoun")
+    facts = " ".join([*(t.name for t in g.treatments), *(s.headword for s in g.symptoms
+                                                       if s.assertion != Assertion.absent),
+                      *(d.label for d in g.diagnoses)]).lower()
+    if absent:
+        assert absent not in facts
+    if present:
+        assert present in facts
+
+
+_DRUGS = ("sertraline", "lithium", "quetiapine", "bupropion", "lorazepam", "fluoxetine")
+
+
+@given(drug=st.sampled_from(_DRUGS), verb=st.sampled_from(("takes", "is taking", "was started on", "is on")))
+@example(drug="sertraline", verb="takes")
+def test_property_other_sex_pronoun_never_gives_the_patient_a_drug(drug: str, verb: str) -> None:
+    """A drug that "he" takes in a note on a woman is never one of her treatments; with "she" it is."""
+    other = extract(_GIRL + f"Her brother lives nearby. He {verb} {drug}.", case_id="p")
+    own = extract(_GIRL + f"Her brother lives nearby. She {verb} {drug}.", case_id="p")
+    assert drug not in {t.name for t in other.treatments}
+    assert drug in {t.name for t in own.treatments}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("HISTORY OF PRESENT ILLNESS: She stopped sertraline last month and we will start fluoxetine.",
+         {"sertraline": "past", "fluoxetine": "planned"}),
+        ("PLAN: Will discontinue sertraline and consider fluoxetine.", {"sertraline": "past", "fluoxetine": "planned"}),
+        # boundary: the stop nearer the drug decides ("recommend she stay off X")
+        ("PLAN: Recommend she stay off antidepressants and lithium.", {"lithium": "past"}),
+        ("PLAN: Recommend that she discontinue lorazepam.", {"lorazepam": "past"}),
+        # MTSamples (CC0): "she is going to be weaned off the Depakote by her neurologist"
+        ("HISTORY OF PRESENT ILLNESS: She is currently taking Depakote, although she is going to be weaned off the "
+         "Depakote by her neurologist.", {"valproate": "current"}),
+        ("HISTORY OF PRESENT ILLNESS: He is being tapered off clonazepam.", {"clonazepam": "current"}),
+        # boundary: a stop that happened
+        ("HISTORY OF PRESENT ILLNESS: She was weaned off clonazepam last year.", {"clonazepam": "past"}),
+    ],
+)
+def test_a_plan_or_a_stop_to_come_outranks_an_earlier_stop(text: str, expected: dict[str, str]) -> None:
+    """A stop cue decides a drug only when no plan cue stands between it and the drug ("stopped X and will start
+    Y": Y is planned); a stop still to come ("is going to be weaned off X") leaves the drug taken now."""
+    assert {t.name: t.status.value for t in extract(text, case_id="stop").treatments} == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # MTSamples (CC0): "Denies use of illicit drugs"
+        ("REASON FOR REFERRAL: Evaluation of possible drug use.\nSOCIAL HISTORY: She denies use of illicit drugs.",
+         "absent"),
+        ("HISTORY OF PRESENT ILLNESS: Possible auditory hallucinations. He denies auditory hallucinations.", "absent"),
+        # boundary: within one tier the later statement decides
+        ("HISTORY OF PRESENT ILLNESS: He denies auditory hallucinations. Possible auditory hallucinations.",
+         "possible"),
+        # boundary: the assessment decides over the history
+        ("SOCIAL HISTORY: She denies use of illicit drugs.\nASSESSMENT: Possible drug use.", "possible"),
+    ],
+)
+def test_a_denial_and_a_possible_symptom_are_decided_by_section_authority(text: str, expected: str) -> None:
+    """A symptom told only as possible and denied elsewhere takes the status of the higher section tier, and
+    within one tier of the later statement; a possible mention no longer outranks a denial everywhere."""
+    (sx,) = extract(text, case_id="possible").symptoms
+    assert sx.assertion.value == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("PLAN: We would suggest prescribing fluoxetine. Fluoxetine should be pushed to 40 mg.",
+         {"fluoxetine": "planned"}),
+        # boundary: a later cue decides
+        ("PLAN: Will consider lithium. Start lithium 300 mg twice daily.", {"lithium": "current"}),
+        # boundary: with no cue in the plan the last plain mention stands
+        ("PLAN: Sertraline 50 mg daily. Sertraline at bedtime.", {"sertraline": "current"}),
+        # a course finished before the visit, in a current list
+        ("CURRENT MEDICATIONS: Recently finished doxycycline.", {"doxycycline": "past"}),
+    ],
+)
+def test_a_plain_plan_mention_repeats_the_decision_a_cue_made(text: str, expected: dict[str, str]) -> None:
+    """In the plan, a mention no cue decides ("Fluoxetine should be pushed to 40 mg") repeats the decision an
+    earlier cue made ("suggest prescribing fluoxetine"); it does not turn a planned drug into one taken."""
+    assert {t.name: t.status.value for t in extract(text, case_id="plan").treatments} == expected
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Maternal grandmother deceased in 2001 due to cancer.",  # MTSamples (CC0)
+        "Her father passed away from a heart attack.",
+        "She lost her mother to breast cancer.",
+        "Her grandfather died in 1995 secondary to a stroke.",
+    ],
+)
+def test_a_relatives_cause_of_death_is_never_the_patients(sentence: str) -> None:
+    """A relative's death and its cause, written outside a family-history section and after 'due to': the cause
+    goes to the relative, never to the patient's own history."""
+    text = ("HISTORY OF PRESENT ILLNESS: The patient is a 17-year-old girl seen for low mood.\n\n"
+            f"BACKGROUND: She lives with her mother. {sentence}\n")
+    graph = extract(text, case_id="death-cause")
+    cause = re.search(r"(?:cancer|heart attack|stroke)", sentence)
+    assert cause is not None
+    own = [p.condition for p in graph.past_history] + [d.name for d in graph.diagnoses] + \
+        [s.headword for s in graph.symptoms]
+    assert not any(cause.group(0) in c.lower() for c in own), own
+    assert any(cause.group(0) in f.condition for f in graph.family_history), graph.family_history
+
+
+def test_a_relative_telling_of_the_patients_condition_does_not_have_it() -> None:
+    """The informant who cannot say which seizures the patient has is not a relative with seizures."""
+    text = ("HISTORY OF PRESENT ILLNESS: The patient is a 17-year-old girl with seizures since age 5. "
+            "Mother was not able to tell me the exact kind of seizures.\n")  # MTSamples (CC0), second sentence
+    graph = extract(text, case_id="informant")
+    assert not graph.family_history, graph.family_history

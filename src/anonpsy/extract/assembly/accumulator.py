@@ -15,6 +15,7 @@ from anonpsy.graph import (
     FamilyCertainty,
     FamilyHistory,
     PastHistory,
+    Sex,
     Symptom,
     Treatment,
 )
@@ -55,6 +56,7 @@ class Accumulator:
     cued_present: set[str] = field(default_factory=set)
     last_present: dict[str, int] = field(default_factory=dict)
     index_is_admission: bool = False  # a discharge summary: day 0 is the admission
+    patient_sex: Sex | None = None  # the patient's sex: a pronoun of the other sex is someone else
     # Symptoms only denied or hypothetical, and diagnoses only to be ruled out or ruled out: they join the graph
     # at the end unless an asserted mention of the same item exists, and take part in no relation.
     unasserted_sx: dict[str, Symptom] = field(default_factory=dict)

@@ -18,6 +18,7 @@ from anonpsy.extract.assembly.nodes import (
     add_diagnoses,
     add_symptoms,
     add_treatments,
+    denied_over_possible,
     denied_since,
     finalize_conditions,
     finalize_diagnoses,
@@ -75,9 +76,9 @@ def extract_facts(text: str, *, case_id: str = "case") -> CaseGraph:
 
 def read_facts(text: str, *, case_id: str = "case") -> CaseGraph:
     """The graph of :func:`extract_facts` for reading its facts only, as the round trip does: the very diagnoses,
-    symptoms, treatments, past history, family history, durations, edges and age, without the sex (no fact
-    depends on it) and without validating the graph again (each node is validated as it is made; node ids are
-    still checked unique). Its other parts are shared defaults: read them, never change them.
+    symptoms, treatments, past history, family history, durations, edges and age, without validating the graph
+    again (each node is validated as it is made; node ids are still checked unique). Its other parts (the sex
+    included, though the facts were read with it) are shared defaults: read them, never change them.
 
     >>> g = read_facts("A 34-year-old woman reports low mood. She denies suicidal ideation.")
     >>> [(s.headword, s.assertion.value) for s in g.symptoms], g.demographics.age
@@ -99,7 +100,8 @@ def _extract(text: str, case_id: str, *, whole: bool, validate: bool = True) -> 
     sents = sentences(text)
     age = extract_age(sents)
     visit = visit_date(text)
-    acc = Accumulator(index_is_admission=index_is_admission(text))
+    sex = extract_sex(text)  # a pronoun of the other sex points to someone else: facts depend on it
+    acc = Accumulator(index_is_admission=index_is_admission(text), patient_sex=sex)
     mse: list[tuple[str, int | None]] = []
     values: list[TestValue] = []
     omitted: list[Omission] = []
@@ -123,6 +125,7 @@ def _extract(text: str, case_id: str, *, whole: bool, validate: bool = True) -> 
         add_conditions(s, times, acc)
         add_treatments(s, times, acc)
     denied_since(acc)
+    denied_over_possible(acc)
     finalize_diagnoses(acc)
     finalize_conditions(acc)
     finalize_treatments(acc, current_list=any(medication_list(s.section) == "current" for s in sents), sents=sents)
@@ -142,7 +145,6 @@ def _extract(text: str, case_id: str, *, whole: bool, validate: bool = True) -> 
         if len(set(ids)) < len(ids) or len({d.id for d in read.durations}) < len(read.durations):
             raise ValueError("duplicate node or duration id")
         return read
-    sex = extract_sex(text)
     if not whole:
         return CaseGraph(case_id=case_id, demographics=Demographics(age=age, sex=sex), family_history=acc.family,
                          diagnoses=[*acc.diagnoses.values(), *excluded], symptoms=[*acc.symptoms.values(), *denied],

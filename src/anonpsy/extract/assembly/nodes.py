@@ -37,7 +37,7 @@ from anonpsy.extract.mentions.treatments import (
     therapy_mentions,
     therapy_types,
 )
-from anonpsy.extract.sections import Sentence, decides_treatment, deciding_sections
+from anonpsy.extract.sections import Sentence, decides_treatment, deciding_sections, section_tier
 from anonpsy.graph import (
     Assertion,
     Certainty,
@@ -77,7 +77,8 @@ def _own_specifiers(text: str, end: int, next_start: int) -> tuple[str, ...]:
 
 
 def _mention(s: Sentence, start: int, end: int, times: Sequence[TimeMention], acc: Accumulator) -> Mention:
-    return Mention(s, start, end, governing_time(s.text, (start, end), times), times, acc.index_is_admission)
+    return Mention(s, start, end, governing_time(s.text, (start, end), times), times, acc.index_is_admission,
+                   acc.patient_sex)
 
 
 @lru_cache(maxsize=1)
@@ -433,6 +434,28 @@ def denied_since(acc: Accumulator) -> None:
             continue
         sx.assertion, sx.current_symptom = Assertion.historical, False
         sx.assertion_evidence = ev.model_copy(update={"rule_id": "assembly.denied_since"})
+        acc.present.discard(sid)
+        acc.flaggable.discard(sx.headword)
+
+
+def denied_over_possible(acc: Accumulator) -> None:
+    """A symptom only ever told as possible and explicitly denied elsewhere: the statement of the higher section
+    tier decides (``tier`` in ``rules/sections/sections.yaml``: the assessment over the history, the history over
+    the referral question), and within one tier the later statement ("referred for possible drug use" and
+    "denies use of illicit drugs": denied). The denial that wins leaves the symptom absent (rule
+    ``assembly.denied_over_possible``)."""
+    for sid, sx in list(acc.symptoms.items()):
+        den = acc.unasserted_sx.get(sid)
+        if den is None or den.assertion != Assertion.absent or sx.assertion != Assertion.possible:
+            continue
+        ev, poss = den.assertion_evidence, sx.assertion_evidence
+        if ev is None or ev.start is None or poss is None:
+            continue
+        den_tier, poss_tier = section_tier(ev.section or ""), section_tier(poss.section or "")
+        if den_tier < poss_tier or (den_tier == poss_tier and ev.start <= acc.last_present.get(sid, -1)):
+            continue
+        den.assertion_evidence = ev.model_copy(update={"rule_id": "assembly.denied_over_possible"})
+        del acc.symptoms[sid]
         acc.present.discard(sid)
         acc.flaggable.discard(sx.headword)
 

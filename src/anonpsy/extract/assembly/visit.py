@@ -61,8 +61,11 @@ _ARRIVAL_CUES: list[tuple[re.Pattern[str], ArrivalMode]] = [
 #: Cues a heading block may carry: the ways of arriving that outrank a scheduled visit or the family's company.
 _HEADING_ARRIVAL = _ARRIVAL_CUES[:4]
 _LEGAL_CUES: list[tuple[re.Pattern[str], LegalStatus]] = [
-    (re.compile(r"\b(?:court[- ]ordered|court order|committed by the court|prior to sentencing|Superior Court|"
-                r"District Court|(?:ordered|referred) by the (?:court|judge)|Honorable Judge)\b", re.I),
+    # a court order on custody, visitation or protection settles a family matter; it does not bring the patient
+    # to care ("there was a court order giving the mother custody back")
+    (re.compile(r"\b(?:(?:court[- ]ordered|court order)(?![^.;]{0,40}?\b(?:custody|visitation|divorce|"
+                r"child support|restraining|protective|protection))|committed by the court|prior to sentencing|"
+                r"Superior Court|District Court|(?:ordered|referred) by the (?:court|judge)|Honorable Judge)\b", re.I),
      LegalStatus.court_ordered),
     # "involuntary" before a movement or body word is a sign ("mild involuntary movements around her lips"), not
     # a legal status.

@@ -84,6 +84,9 @@ class ContextRule(_Strict):
     concepts: tuple[ConceptKind, ...] | None = None
     hedged: bool = False
     item_bound: bool = False
+    #: Termination rules that do not end this trigger's scope: a relative's death keeps its cause ("grandmother
+    #: deceased in 2001 due to cancer": the cancer is the grandmother's).
+    crosses: tuple[str, ...] = ()
     source: str | None = None
     note: str | None = None
 
@@ -222,8 +225,9 @@ class ContextEngine:
         def tok_at(pos: int) -> int:
             return bisect.bisect_left(starts, pos)
 
-        def blocked(lo: int, hi: int, category: Category) -> bool:
-            """Is there a break or an applicable termination between char offsets lo and hi?"""
+        def blocked(lo: int, hi: int, category: Category, crosses: tuple[str, ...] = ()) -> bool:
+            """Is there a break or an applicable termination between char offsets lo and hi (a termination the
+            trigger ``crosses`` does not count)?"""
             i, j = tok_at(lo), tok_at(hi)
             if i < j and breaks[j] > breaks[i]:
                 return True
@@ -233,6 +237,7 @@ class ContextEngine:
             return any(
                 lo <= t.start and t.end <= hi
                 and (t.rule.applies_to is None or category in t.rule.applies_to)
+                and t.rule.id not in crosses
                 for t in terminations
             )
 
@@ -256,7 +261,7 @@ class ContextEngine:
                 dist = distance(min(last, hi), hi)
             else:
                 continue
-            if dist > scope or blocked(lo, hi, cat):
+            if dist > scope or blocked(lo, hi, cat, trig.rule.crosses):
                 continue
             if trig.rule.item_bound and hi == start and _other_item(sentence, lo, hi, last):
                 continue

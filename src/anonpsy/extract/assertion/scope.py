@@ -11,6 +11,7 @@ from anonpsy.extract.assertion.context import ConceptKind, ContextResult, classi
 from anonpsy.extract.mentions.family import MEMBER, member_before
 from anonpsy.extract.mentions.time import TimeMention
 from anonpsy.extract.sections import Sentence, clause_bounds
+from anonpsy.graph import Sex
 
 #: A bracket of at most this many words right after a concept is a note on it, not an aside.
 _NOTE_WORDS = 4
@@ -59,6 +60,34 @@ def is_family(s: Sentence, start: int, ctx: ContextResult) -> bool:
     for m in MEMBER.finditer(s.text, lo, start):
         last = m
     return last is not None and not _PATIENT_SUBJECT.search(s.text, last.end(), start)
+
+
+#: Subject pronouns and the possessive that name one sex only ("her" may be an object, so it is not one of them).
+_SEXED_SUBJECT = re.compile(r"\b(he|she|his)\b", re.I)
+#: Object and possessive pronouns of each sex: the patient named after another person's pronoun ("he started her on
+#: sertraline") is still the one the clause is about.
+_SEXED_OBJECT = {Sex.female: re.compile(r"\b(?:her|hers|herself)\b", re.I),
+                 Sex.male: re.compile(r"\b(?:him|his|himself)\b", re.I)}
+
+
+def other_sex_subject(s: Sentence, start: int, sex: Sex | None) -> bool:
+    """Is the concept at ``start`` about someone of the other sex than the patient? The nearest sexed subject
+    pronoun before it in its clause is of the other sex ("Mother reported that he had a problem with
+    methamphetamine" in a note on a girl), with neither the patient nor a pronoun of the patient's sex between
+    them ("he started her on sertraline" is still the patient's drug). Unknown sex decides nothing."""
+    if sex not in (Sex.female, Sex.male):
+        return False
+    lo, _hi = clause_bounds(s.text, start)
+    last = None
+    for m in _SEXED_SUBJECT.finditer(s.text, lo, start):
+        last = m
+    if last is None:
+        return False
+    other = last.group(1).lower() in (("he", "his") if sex == Sex.female else ("she",))
+    if not other:
+        return False
+    return not (_PATIENT_SUBJECT.search(s.text, last.end(), start) or _SEXED_OBJECT[sex].search(s.text, last.end(),
+                                                                                               start))
 
 
 def only_time_words(sentence: str, ctx: ContextResult, times: Sequence[TimeMention]) -> bool:

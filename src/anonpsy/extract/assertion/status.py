@@ -44,6 +44,7 @@ from anonpsy.extract.assertion.scope import (
     family_member,
     is_family,
     only_time_words,
+    other_sex_subject,
 )
 from anonpsy.extract.mentions.time import ONSET_CUE, PAST_EVENT_CUE, TimeMention, is_past, onset_anchor
 from anonpsy.extract.sections import (
@@ -55,7 +56,7 @@ from anonpsy.extract.sections import (
     medication_list,
     section_tier,
 )
-from anonpsy.graph import Assertion, Certainty, Evidence, FamilyCertainty, Temporality, TreatmentStatus
+from anonpsy.graph import Assertion, Certainty, Evidence, FamilyCertainty, Sex, Temporality, TreatmentStatus
 
 V = TypeVar("V")
 
@@ -89,7 +90,8 @@ _REMISSION = re.compile(r"\bremission|remitted|resolved\b", re.I)
 
 @dataclass(frozen=True)
 class Mention:
-    """A concept found in a sentence: ``sentence.text[start:end]``, with its governing temporal expression."""
+    """A concept found in a sentence: ``sentence.text[start:end]``, with its governing temporal expression and the
+    patient's sex (a pronoun of the other sex points to someone else)."""
 
     sentence: Sentence
     start: int
@@ -97,6 +99,7 @@ class Mention:
     time: TimeMention | None = None
     times: Sequence[TimeMention] = ()
     index_is_admission: bool = False
+    patient_sex: Sex | None = None
 
     def evidence(self, rule_id: str) -> Evidence:
         """The sentence as evidence for a status decided by ``rule_id``."""
@@ -165,6 +168,8 @@ def _context_rule(ctx: ContextResult, category: Category) -> str:
 def _owner(m: Mention, ctx: ContextResult) -> Owner:
     if is_family(m.sentence, m.start, ctx):
         return Owner("family", family_member(m.sentence, m.start, ctx))
+    if ctx.experiencer == "patient" and other_sex_subject(m.sentence, m.start, m.patient_sex):
+        return Owner("other")
     return Owner(ctx.experiencer)
 
 
@@ -217,7 +222,7 @@ def diagnosis_status(m: Mention) -> DiagnosisStatus:
         return DiagnosisStatus(Owner("patient"), None, default_time)
     ctx = classify_in_sentence(s.text, m.start, m.end, "diagnosis")
     if ctx.negated:
-        owner = Owner("family") if is_family(s, m.start, ctx) else Owner(ctx.experiencer)
+        owner = Owner("family") if is_family(s, m.start, ctx) else _owner(m, ctx)
         neg = trigger_of(ctx, "negated")
         # A denial under family history speaks of the relatives ("denies history of depression, bipolar"), never a
         # verdict on the patient.
@@ -271,7 +276,7 @@ def symptom_status(m: Mention) -> SymptomStatus:
         return SymptomStatus(Owner("patient"), None)
     ctx = classify_in_sentence(s.text, m.start, m.end, "symptom")
     if ctx.negated or ctx.hypothetical:
-        owner = Owner("family") if is_family(s, m.start, ctx) else Owner(ctx.experiencer)
+        owner = Owner("family") if is_family(s, m.start, ctx) else _owner(m, ctx)
         if owner.experiencer != "patient":
             return SymptomStatus(owner, None)
         if ctx.negated:
@@ -315,7 +320,7 @@ def treatment_status(m: Mention, frequency: str | None = None,
         return None
     s = m.sentence
     ctx = classify_in_sentence(s.text, m.start, m.end, kind)
-    if ctx.experiencer != "patient" or is_family(s, m.start, ctx):
+    if ctx.experiencer != "patient" or is_family(s, m.start, ctx) or other_sex_subject(s, m.start, m.patient_sex):
         return None
     if ctx.negated:
         if "neg.refused" in ctx.trigger_ids:
@@ -323,6 +328,8 @@ def treatment_status(m: Mention, frequency: str | None = None,
         return None
     listed = medication_list(s.section)
     stop = next((t for t in ctx.trigger_ids if t.startswith("hist.stop")), None)
+    if stop is not None and _plan_after(ctx, stop):
+        stop = None  # "stopped sertraline and we will start fluoxetine": the plan, nearer the drug, decides
     if stop is not None and not ctx.current:
         # "recommend she stay off antidepressants", "Discontinue Provigil": stopped, whatever else frames it
         return Decision(TreatmentStatus.past, m.evidence(f"context.{stop}"))
@@ -359,6 +366,15 @@ def treatment_status(m: Mention, frequency: str | None = None,
     if frequency and _PRN.search(frequency):
         return Decision(TreatmentStatus.prn, m.evidence("cue.prn"))
     return Decision(TreatmentStatus.current, m.evidence("default"))
+
+
+def _plan_after(ctx: ContextResult, stop: str) -> bool:
+    """Does a plan trigger (future, recommending, conditional or uncertain: "will start", "consider") come after
+    the stopping trigger ``stop``, nearer a drug that follows both? A warning ("risk of") is no plan."""
+    by_id = default_engine().by_id
+    plans = [i for i, t in enumerate(ctx.trigger_ids) if t != "hyp.prevention"
+             and by_id[t].category in ("hypothetical", "possible")]
+    return bool(plans) and plans[-1] > ctx.trigger_ids.index(stop)
 
 
 def condition_denial(m: Mention) -> Evidence | None:
@@ -459,8 +475,9 @@ def resolve_treatment(votes: Sequence[Decision[TreatmentStatus]], *,
 
     Precedence: (1) a decision of the plan, the assessment or the discharge list (``treatment_decisions`` in
     ``rules/sections/sections.yaml``): continue,
-    start, stop, recommend, refused -- the last one when several (a past mention there that only recalls the
-    history is no decision); (2) being listed in a current medication list (as needed when so ordered); (3)
+    start, stop, recommend, refused -- the last one a cue decided when several, else the last (a past mention
+    there that only recalls the history is no decision); (2) being listed in a current medication list (as
+    needed when so ordered); (3)
     being listed in a home list: past when the note also has a current list and the drug is not on it
     (``section.home_medications.not_continued``), else current; (4) the last mention a cue, a section or a time
     decided (tried, stopped, previously on, planned, refused, one dose); (5) current.
@@ -470,7 +487,9 @@ def resolve_treatment(votes: Sequence[Decision[TreatmentStatus]], *,
     ordered = sorted(votes, key=_position)
     plan = [d for d in ordered if decides_treatment(d.evidence.section or "") and _plan_decision(d)]
     if plan:
-        return plan[-1]
+        # a plain mention after a cue ("suggest Prozac ... supplement the Prozac with ...") repeats the decision
+        cued = [d for d in plan if _decided(d.evidence.rule_id)]
+        return (cued or plan)[-1]
     taken = (TreatmentStatus.current, TreatmentStatus.prn)
     listed = [d for d in ordered if d.value in taken and medication_list(d.evidence.section or "") == "current"]
     if listed:
