@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -70,6 +71,7 @@ _LONG_NUMBER = re.compile(r"(?<![\w.,])\d{4,}(?![\w.,])(?!\s*(?:mg|mcg|µg|ug|g|
                           r"steps|ng|pg|%|/))")
 
 
+@lru_cache(maxsize=1024)  # one per number of at most three digits: bounded by what it is keyed on
 def _age_phrase(n: str) -> re.Pattern[str]:
     return re.compile(
         rf"(?<!\w)(?:{n}[- ](?:year|yr)s?[- ]old|{n} ?(?:yo|y/o|y\.o\.)|(?:age|aged|age of|at) {n})(?!\w)", re.I
@@ -122,10 +124,10 @@ def leak_audit(
     report = LeakAudit(checked=len(seen) + len(ages) + len(anchors))
     # Anchors are proper nouns: compared case-sensitively so a heading word ("Visit") does not match "visit".
     for surface, (a_start, a_end) in sorted(anchors.items(), key=lambda kv: kv[1]):
-        found = re.search(rf"(?<!\w){re.escape(surface)}(?!\w)", output)
-        if found:
+        at = _find_word(output, surface)
+        if at >= 0:
             report.leaks.append(Leak(kind="ANCHOR", source_start=a_start, source_end=a_end,
-                                     output_start=found.start(), output_end=found.end()))
+                                     output_start=at, output_end=at + len(surface)))
     low_out = output.lower()
     for number, (a_start, a_end) in sorted(ages.items(), key=lambda kv: kv[1]):
         hit = _age_phrase(number).search(output)
@@ -133,22 +135,31 @@ def leak_audit(
             report.leaks.append(Leak(kind="AGE", source_start=a_start, source_end=a_end, output_start=hit.start(),
                                      output_end=hit.end()))
     wanted = {k: v for k, v in seen.items() if k not in exclude}
-    first_hit: dict[str, tuple[int, int]] = {}
-    if wanted:
-        # One pass over the output for every surface (longest first), then overlapping hits for shorter surfaces.
-        alts = sorted(wanted, key=len, reverse=True)
-        pattern = re.compile(r"(?<!\w)(?=(" + "|".join(re.escape(a) for a in alts) + r"))")
-        for m in pattern.finditer(low_out):
-            for surface in alts:
-                if low_out.startswith(surface, m.start()) and surface not in first_hit:
-                    end = m.start() + len(surface)
-                    if end == len(low_out) or not (low_out[end].isalnum() or low_out[end] == "_"):
-                        first_hit[surface] = (m.start(), end)
     for surface, (kind, s, e) in sorted(wanted.items(), key=lambda kv: kv[1][1]):
-        if surface in first_hit:
-            o_start, o_end = first_hit[surface]
-            report.leaks.append(Leak(kind=kind, source_start=s, source_end=e, output_start=o_start, output_end=o_end))
+        at = _find_word(low_out, surface)
+        if at >= 0:
+            report.leaks.append(Leak(kind=kind, source_start=s, source_end=e, output_start=at,
+                                     output_end=at + len(surface)))
     return report
+
+
+def _is_word_char(ch: str) -> bool:
+    """``ch`` is what the regular expression ``\\w`` matches in a str pattern (alphanumeric or underscore)."""
+    return ch.isalnum() or ch == "_"
+
+
+def _find_word(text: str, surface: str) -> int:
+    """Where ``surface`` first occurs in ``text`` with no word character just before or after it, or -1: the match
+    of ``(?<!\\w)surface(?!\\w)``, by plain string search (the surfaces are new with every note, and compiling a
+    pattern for each would cost more than the search and push the project's own patterns out of the ``re``
+    cache)."""
+    at = text.find(surface)
+    while at >= 0:
+        end = at + len(surface)
+        if (at == 0 or not _is_word_char(text[at - 1])) and (end == len(text) or not _is_word_char(text[end])):
+            return at
+        at = text.find(surface, at + 1)
+    return -1
 
 
 # ---------------------------------------------------------------------------------------------------------------
