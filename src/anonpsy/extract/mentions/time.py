@@ -46,6 +46,8 @@ _ABS_PATTERNS: list[tuple[re.Pattern[str], str]] = [
                 r"(?!\s*(?:mg|mcg|ml|kcal|calories|units|/))", re.I), "year"),
     (re.compile(r"\bon\s+(\d{1,2})/(\d{1,2})\b(?![\d/])"), "md"),
 ]
+#: Every pattern of :data:`_ABS_PATTERNS` and every age pattern below matches a digit (``\d``) or nothing.
+_DIGIT = re.compile(r"\d")
 _SINCE_BEFORE = re.compile(r"\b(?:since|from|starting(?: in)?|beginning(?: in)?)\s+(?:about\s+|around\s+|"
                            r"approximately\s+|roughly\s+|the\s+|mid-?|early\s+|late\s+)*$", re.I)
 _END_BEFORE = re.compile(r"\b(?:until|till|through|to|before|by)\s+(?:about\s+|around\s+|the\s+|mid-?|early\s+|"
@@ -152,6 +154,8 @@ def absolute_dates(text: str, visit: date) -> list[TimeMention]:
     """
     out: list[TimeMention] = []
     taken: list[tuple[int, int]] = []
+    if _DIGIT.search(text) is None:  # every calendar date holds a digit; most sentences hold none
+        return out
     for pat, kind in _ABS_PATTERNS:
         for m in pat.finditer(text):
             if any(a < m.end() and m.start() < b for a, b in taken):
@@ -225,16 +229,17 @@ def _time_mentions(text: str, age: int | None, visit: date | None) -> tuple[Time
     out: list[TimeMention] = []
     if visit is not None:
         out.extend(absolute_dates(text, visit))
-    for m in _SINCE_AGE.finditer(text):
+    digits = _DIGIT.search(text) is not None
+    for m in _SINCE_AGE.finditer(text) if digits else ():
         at = int(m.group(1))
         if age is not None and at <= age:
             out.append(TimeMention(m.start(), m.end(), TimeSpec(at - age, None, Unit.year, ongoing=True, coarse=True)))
-    for pat in (_AROUND_AGE, _AT_AGE_BARE):
+    for pat in (_AROUND_AGE, _AT_AGE_BARE) if digits else ():
         for m in pat.finditer(text):
             at = int(m.group(1))
             if age is not None and at <= age and not _overlaps(out, m.start(), m.end()):
                 out.append(TimeMention(m.start(), m.end(), TimeSpec(at - age, 1, Unit.year, coarse=True)))
-    for m in _AT_AGE_UNIT.finditer(text):
+    for m in _AT_AGE_UNIT.finditer(text) if digits else ():
         n, unit = int(m.group(1)), m.group(2).lower()
         years = n // 12 if unit.startswith("month") else n
         if age is not None and years <= age and not _overlaps(out, m.start(), m.end()):
