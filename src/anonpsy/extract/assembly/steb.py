@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from anonpsy import kinship, lexicon
 from anonpsy.extract.sections import segment_index, segments
@@ -115,8 +116,8 @@ def _cut_main_clause(phrase: str) -> str:
     return phrase[: m.start()] if m else phrase
 
 
-def extract_steb(sentence: str, span: tuple[int, int],
-                 others: Sequence[tuple[int, int]] = ()) -> STEB | None:
+@lru_cache(maxsize=4096)
+def _frame(sentence: str, span: tuple[int, int], others: tuple[tuple[int, int], ...] = ()) -> STEB | None:
     """STEB frame from clause patterns around the symptom mention at ``span``; None when no field is found.
 
     Situation: a when/while/after/during clause in the mention's comma segment, or in the neighbouring segment
@@ -194,3 +195,11 @@ def extract_steb(sentence: str, span: tuple[int, int],
     frame = STEB(situation=_clean_field(situation, min_words=2), thought=_clean_field(thought, min_words=2),
                  emotion=_clean_field(emotion), behavior=_clean_field(behavior, min_words=2))
     return frame if frame.present_fields() else None
+
+
+def extract_steb(sentence: str, span: tuple[int, int],
+                 others: Sequence[tuple[int, int]] = ()) -> STEB | None:
+    """The STEB frame of :func:`_frame`, remembered per sentence and spans (every read of a text holding the
+    sentence again — the round trip reads the output more than once — asks the same); a copy, the caller's own."""
+    frame = _frame(sentence, (span[0], span[1]), tuple((a, b) for a, b in others))
+    return None if frame is None else frame.model_copy()
