@@ -51,9 +51,13 @@ def extract_age(sents: list[Sentence]) -> int | None:
 
 def extract_sex(text: str) -> Sex:
     """Sex from pronouns, nouns and titles, weighting the patient-describing opening lines."""
-    head = text[:600]
-    f = len(_FEMALE.findall(text)) + 3 * len(_FEMALE.findall(head))
-    m = len(_MALE.findall(text)) + 3 * len(_MALE.findall(head))
+    f, m = len(_FEMALE.findall(text)), len(_MALE.findall(text))
+    if len(text) <= 600:  # the whole text is the opening (every probe of the round trip is)
+        f, m = 4 * f, 4 * m
+    else:
+        head = text[:600]
+        f += 3 * len(_FEMALE.findall(head))
+        m += 3 * len(_MALE.findall(head))
     if f == m == 0:
         return Sex.unknown
     if f > 1.5 * m:
