@@ -1,0 +1,35 @@
+"""Diagnosis and medication names that must survive extraction under their own DSM-5-TR name or generic: the
+substance a substance-induced disorder names, and drugs named only by a brand."""
+
+from __future__ import annotations
+
+import pytest
+
+from anonpsy.extract import extract
+from anonpsy.extract.mentions.diagnoses import find_diagnoses
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # MTSamples (CC0) discharge diagnosis list: "3.  Alcohol induced persisting dementia."
+        "Alcohol induced persisting dementia.",
+        "Alcohol-induced persisting dementia.",
+        "alcoholic dementia",
+        "Korsakoff syndrome",
+    ],
+)
+def test_an_alcohol_induced_dementia_keeps_its_cause(text: str) -> None:
+    """A dementia that the diagnosis says alcohol induced is the alcohol-induced major neurocognitive disorder,
+    not a bare major neurocognitive disorder: the cause is part of the diagnosis."""
+    assert {r for _s, _e, r in find_diagnoses(text)} == {"alcohol_induced_major_neurocognitive_disorder"}
+
+
+def test_a_plain_dementia_stays_major_neurocognitive_disorder() -> None:
+    assert {r for _s, _e, r in find_diagnoses("Dementia, Alzheimer type.")} == {"major_neurocognitive_disorder"}
+
+
+def test_an_alcohol_induced_dementia_in_a_diagnosis_list_is_the_patients() -> None:
+    g = extract("DISCHARGE DIAGNOSES:\n1. Alcohol induced persisting dementia.\n2. Alcohol abuse.", case_id="dx")
+    assert {d.rule_id for d in g.diagnoses} >= {"alcohol_induced_major_neurocognitive_disorder",
+                                                "alcohol_use_disorder"}
