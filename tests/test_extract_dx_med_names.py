@@ -33,3 +33,21 @@ def test_an_alcohol_induced_dementia_in_a_diagnosis_list_is_the_patients() -> No
     g = extract("DISCHARGE DIAGNOSES:\n1. Alcohol induced persisting dementia.\n2. Alcohol abuse.", case_id="dx")
     assert {d.rule_id for d in g.diagnoses} >= {"alcohol_induced_major_neurocognitive_disorder",
                                                 "alcohol_use_disorder"}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # MTSamples (CC0) medication lists
+        ("MEDICATIONS: Fluoxetine, pantoprazole, Naprosyn, and vitamin C.",
+         {"fluoxetine", "pantoprazole", "naproxen", "ascorbic acid"}),
+        ("MEDICATIONS: 1. Multivitamin 1 daily. 2. He was on Xenaderm for his sacral pressure ulcer.",
+         {"multivitamin", "trypsin/balsam peru/castor oil"}),
+    ],
+)
+def test_a_drug_named_by_a_common_or_brand_name_is_kept(text: str, expected: set[str]) -> None:
+    """A supplement named by its common name ("vitamin C") or a topical named by its brand ("Xenaderm") is a
+    medication of the list like any other, current as listed."""
+    g = extract(text, case_id="meds")
+    assert {t.name for t in g.treatments} == expected
+    assert {t.status.value for t in g.treatments} == {"current"}
