@@ -51,3 +51,11 @@ def test_a_drug_named_by_a_common_or_brand_name_is_kept(text: str, expected: set
     g = extract(text, case_id="meds")
     assert {t.name for t in g.treatments} == expected
     assert {t.status.value for t in g.treatments} == {"current"}
+
+
+def test_neurological_comorbidities_are_kept_as_past_history() -> None:
+    """Tension-type headache and carpal tunnel syndrome named among the comorbidities (MTSamples, CC0) are past
+    history items like migraine or neuropathy, not dropped."""
+    g = extract("PAST MEDICAL HISTORY: She also has diabetes, tension headaches, GERD, and carpal tunnel disease.",
+                case_id="pmh")
+    assert {"tension headaches", "carpal tunnel disease"} <= {p.condition for p in g.past_history}
