@@ -648,3 +648,22 @@ def test_a_relative_telling_of_the_patients_condition_does_not_have_it() -> None
             "Mother was not able to tell me the exact kind of seizures.\n")  # MTSamples (CC0), second sentence
     graph = extract(text, case_id="informant")
     assert not graph.family_history, graph.family_history
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("HISTORY OF PRESENT ILLNESS: She is allergic to codeine. She takes sertraline 50 mg daily.",
+         {"sertraline": "current"}),
+        ("HISTORY OF PRESENT ILLNESS: He had an allergic reaction to lamotrigine.", {}),
+        # boundary: a second predicate of taking ends the allergy's scope
+        ("HISTORY OF PRESENT ILLNESS: He is allergic to penicillin and takes sertraline daily.",
+         {"sertraline": "current"}),
+        # boundary: what a drug treats is no allergy to it
+        ("MEDICATIONS: Claritin for allergies.", {"loratadine": "current"}),
+    ],
+)
+def test_a_drug_the_patient_is_allergic_to_is_not_taken(text: str, expected: dict[str, str]) -> None:
+    """A drug named as the object of an allergy or intolerance outside the allergies section is, as inside it,
+    no treatment: never told as a drug the patient takes."""
+    assert {t.name: t.status.value for t in extract(text, case_id="allergy").treatments} == expected
