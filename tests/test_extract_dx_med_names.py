@@ -59,3 +59,10 @@ def test_neurological_comorbidities_are_kept_as_past_history() -> None:
     g = extract("PAST MEDICAL HISTORY: She also has diabetes, tension headaches, GERD, and carpal tunnel disease.",
                 case_id="pmh")
     assert {"tension headaches", "carpal tunnel disease"} <= {p.condition for p in g.past_history}
+
+
+def test_a_coded_disc_displacement_is_kept_with_its_complication() -> None:
+    """A discharge diagnosis in the coding wording ("Cervical disk displacement with myelopathy") is a past
+    history item, named as written (the myelopathy is part of it)."""
+    g = extract("DISCHARGE DIAGNOSES:\n1. Anemia.\n2. Cervical disk displacement with myelopathy.", case_id="pmh")
+    assert "Cervical disk displacement with myelopathy".lower() in {p.condition.lower() for p in g.past_history}
