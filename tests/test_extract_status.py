@@ -599,6 +599,27 @@ def test_a_plain_plan_mention_repeats_the_decision_a_cue_made(text: str, expecte
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # MTSamples (CC0) discharge list: "MEDICATIONS: On discharge included: ... He was on nicotine patch 21 mg"
+        ("MEDICATIONS: On discharge included:\n1. Ferrous sulfate 325 mg t.i.d.\n2. He was on nicotine patch 21 mg "
+         "per 24 hours.\n3. He was on Vicodin p.r.n. for pain.",
+         {"ferrous sulfate": "current", "nicotine replacement therapy": "current", "hydrocodone": "prn"}),
+        # boundary: a past marker in the list still makes the drug past
+        ("MEDICATIONS: He was previously on sertraline. He had been on lithium.",
+         {"sertraline": "past", "lithium": "past"}),
+        # boundary: outside a current list the plain past tense tells the history
+        ("HISTORY OF PRESENT ILLNESS: He was on sertraline for two years.", {"sertraline": "past"}),
+    ],
+)
+def test_a_current_list_in_the_narrative_past_keeps_its_drugs_current(text: str, expected: dict[str, str]) -> None:
+    """In a current medication list, "he was on X" is the tense of the narrative (a discharge list told in the
+    past): the list decides. A past marker ("previously", "had been on") keeps the drug past, and outside a
+    list the plain past tense still tells the history."""
+    assert {t.name: t.status.value for t in extract(text, case_id="list").treatments} == expected
+
+
+@pytest.mark.parametrize(
     "sentence",
     [
         "Maternal grandmother deceased in 2001 due to cancer.",  # MTSamples (CC0)
@@ -627,3 +648,22 @@ def test_a_relative_telling_of_the_patients_condition_does_not_have_it() -> None
             "Mother was not able to tell me the exact kind of seizures.\n")  # MTSamples (CC0), second sentence
     graph = extract(text, case_id="informant")
     assert not graph.family_history, graph.family_history
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("HISTORY OF PRESENT ILLNESS: She is allergic to codeine. She takes sertraline 50 mg daily.",
+         {"sertraline": "current"}),
+        ("HISTORY OF PRESENT ILLNESS: He had an allergic reaction to lamotrigine.", {}),
+        # boundary: a second predicate of taking ends the allergy's scope
+        ("HISTORY OF PRESENT ILLNESS: He is allergic to penicillin and takes sertraline daily.",
+         {"sertraline": "current"}),
+        # boundary: what a drug treats is no allergy to it
+        ("MEDICATIONS: Claritin for allergies.", {"loratadine": "current"}),
+    ],
+)
+def test_a_drug_the_patient_is_allergic_to_is_not_taken(text: str, expected: dict[str, str]) -> None:
+    """A drug named as the object of an allergy or intolerance outside the allergies section is, as inside it,
+    no treatment: never told as a drug the patient takes."""
+    assert {t.name: t.status.value for t in extract(text, case_id="allergy").treatments} == expected

@@ -37,7 +37,7 @@ DSM_DIR = rules_dir() / "dsm"
 RULE_FILES = rule_files()
 RULES = load_dsm()
 
-EXPECTED_TOTAL = 131
+EXPECTED_TOTAL = 132
 EXPECTED_PER_CHAPTER = {
     "neurodevelopmental": 12,
     "schizophrenia_spectrum": 10,
@@ -55,11 +55,11 @@ EXPECTED_PER_CHAPTER = {
     "gender_dysphoria": 1,
     "disruptive_impulse_conduct": 5,
     "substance_related": 17,
-    "neurocognitive": 5,
+    "neurocognitive": 6,
     "personality": 11,
     "paraphilic": 8,
 }
-EXPECTED_CASES = 570
+EXPECTED_CASES = 571
 
 REQUIRED_IDS = [
     "adhd",

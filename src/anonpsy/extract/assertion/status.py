@@ -348,7 +348,8 @@ def treatment_status(m: Mention, frequency: str | None = None,
     if ctx.historical and m.time is not None and only_time_words(s.text, ctx, m.times):
         lo, hi = clause_bounds(s.text, m.start)
         onset_only = bool(_TX_ONSET.search(s.text[lo:hi]))  # "placed on Zoloft 10 years ago": started then
-    if ctx.historical and not onset_only and not course_of_index_stay(s, ctx, m.index_is_admission):
+    if ctx.historical and not onset_only and not course_of_index_stay(s, ctx, m.index_is_admission) \
+            and not _list_tense_only(ctx, listed):
         rule = _context_rule(ctx, "historical")
         if rule == "context.hist.once":
             return Decision(TreatmentStatus.prn, m.evidence(rule))
@@ -366,6 +367,21 @@ def treatment_status(m: Mention, frequency: str | None = None,
     if frequency and _PRN.search(frequency):
         return Decision(TreatmentStatus.prn, m.evidence("cue.prn"))
     return Decision(TreatmentStatus.current, m.evidence("default"))
+
+
+#: Historical triggers that are only the plain past tense of being on a drug ("he was on", "she was taking").
+_NARRATIVE_PAST = frozenset({"hist.was_on"})
+
+
+def _list_tense_only(ctx: ContextResult, listed: str | None) -> bool:
+    """In a current medication list the plain past tense of being on a drug is the narrative's, not the drug's
+    ("MEDICATIONS: On discharge included: ... He was on nicotine patch 21 mg"): the list decides. A past marker
+    ("previously", "used to", "had been on", "tried", "stopped") still makes the drug past."""
+    if listed != "current":
+        return False
+    by_id = default_engine().by_id
+    hist = {t for t in ctx.trigger_ids if by_id[t].category == "historical"}
+    return bool(hist) and hist <= _NARRATIVE_PAST
 
 
 def _plan_after(ctx: ContextResult, stop: str) -> bool:

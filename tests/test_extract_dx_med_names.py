@@ -1,0 +1,68 @@
+"""Diagnosis and medication names that must survive extraction under their own DSM-5-TR name or generic: the
+substance a substance-induced disorder names, and drugs named only by a brand."""
+
+from __future__ import annotations
+
+import pytest
+
+from anonpsy.extract import extract
+from anonpsy.extract.mentions.diagnoses import find_diagnoses
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # MTSamples (CC0) discharge diagnosis list: "3.  Alcohol induced persisting dementia."
+        "Alcohol induced persisting dementia.",
+        "Alcohol-induced persisting dementia.",
+        "alcoholic dementia",
+        "Korsakoff syndrome",
+    ],
+)
+def test_an_alcohol_induced_dementia_keeps_its_cause(text: str) -> None:
+    """A dementia that the diagnosis says alcohol induced is the alcohol-induced major neurocognitive disorder,
+    not a bare major neurocognitive disorder: the cause is part of the diagnosis."""
+    assert {r for _s, _e, r in find_diagnoses(text)} == {"alcohol_induced_major_neurocognitive_disorder"}
+
+
+def test_a_plain_dementia_stays_major_neurocognitive_disorder() -> None:
+    assert {r for _s, _e, r in find_diagnoses("Dementia, Alzheimer type.")} == {"major_neurocognitive_disorder"}
+
+
+def test_an_alcohol_induced_dementia_in_a_diagnosis_list_is_the_patients() -> None:
+    g = extract("DISCHARGE DIAGNOSES:\n1. Alcohol induced persisting dementia.\n2. Alcohol abuse.", case_id="dx")
+    assert {d.rule_id for d in g.diagnoses} >= {"alcohol_induced_major_neurocognitive_disorder",
+                                                "alcohol_use_disorder"}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # MTSamples (CC0) medication lists
+        ("MEDICATIONS: Fluoxetine, pantoprazole, Naprosyn, and vitamin C.",
+         {"fluoxetine", "pantoprazole", "naproxen", "ascorbic acid"}),
+        ("MEDICATIONS: 1. Multivitamin 1 daily. 2. He was on Xenaderm for his sacral pressure ulcer.",
+         {"multivitamin", "trypsin/balsam peru/castor oil"}),
+    ],
+)
+def test_a_drug_named_by_a_common_or_brand_name_is_kept(text: str, expected: set[str]) -> None:
+    """A supplement named by its common name ("vitamin C") or a topical named by its brand ("Xenaderm") is a
+    medication of the list like any other, current as listed."""
+    g = extract(text, case_id="meds")
+    assert {t.name for t in g.treatments} == expected
+    assert {t.status.value for t in g.treatments} == {"current"}
+
+
+def test_neurological_comorbidities_are_kept_as_past_history() -> None:
+    """Tension-type headache and carpal tunnel syndrome named among the comorbidities (MTSamples, CC0) are past
+    history items like migraine or neuropathy, not dropped."""
+    g = extract("PAST MEDICAL HISTORY: She also has diabetes, tension headaches, GERD, and carpal tunnel disease.",
+                case_id="pmh")
+    assert {"tension headaches", "carpal tunnel disease"} <= {p.condition for p in g.past_history}
+
+
+def test_a_coded_disc_displacement_is_kept_with_its_complication() -> None:
+    """A discharge diagnosis in the coding wording ("Cervical disk displacement with myelopathy") is a past
+    history item, named as written (the myelopathy is part of it)."""
+    g = extract("DISCHARGE DIAGNOSES:\n1. Anemia.\n2. Cervical disk displacement with myelopathy.", case_id="pmh")
+    assert "Cervical disk displacement with myelopathy".lower() in {p.condition.lower() for p in g.past_history}
