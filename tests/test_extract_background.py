@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from anonpsy.extract import extract
 from anonpsy.extract.mentions.family import family_conditions
+from anonpsy.graph import SafetyFlag
 
 # ---------------------------------------------------------------------------------------------------------------
 # Family history read from a narrative family background
@@ -21,3 +22,20 @@ def test_relative_reporting_another_persons_problem_is_the_informant() -> None:
                 "methamphetamine.  Her mother has bipolar disorder.")
     assert ("mother", "methamphetamine") not in {(f.member, f.condition) for f in g.family_history}
     assert ("mother", "bipolar disorder") in {(f.member, f.condition) for f in g.family_history}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Violence in the household
+
+
+def test_violence_between_the_parents_is_not_the_patients() -> None:
+    g = extract("FAMILY HISTORY:,  There was a lot of arguing.  There was physical violence both from father to mother "
+                "and mother to father.  She saw this.")
+    assert "violent behavior" not in {s.headword for s in g.symptoms if s.assertion.value == "present"}
+    assert SafetyFlag.violence not in g.visit_event.safety_flags
+
+
+def test_domestic_violence_names_no_perpetrator() -> None:
+    assert "violent behavior" not in {s.headword for s in extract("History of domestic violence at home.").symptoms}
+    arrested = extract("He was arrested for domestic violence last year.")
+    assert "violent behavior" in {s.headword for s in arrested.symptoms}
