@@ -39,3 +39,28 @@ def test_domestic_violence_names_no_perpetrator() -> None:
     assert "violent behavior" not in {s.headword for s in extract("History of domestic violence at home.").symptoms}
     arrested = extract("He was arrested for domestic violence last year.")
     assert "violent behavior" in {s.headword for s in arrested.symptoms}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Denials and questions: a symptom the note denies or could not ask about is never present
+
+
+def _sx(text: str) -> dict[str, str]:
+    """Headword -> assertion of the patient's symptoms."""
+    return {s.headword: s.assertion.value for s in extract(text).symptoms}
+
+
+def test_a_negated_symptom_phrase_does_not_swallow_its_negation() -> None:
+    assert _sx("No sleep disturbance was noted. No changes in weight.") == {"sleep disturbance": "absent"}
+    assert _sx("She has no sleep problems and no appetite changes.") == {"sleep disturbance": "absent"}
+    assert _sx("He gets no sleep at all.") == {"insomnia": "present"}
+
+
+def test_lack_of_denies_the_one_item_it_governs() -> None:
+    assert _sx("Notable for lack of primary psychotic symptoms, some agitation.") == {
+        "psychotic symptoms": "absent", "psychomotor agitation": "present"}
+
+
+def test_symptoms_the_patient_could_not_report_on_are_not_present() -> None:
+    got = _sx("She is unable to communicate about auditory or visual hallucinations.")
+    assert "present" not in got.values() and got
