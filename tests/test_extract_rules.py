@@ -92,12 +92,6 @@ def test_background_and_diagnosis_headings(header: str, section: str) -> None:
                                                                                      "Her father drank heavily.")]
 
 
-def test_axes_without_a_diagnosis_heading_are_a_diagnosis_list() -> None:
-    text = "MINI-MENTAL STATUS EXAM:,  Scored 18/30.,AXIS I:  Dementia.,AXIS II:  Deferred.,PLAN:,  Follow up."
-    assert [s.section for s in sentences(text)] == ["labs", "diagnoses", "diagnoses", "plan"]
-    assert sentences(text)[1].text == "AXIS I:  Dementia."
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # Demographics
 

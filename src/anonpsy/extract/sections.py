@@ -55,10 +55,6 @@ class SubsectionRule(_Strict):
 
     parent: str
     aliases: tuple[str, ...]
-    #: Outside any section that keeps sub-headers, one of these headers opens ``parent`` ("AXIS I:" after the
-    #: history or a test list starts a multiaxial diagnosis list).
-    opens: bool = False
-    note: str | None = None
 
 
 class AnswerRules(_Strict):
@@ -83,8 +79,6 @@ class SectionTable:
     subsections: dict[str, frozenset[str]]
     by_id: dict[str, SectionRule]
     answers: dict[str, Answer]
-    #: Sub-headers that open their parent section where no section keeping sub-headers is being read.
-    openers: dict[str, str] = field(default_factory=dict)
     #: Headers already named (every read of a text names its headers again).
     _names: dict[str, str | None] = field(default_factory=dict, repr=False, compare=False)
 
@@ -105,9 +99,8 @@ class SectionTable:
         for polarity, words in polarities:
             for a in words:
                 answers.setdefault(_key(a), polarity)
-        openers = {_key(a): sub.parent for sub in rules.subsections if sub.opens for a in sub.aliases}
         return cls(rules, alias, {k: frozenset(v) for k, v in subs.items()}, {s.id: s for s in rules.sections},
-                   answers, openers)
+                   answers)
 
     def name(self, raw: str) -> str | None:
         """The canonical section a header names, or None."""
@@ -358,13 +351,6 @@ def _marks(text: str, table: SectionTable) -> list[tuple[int, int, str | None]]:
             if current != container:
                 marks.append((start, body, container))
                 current = container
-            continue
-        opened = table.openers.get(_key(raw)) if container is None and (upper or caps) else None
-        if opened is not None:
-            # "AXIS I:" with no diagnosis heading before it (after a test list): the list starts here, and the axis
-            # stays the label of its item as inside a diagnosis list
-            marks.append((start, start, opened))
-            current = container = opened
             continue
         if how == "bare":
             if re.search(r"[A-Z]{2}", raw) and not caps:
