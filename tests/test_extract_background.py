@@ -4,7 +4,9 @@ family situation of the patient, and negations that a symptom phrase must not sw
 from __future__ import annotations
 
 from anonpsy.extract import extract
+from anonpsy.extract.mentions.demographics import extract_family_structure
 from anonpsy.extract.mentions.family import family_conditions
+from anonpsy.extract.sections import sentences
 from anonpsy.graph import SafetyFlag
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -64,3 +66,26 @@ def test_lack_of_denies_the_one_item_it_governs() -> None:
 def test_symptoms_the_patient_could_not_report_on_are_not_present() -> None:
     got = _sx("She is unable to communicate about auditory or visual hallucinations.")
     assert "present" not in got.values() and got
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The patient's family situation
+
+
+def test_birth_history_pregnancy_is_no_family_situation() -> None:
+    text = ("DEVELOPMENTAL HISTORY:,  She was the product of an unplanned pregnancy and normal delivery.  Mother did "
+            "not drink while she was pregnant.,FAMILY BACKGROUND:,  The patient lives with her mother.")
+    assert extract_family_structure(sentences(text)) == "lives with her mother"
+    assert extract_family_structure(sentences("PAST MEDICAL HISTORY:,  Ectopic pregnancy in 1980.")) is None
+
+
+def test_relatives_marriages_are_not_the_patients() -> None:
+    text = ("FAMILY BACKGROUND:,  Mother had been married to the patient's father, but they separated in 2002 and "
+            "divorced in 2003.  The grandparents are separated.  The patient lives with her mother.")
+    assert extract_family_structure(sentences(text)) == "lives with her mother"
+
+
+def test_a_divorce_outranks_a_past_marriage_and_marital_status_is_the_headword() -> None:
+    assert extract_family_structure(sentences("She was married for two years. Her ex-husband died in 1980.")) == \
+        "divorced"
+    assert extract_family_structure(sentences("He is married for 30 years.")) == "married"
