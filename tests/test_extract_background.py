@@ -89,3 +89,12 @@ def test_a_divorce_outranks_a_past_marriage_and_marital_status_is_the_headword()
     assert extract_family_structure(sentences("She was married for two years. Her ex-husband died in 1980.")) == \
         "divorced"
     assert extract_family_structure(sentences("He is married for 30 years.")) == "married"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Age: the present age, not the age at an event
+
+
+def test_an_age_at_an_event_is_not_the_present_age() -> None:
+    text = "Seizures were diagnosed when she was 5 years old. Although she is 17 years old, she reads slowly."
+    assert extract(text).demographics.age == 17

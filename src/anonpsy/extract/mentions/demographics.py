@@ -26,6 +26,12 @@ _FEMALE = re.compile(r"\b(she|her|hers|herself|woman|female|girl|lady|mrs|ms|mis
 _MALE = re.compile(r"\b(he|him|his|himself|man|male|boy|gentleman|mr|father of|husband|son|brother)\b", re.I)
 
 
+#: An age at some event of the past ("diagnosed when she was 5 years old", "since he was 12 years old"), not the
+#: present age.
+_AT_EVENT = re.compile(r"\b(?:when|since|until|after|before|as|while)\s+(?:he|she|they|the patient|patient|"
+                       r"[A-Z][a-z]+)\s+(?:was|were|turned|became)\s+(?:about\s+|around\s+|approximately\s+|only\s+)?$")
+
+
 def extract_age(sents: list[Sentence]) -> int | None:
     """Present age from the opening lines: "34-year-old", "34 yo", "aged 7", "33 F", else "in her thirties".
 
@@ -34,12 +40,14 @@ def extract_age(sents: list[Sentence]) -> int | None:
     34
     >>> extract_age(sentences("She is a woman in her late thirties."))
     38
+    >>> extract_age(sentences("Seizures began when she was 5 years old. Now she is 17 years old."))
+    17
     """
     for s in sents[:12]:
         for pat in _AGE_PATTERNS:
-            m = pat.search(s.text)
-            if m and 0 <= int(m.group(1)) <= 120:
-                return int(m.group(1))
+            for m in pat.finditer(s.text):
+                if 0 <= int(m.group(1)) <= 120 and not _AT_EVENT.search(s.text, 0, m.start()):
+                    return int(m.group(1))
     for s in sents[:12]:
         m = _DECADE.search(s.text)
         if m:
