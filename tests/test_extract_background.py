@@ -98,3 +98,20 @@ def test_a_divorce_outranks_a_past_marriage_and_marital_status_is_the_headword()
 def test_an_age_at_an_event_is_not_the_present_age() -> None:
     text = "Seizures were diagnosed when she was 5 years old. Although she is 17 years old, she reads slowly."
     assert extract(text).demographics.age == 17
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Whose: the family-history section and the patient's childhood
+
+
+def test_unnamed_sentences_of_the_family_history_are_the_familys() -> None:
+    g = extract("HPI:,  Low mood.,FAMILY HISTORY:,  Positive for depression and alcoholism.  Mother reported that she "
+                "finished high school.  She was an average student, had learning difficulties in reading.")
+    assert {d.rule_id for d in g.diagnoses if d.certainty is not None} == set()
+    assert {s.headword for s in g.symptoms if s.assertion.value == "present"} == {"depressed mood"}
+    assert {f.condition for f in g.family_history} >= {"depression", "alcoholism"}
+
+
+def test_childhood_is_history() -> None:
+    assert _sx("She notes her childhood was primarily lonely.") == {"loneliness": "historical"}
+    assert _sx("Growing up, he was anxious.") == {"anxiety": "historical"}

@@ -68,6 +68,14 @@ def is_family(s: Sentence, start: int, ctx: ContextResult) -> bool:
             and not _REPORTS_OF_ANOTHER.search(s.text, last.end(), start))
 
 
+def unnamed_in_family_section(s: Sentence) -> bool:
+    """Does a sentence of the family-history section name neither a relative nor the patient ("Positive for
+    depression and alcoholism.", "She was an average student, had learning difficulties in reading." after the
+    mother's schooling)? It goes on about the family the section tells of: what it names is a relative's."""
+    return (s.section == "family_history" and MEMBER.search(s.text) is None
+            and _PATIENT_SUBJECT.search(s.text) is None)
+
+
 #: Subject pronouns and the possessive that name one sex only ("her" may be an object, so it is not one of them).
 _SEXED_SUBJECT = re.compile(r"\b(he|she|his)\b", re.I)
 #: Object and possessive pronouns of each sex: the patient named after another person's pronoun ("he started her on
