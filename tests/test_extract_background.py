@@ -115,3 +115,19 @@ def test_unnamed_sentences_of_the_family_history_are_the_familys() -> None:
 def test_childhood_is_history() -> None:
     assert _sx("She notes her childhood was primarily lonely.") == {"loneliness": "historical"}
     assert _sx("Growing up, he was anxious.") == {"anxiety": "historical"}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The visit: what the note does not state is not said
+
+
+def test_a_legal_status_only_implied_by_the_setting_is_not_stated() -> None:
+    from anonpsy.pipeline import deid_text
+
+    implied = deid_text("OUTPATIENT PSYCHIATRY INTAKE\nHPI: A 30-year-old woman referred by her doctor for low mood. "
+                        "She denies suicidal ideation.", seed=0)
+    assert implied.original.visit_event.legal_status.value == "voluntary"
+    assert "voluntary" not in implied.text
+    stated = deid_text("PSYCHIATRIC ADMISSION NOTE\nHPI: A 30-year-old woman was admitted on a voluntary basis for "
+                       "low mood. She denies suicidal ideation.", seed=0)
+    assert "on a voluntary basis" in stated.text
