@@ -45,9 +45,9 @@ def extract_age(sents: list[Sentence]) -> int | None:
     """
     for s in sents[:12]:
         for pat in _AGE_PATTERNS:
-            for m in pat.finditer(s.text):
-                if 0 <= int(m.group(1)) <= 120 and not _AT_EVENT.search(s.text, 0, m.start()):
-                    return int(m.group(1))
+            for hit in pat.finditer(s.text):
+                if 0 <= int(hit.group(1)) <= 120 and not _AT_EVENT.search(s.text, 0, hit.start()):
+                    return int(hit.group(1))
     for s in sents[:12]:
         m = _DECADE.search(s.text)
         if m:
