@@ -81,6 +81,17 @@ def test_section_names(header: str, section: str | None) -> None:
     assert section_name(header) == section
 
 
+@pytest.mark.parametrize(("header", "section"), [
+    ("FAMILY BACKGROUND", "family_history"), ("ACADEMIC BACKGROUND", "social_history"),
+    ("PREVIOUS COUNSELING", "past_psych"), ("DSM IV DIAGNOSES", "diagnoses"), ("INITIAL DIAGNOSES", "diagnoses"),
+    ("MINI-MENTAL STATUS EXAM", "labs"), ("NEUROLOGICAL EXAMINATION", "exam"),
+])
+def test_background_and_diagnosis_headings(header: str, section: str) -> None:
+    text = f"HISTORY:,  Low mood.,{header}:,  Her father drank heavily."
+    assert [(s.section, s.text) for s in sentences(text)] == [("hpi", "Low mood."), (section,
+                                                                                     "Her father drank heavily.")]
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Demographics
 

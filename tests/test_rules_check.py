@@ -115,7 +115,7 @@ PINNED_COUNTS: dict[str, int] = {
     "age_offsets": 9,
     "audio_cues": 13,
     "canonical": 30,
-    "context_rules": 85,
+    "context_rules": 87,
     "discontinuation_reasons": 6,
     "dsm": 132,
     "edge_pairs": 28,

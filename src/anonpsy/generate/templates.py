@@ -299,8 +299,7 @@ class Renderer:
             "was admitted to" if ve.setting == Setting.inpatient else "presented to")
         if ve.setting == Setting.consultation_liaison:
             verb = "was evaluated by"
-        tail = ", ".join(x for x in [ARRIVAL_PHRASE[ve.arrival_mode].format(pos=v.pos), LEGAL_PHRASE[ve.legal_status]]
-                         if x)
+        tail = ", ".join(x for x in [ARRIVAL_PHRASE[ve.arrival_mode].format(pos=v.pos), self._legal_phrase()] if x)
         sent = f"The patient is {article} {who}{occ} who {verb} {where}" + (f", {tail}" if tail else "")
         dropped: list[str] = []
         nodes: list[str] = []
@@ -333,6 +332,16 @@ class Renderer:
             else:
                 dropped.append("visit_event.visit_episode")
         return Piece("lead", "lead", " ".join(out), tuple(nodes), level, tuple(dropped))
+
+    def _legal_phrase(self) -> str:
+        """The visit's legal status, unless it is only what its setting and way of arriving imply (an outpatient
+        visit is voluntary by default): a note that does not state it is not made to."""
+        from anonpsy.extract.assembly.visit import implied_legal_status
+
+        ve = self.g.visit_event
+        if ve.legal_status == implied_legal_status(ve.setting, ve.arrival_mode):
+            return ""
+        return LEGAL_PHRASE[ve.legal_status]
 
     def _social(self) -> list[str]:
         d, v, ve = self.g.demographics, self.voice, self.g.visit_event

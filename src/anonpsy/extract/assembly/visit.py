@@ -144,6 +144,15 @@ def _priority_cue(text: str, cues: Sequence[tuple[re.Pattern[str], _V]]) -> _V |
     return None
 
 
+def implied_legal_status(setting: Setting, arrival: ArrivalMode) -> LegalStatus:
+    """The legal status a visit has by its setting and way of arriving alone, when the note states none: voluntary
+    for outpatient-like settings and for patients who came on their own, for a booked visit or on a clinician's
+    referral (not in a forensic setting); else unknown. A text generated from the graph does not state it as a
+    fact of the note (it is inferred, not read)."""
+    voluntary = setting in _VOLUNTARY_BY_DEFAULT or (arrival in _VOLUNTARY_ARRIVALS and setting != Setting.forensic)
+    return LegalStatus.voluntary if voluntary else LegalStatus.unknown
+
+
 def extract_visit(text: str, sents: list[Sentence], current_headwords: set[str]) -> VisitEvent:
     """Visit scaffold from cues.
 
@@ -161,11 +170,7 @@ def extract_visit(text: str, sents: list[Sentence], current_headwords: set[str])
                         or _first_cue(head, _SETTING_CUES, None) or _first_cue(text, _SETTING_CUES, Setting.unknown))
     arrival: ArrivalMode = (_priority_cue(heading, _HEADING_ARRIVAL) or _first_cue(head, _ARRIVAL_CUES, None)
                             or _first_cue(text, _ARRIVAL_CUES, ArrivalMode.unknown))
-    legal = _priority_cue(text, _LEGAL_CUES)
-    if legal is None:
-        voluntary = setting in _VOLUNTARY_BY_DEFAULT or (
-            arrival in _VOLUNTARY_ARRIVALS and setting != Setting.forensic)
-        legal = LegalStatus.voluntary if voluntary else LegalStatus.unknown
+    legal = _priority_cue(text, _LEGAL_CUES) or implied_legal_status(setting, arrival)
     flags = {SAFETY_FROM_HEADWORD[h] for h in current_headwords if h in SAFETY_FROM_HEADWORD}
     for s in sents:
         if s.section in ("family_history", "labs", "medications"):

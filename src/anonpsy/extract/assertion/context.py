@@ -217,7 +217,7 @@ class ContextEngine:
             raise ValueError("concept span must satisfy 0 <= start < end <= len(sentence)")
         dose_blind = kind == "medication"
         masked, starts, words, breaks = self._layout(sentence, dose_blind)
-        triggers = self.triggers(sentence, kind)
+        triggers = self._split_pseudo(self.triggers(sentence, kind), sentence, start, end, kind)
         terminations = [t for t in triggers if t.rule.category == "termination"]
         opposed = [t for t in triggers if t.rule.category in ("historical", "current")]
         first, last = _list_span(masked, start, end, dose_blind)
@@ -268,6 +268,23 @@ class ContextEngine:
             applied.append((dist, trig))
         return _result(applied)
 
+
+    def _split_pseudo(self, triggers: list[_Trigger], sentence: str, start: int, end: int,
+                      kind: ConceptKind | None) -> list[_Trigger]:
+        """A pseudo-trigger the concept begins inside and runs past ("no sleep" in "No sleep disturbance was
+        noted", where the concept is the sleep disturbance) is not read as a whole: the words before the concept
+        are read again for the triggers it held ("No")."""
+        split = [t for t in triggers if t.rule.category == "pseudo" and t.start < start < t.end < end]
+        if not split:
+            return triggers
+        out = [t for t in triggers if t not in split]
+        for t in split:
+            for m in self._index(kind).find(sentence[t.start:start]):
+                if m.id.endswith(_BACKWARD_SUFFIX):
+                    continue
+                rule = self.by_id[m.id]
+                out.append(_Trigger(rule, rule.direction, t.start + m.start, t.start + m.end))
+        return sorted(out, key=lambda t: t.start)
 
     def _layout(self, sentence: str, dose_blind: bool) -> tuple[str, list[int], list[int], list[int]]:
         """The sentence with the periods of abbreviations masked ("p.o.", "b.i.d." end no scope), the start of every

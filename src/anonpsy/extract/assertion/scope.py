@@ -46,6 +46,11 @@ def family_member(s: Sentence, start: int, ctx: ContextResult) -> str | None:
 
 
 _PATIENT_SUBJECT = re.compile(r"\b(?:the patient|patient|pt)\b", re.I)
+#: A relative who reports what someone else has: a reporting verb and a new subject ("Mother reported that he had
+#: a problem with methamphetamine": the mother is the informant).
+_REPORTS_OF_ANOTHER = re.compile(r"\b(?:reports?|reported|states?|stated|says|said|notes?|noted|describes?|described|"
+                                 r"believes?|believed|thinks?|thought|feels|felt|adds|added|explains?|explained)\s+"
+                                 r"(?:that\s+)?(?:he|she|they)\b", re.I)
 
 
 def is_family(s: Sentence, start: int, ctx: ContextResult) -> bool:
@@ -59,7 +64,16 @@ def is_family(s: Sentence, start: int, ctx: ContextResult) -> bool:
     last = None
     for m in MEMBER.finditer(s.text, lo, start):
         last = m
-    return last is not None and not _PATIENT_SUBJECT.search(s.text, last.end(), start)
+    return (last is not None and not _PATIENT_SUBJECT.search(s.text, last.end(), start)
+            and not _REPORTS_OF_ANOTHER.search(s.text, last.end(), start))
+
+
+def unnamed_in_family_section(s: Sentence) -> bool:
+    """Does a sentence of the family-history section name neither a relative nor the patient ("Positive for
+    depression and alcoholism.", "She was an average student, had learning difficulties in reading." after the
+    mother's schooling)? It goes on about the family the section tells of: what it names is a relative's."""
+    return (s.section == "family_history" and MEMBER.search(s.text) is None
+            and _PATIENT_SUBJECT.search(s.text) is None)
 
 
 #: Subject pronouns and the possessive that name one sex only ("her" may be an object, so it is not one of them).

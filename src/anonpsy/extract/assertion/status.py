@@ -45,6 +45,7 @@ from anonpsy.extract.assertion.scope import (
     is_family,
     only_time_words,
     other_sex_subject,
+    unnamed_in_family_section,
 )
 from anonpsy.extract.mentions.time import ONSET_CUE, PAST_EVENT_CUE, TimeMention, is_past, onset_anchor
 from anonpsy.extract.sections import (
@@ -170,6 +171,8 @@ def _owner(m: Mention, ctx: ContextResult) -> Owner:
         return Owner("family", family_member(m.sentence, m.start, ctx))
     if ctx.experiencer == "patient" and other_sex_subject(m.sentence, m.start, m.patient_sex):
         return Owner("other")
+    if ctx.experiencer == "patient" and unnamed_in_family_section(m.sentence):
+        return Owner("family")
     return Owner(ctx.experiencer)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from anonpsy import lexicon
+from anonpsy.extract.mentions.family import MEMBER
 from anonpsy.extract.sections import Sentence
 from anonpsy.graph import Sex
 
@@ -25,6 +26,12 @@ _FEMALE = re.compile(r"\b(she|her|hers|herself|woman|female|girl|lady|mrs|ms|mis
 _MALE = re.compile(r"\b(he|him|his|himself|man|male|boy|gentleman|mr|father of|husband|son|brother)\b", re.I)
 
 
+#: An age at some event of the past ("diagnosed when she was 5 years old", "since he was 12 years old"), not the
+#: present age.
+_AT_EVENT = re.compile(r"\b(?:when|since|until|after|before|as|while)\s+(?:he|she|they|the patient|patient|"
+                       r"[A-Z][a-z]+)\s+(?:was|were|turned|became)\s+(?:about\s+|around\s+|approximately\s+|only\s+)?$")
+
+
 def extract_age(sents: list[Sentence]) -> int | None:
     """Present age from the opening lines: "34-year-old", "34 yo", "aged 7", "33 F", else "in her thirties".
 
@@ -33,12 +40,14 @@ def extract_age(sents: list[Sentence]) -> int | None:
     34
     >>> extract_age(sentences("She is a woman in her late thirties."))
     38
+    >>> extract_age(sentences("Seizures began when she was 5 years old. Now she is 17 years old."))
+    17
     """
     for s in sents[:12]:
         for pat in _AGE_PATTERNS:
-            m = pat.search(s.text)
-            if m and 0 <= int(m.group(1)) <= 120:
-                return int(m.group(1))
+            for hit in pat.finditer(s.text):
+                if 0 <= int(hit.group(1)) <= 120 and not _AT_EVENT.search(s.text, 0, hit.start()):
+                    return int(hit.group(1))
     for s in sents[:12]:
         m = _DECADE.search(s.text)
         if m:
@@ -91,10 +100,66 @@ def extract_ethnicity(sents: list[Sentence]) -> str | None:
     return None
 
 
+#: Sections that hold no present family situation: the past histories, lists and examinations.
+_NO_FAMILY_SITUATION = {"medications", "home_medications", "discharge_medications", "past_medications", "allergies",
+                        "labs", "exam", "mse", "ros", "diagnoses"}
+
+
 def extract_family_structure(sents: list[Sentence]) -> str | None:
-    """Marital status / household ("married", "lives with her parents")."""
+    """The patient's present marital status or household ("married", "lives with her parents").
+
+    Read outside the past histories and the lists, from terms neither negated nor someone else's ("Her mother is
+    divorced"). The marital status comes first, then where and with whom the patient lives, then children, then
+    relationships and the household of the upbringing ("raised by"). A marriage named only in the past ("was
+    married for two years") or by a spouse ("his wife worked") gives way to a divorce, separation or widowhood
+    the note states; a marital status is named by its headword ("married for 30 years" is married).
+
+    >>> from anonpsy.extract.sections import sentences
+    >>> extract_family_structure(sentences("He is married for 30 years and lives with his wife."))
+    'married'
+    >>> extract_family_structure(sentences("PAST MEDICAL HISTORY: Ectopic pregnancy.\\nSOCIAL HISTORY: Lives alone."))
+    'lives alone'
+    >>> extract_family_structure(sentences("She was married for two years. Her ex-husband died in 1980."))
+    'divorced'
+    """
+    from anonpsy.extract.assertion.scope import classify_in_sentence
+    from anonpsy.extract.sections import is_history_section
+
+    facets = _family_facets()
+    found: list[tuple[int, str]] = []  # (rank, value) in text order
     for s in sents:
-        matches = lexicon.find_terms(s.text, "family")
-        if matches:
-            return matches[0].surface.lower()
-    return None
+        if s.section in _NO_FAMILY_SITUATION or is_history_section(s.section):
+            continue
+        for m in lexicon.find_terms(s.text, "family"):
+            ctx = classify_in_sentence(s.text, m.start, m.end)
+            if ctx.negated or ctx.hypothetical or ctx.experiencer != "patient" or _relatives_own(s.text, m.start):
+                continue
+            facet = facets.get(m.id, "household")
+            if facet == "marital":
+                weak = m.id == "family.married" and _WEAK_MARRIAGE.search(m.surface) is not None
+                found.append((1 if weak else 0, m.headword))
+            else:
+                found.append((_FACET_RANK.get(facet, 5), m.surface.lower()))
+    if not found:
+        return None
+    best = min(rank for rank, _ in found)
+    return next(value for rank, value in found if rank == best)
+
+
+#: A marriage named only in the past or through a spouse ("was married", "his wife").
+_WEAK_MARRIAGE = re.compile(r"^(?:was|had been)\s|^(?:husband|wife|spouse)$", re.I)
+_FACET_RANK = {"living": 0, "parental": 1, "relationship": 2, "household": 3}
+#: Who a clause is about: the patient (a subject pronoun, "the patient", a title) or others ("they", a relative).
+_PERSON = re.compile(rf"\b(?:(?P<patient>he|she|the patient|patient|mr|mrs|ms|miss)|"
+                     rf"(?P<others>they|{MEMBER.pattern[2:-2]}))\b", re.I)
+
+
+def _relatives_own(sentence: str, start: int) -> bool:
+    """Is a family-structure term about others: the person named last before it is a relative or "they" ("but
+    they separated", "the paternal grandparents ... are separated", "her mother's partner")?"""
+    people = list(_PERSON.finditer(sentence, 0, start))
+    return bool(people) and people[-1].group("others") is not None
+
+
+def _family_facets() -> dict[str, str]:
+    return {e.id: e.facet for e in lexicon.demographic_lexicon().family_structure}

@@ -21,7 +21,11 @@ _FH_BREAK = re.compile(r"^(?:treated|was|were|is|are|who|which|never|institution
 _FH_NEGATIVE = re.compile(r"\b(?:no|none|not|unknown|denies|negative|noncontributory|non-contributory|never "
                           r"diagnosed)\b", re.I)
 _FH_NOT_CONDITION = re.compile(r"^(?:a|an|the|his|her|their|two|three|one|been|also|some|several|children|"
-                               r"custody|contact)\b|\d", re.I)
+                               r"custody|contact|always|never|just|really|still|often|usually|sometimes|"
+                               r"frequently)\b|\d", re.I)
+#: A person named inside what follows the verb: an act towards someone ("had abandoned them", "has always wanted to
+#: follow her around"), not a condition.
+_FH_PERSON = re.compile(r"\b(?:he|she|him|her|they|them|it|you|me|us)\b", re.I)
 
 
 def member_before(text: str, pos: int) -> str | None:
@@ -90,7 +94,7 @@ def family_condition_spans(sentence: str) -> list[tuple[str, str, int, int]]:
                 stop = _FH_STOP.search(part)
                 cond = normalize_condition(part[: stop.start()] if stop else part)
                 if not cond or len(cond) < 3 or len(cond.split()) > 6 or _FH_NOT_CONDITION.match(cond) or \
-                        _FH_NEGATIVE.match(cond):
+                        _FH_NEGATIVE.match(cond) or _FH_PERSON.search(cond):
                     break
                 start = max(at, 0) + max(raw.find(part), 0)
                 out.append((member, cond, start, max(start + 1, min(len(sentence), start + len(cond)))))

@@ -106,10 +106,40 @@ def symptom_mentions(text: str) -> list[lexicon.TermMatch]:
     return list(_symptom_mentions(text))
 
 
+#: A negation word that opens a term ("no sleep", "no appetite", "not sleeping").
+_NEGATOR_LEAD = re.compile(r"(?:no|not|never|without)\s+", re.I)
+#: The head of a noun phrase the term's words only modify ("no sleep disturbance", "no appetite changes").
+_MODIFIED_HEAD = re.compile(r"\s*(?:or\s+\w+\s+)?(?:changes?|problems?|disturbances?|difficult(?:y|ies)|issues?|"
+                            r"complaints?|concerns?|deficits?|disruptions?|abnormalit(?:y|ies)|pattern|habits?)\b",
+                            re.I)
+
+
+def _negator_scoped(blank: str, found: list[lexicon.TermMatch]) -> list[lexicon.TermMatch]:
+    """Terms that open with a negation word keep it only when they end the phrase it negates: in "No sleep
+    disturbance was noted" the negation governs "sleep disturbance" (a term of its own, then read with the "no"
+    before it), not the insomnia that "no sleep" names; "no appetite changes" names no loss of appetite at all."""
+    out: list[lexicon.TermMatch] = []
+    skip_to = -1
+    for m in found:
+        if m.start < skip_to:
+            continue
+        lead = _NEGATOR_LEAD.match(blank, m.start, m.end)
+        if lead is None or _MODIFIED_HEAD.match(blank, m.end) is None:
+            out.append(m)
+            continue
+        inner = [t for t in lexicon.find_terms(blank[lead.end():], "symptom") if t.start == 0]
+        if inner and lead.end() + inner[0].end > m.end:
+            t = inner[0]
+            out.append(lexicon.TermMatch(lead.end(), lead.end() + t.end, t.id, t.headword, ""))
+            skip_to = lead.end() + t.end
+    return out
+
+
 @lru_cache(maxsize=4096)
 def _symptom_mentions(text: str) -> tuple[lexicon.TermMatch, ...]:
     # every read of a text asks again about the sentences it shares with another (a round-trip probe's lead)
-    out = list(lexicon.find_terms(_quote_blanked(text), "symptom"))
+    blank = _quote_blanked(text)
+    out = _negator_scoped(blank, list(lexicon.find_terms(blank, "symptom")))
     out = [lexicon.TermMatch(m.start, m.end, m.id, m.headword, text[m.start:m.end]) for m in out]
     for e in [*_elided(text, out), *_qualified_use(text, out)]:
         if not any(x.start < e.end and e.start < x.end for x in out):
