@@ -74,7 +74,9 @@ _LONG_NUMBER = re.compile(r"(?<![\w.,])\d{4,}(?![\w.,])(?!\s*(?:mg|mcg|µg|ug|g|
 @lru_cache(maxsize=1024)  # one per number of at most three digits: bounded by what it is keyed on
 def _age_phrase(n: str) -> re.Pattern[str]:
     return re.compile(
-        rf"(?<!\w)(?:{n}[- ](?:year|yr)s?[- ]old|{n} ?(?:yo|y/o|y\.o\.)|(?:age|aged|age of|at) {n})(?!\w)", re.I
+        rf"(?<!\w)(?:{n}[- ](?:year|yr)s?[- ]old|{n} (?:years?|yrs?) of age|{n} ?(?:yo|y/o|y\.o\.)"
+        rf"|(?:age|aged|age of|at) {n})(?!\w)",
+        re.I,
     )
 
 

@@ -53,8 +53,8 @@ _YEAR = re.compile(r"(?<![\w/.-])(?:19[0-9]{2}|20[0-9]{2})(?![\w/.-])")
 _ADJ_AGE = re.compile(r"^\d{1,3}[- ](?:year|yr)s?[- ]old$", re.I)
 
 
-_AGE_PHRASE = re.compile(r"\b\d{1,3}[- ](?:year|yr)s?[- ]old\b|\b(?:age|aged)\s\d{1,3}\b|\b\d{1,3}\s?(?:yo|y/o)\b",
-                         re.I)
+_AGE_PHRASE = re.compile(r"\b\d{1,3}[- ](?:year|yr)s?[- ]old\b|\b(?:age|aged)\s\d{1,3}\b|\b\d{1,3}\s?(?:yo|y/o)\b"
+                         r"|\b\d{1,3}\s(?:years?|yrs?)\sof\sage\b|\b(?:the\s)?age\sof\s\d{1,3}\b", re.I)
 
 
 class SourceIdentifiers:
@@ -104,7 +104,10 @@ def scrub_identifiers(
     if source is not None:
         spans = source.find(text)
     else:
-        spans = [(s.start, s.end, s.type) for s in analyze(text) if s.type in _NEUTRAL or s.type == "AGE"]
+        # The analyzer's AGE span is the bare number; an age is replaced as its whole phrase, as in ``find``.
+        spans = [(s.start, s.end, s.type) for s in analyze(text) if s.type in _NEUTRAL]
+        spans += [(m.start(), m.end(), "AGE") for m in _AGE_PHRASE.finditer(text)
+                  if not any(m.start() < b and a < m.end() for a, b, _ in spans)]
     taken = [(a, b) for a, b, _ in spans]
     for anc in find_anchors(text):
         if not any(anc.start < b and a < anc.end for a, b in taken):

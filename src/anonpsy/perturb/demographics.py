@@ -38,6 +38,7 @@ _AGE_PHRASES = [
     r"\b(\d{1,3})[- ](?:year|yr)s?[- ]old\b",
     r"\b(\d{1,3})\s?(?:yo|y/o|y\.o\.)(?!\w)",
     r"\b(?:age|aged|at age|age of)\s(\d{1,3})\b",
+    r"\b(\d{1,3})\s(?:years?|yrs?)\sof\sage\b",
     r"\bwhen (?:he|she|they) (?:was|were) (\d{1,3})\b",
     r"\bin (?:his|her|their) (\d)0s\b",
 ]
