@@ -180,6 +180,11 @@ def test_capitalised_words_after_a_place_preposition_are_places(text: str, place
         # a house number glued to a street name the dictionary does not know, in one hyphenated word
         ("Police found him outside twenty-three-thirty-tenmy parkway last night.",
          ["twenty-three-thirty-tenmy parkway"]),
+        # an unstressed syllable of the street name heard as "and", after a house number
+        ("Police found him outside eighty-seven cents and crescent, unit thirty-five-may, last night.",
+         ["eighty-seven cents and crescent, unit thirty-five-may,"]),
+        ("She took twenty pills and drove to the court.", []),
+        ("Ten minutes and a drive home.", []),
         # a street type word in ordinary speech is not an address
         ("She walks in the park every day.", []),
         ("She is over the hill and tired.", []),

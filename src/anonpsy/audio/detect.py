@@ -371,6 +371,11 @@ def _glued_number(c: str, known: frozenset[str]) -> bool:
         and any(p.isalpha() and p not in known for p in rest)
 
 
+#: Short function words a recogniser writes for an unstressed syllable of a street name it does not know
+#: ("eighty seven Svensson Crescent" heard as "eighty-seven cents and crescent").
+_SYLLABLE_WORDS = frozenset({"and", "an", "in", "on", "a"})
+
+
 def street_address_hits(words: Sequence[Word]) -> list[WordHit]:
     """Street addresses by their grammar: a house number, up to three name words, a street type, a unit.
 
@@ -378,6 +383,8 @@ def street_address_hits(words: Sequence[Word]) -> list[WordHit]:
     The name words need not be recognised as names ("fifteen thirty six, no Melangust Street"): any words
     between a spoken number and a street type, within the phrase, are the street's name. Without a house
     number, capitalised name words before a capitalised street type ("Farkas Terrace") are an address too.
+    One short function word among the name words ("eighty-seven cents and crescent") is part of the name when
+    a house number comes before it (:data:`_SYLLABLE_WORDS`).
     A house number glued to an unknown street name in one hyphenated word ("outside twenty-three-thirty-tenmy
     parkway") is a house number (:func:`_glued_number`).
     """
@@ -394,18 +401,30 @@ def street_address_hits(words: Sequence[Word]) -> list[WordHit]:
         first = k
         j = k - 1
         names = 0
-        while j >= 0 and names < 3 and not _ends(words[j].text, _SENTENCE_END) and cores[j] not in _CLAUSE_WORDS \
+        crossed: tuple[int, int, int] | None = None  # (first, j, names) before a syllable word was crossed
+        while j >= 0 and names < 3 and not _ends(words[j].text, _SENTENCE_END) \
                 and not is_number_word(cores[j]) and cores[j] not in types:
+            if cores[j] in _CLAUSE_WORDS:
+                if crossed is not None or cores[j] not in _SYLLABLE_WORDS or _ends(words[j].text, _PHRASE_END):
+                    break
+                crossed = (first, j, names)
             first = j
             names += 1
             j -= 1
-        if not names:
-            continue
         numbers = 0
         while j >= 0 and numbers < 8 and is_number_word(cores[j]) and not _ends(words[j].text, _SENTENCE_END):
             numbers += 1
             first = j
             j -= 1
+        if crossed is not None and not numbers:  # a crossed "and" is part of the name only after a house number
+            first, j, names = crossed
+            crossed = None
+            while j >= 0 and numbers < 8 and is_number_word(cores[j]) and not _ends(words[j].text, _SENTENCE_END):
+                numbers += 1
+                first = j
+                j -= 1
+        if not names or (crossed is not None and names < 2):
+            continue
         glued = [g for g in range(first, k) if _glued_number(cores[g], known)] if not numbers else []
         if glued:  # "outside twenty-three-thirty-tenmy parkway": the house number written into the name's word
             first, numbers = glued[-1], 1
