@@ -9,6 +9,7 @@ import pytest
 
 pytest.importorskip("numpy", reason="needs the audio extra: pip install 'anonpsy[audio]'")
 from hypothesis import example, given
+from hypothesis import strategies as st
 from tests.strategies import cased_transcripts
 
 from anonpsy.audio.asr import Word
@@ -110,6 +111,58 @@ def test_name_extensions_join_split_names(text: str, hits: list[tuple[int, int, 
                      "was", "seen", "by", "dr", "lopez", "chart", "he", "on", "cedar", "court", "spokane",
                      "collateral", "from", "santiago", "aqua", "ingrid"}
     assert _extended(text, hits, known) == joined
+
+
+def _paused(text: str) -> list[Word]:
+    """Words 0.1 s apart; a "|" puts a pause of one second before the next word."""
+    out: list[Word] = []
+    t = 0.0
+    for w in text.split():
+        if w == "|":
+            t += 1.0
+            continue
+        out.append(Word(w, t, t + 0.4))
+        t += 0.5
+    return out
+
+
+@pytest.mark.parametrize(
+    ("text", "hit", "joined"),
+    [
+        # a name's last syllable heard as "and", with nothing after it: part of the name
+        ("The patient's name is Jane Perlin, and | concentration is poor.", (4, 5), ["Jane Perlin, and"]),
+        ("Her sister is Jane Perlin and", (3, 4), ["Jane Perlin and"]),
+        # "and" that goes on to what it joins is a conjunction
+        ("The patient's name is Jane Perlin, and she is tired.", (4, 5), []),
+        # a word that can end a phrase is not taken
+        ("Her sister Jane Perlin called | the clinic", (2, 3), []),
+    ],
+)
+def test_a_phrase_opener_left_dangling_after_an_identifier_is_part_of_it(
+    text: str, hit: tuple[int, int], joined: list[str]
+) -> None:
+    words = _paused(text)
+    given = [WordHit(hit[0], hit[1], "PERSON", "phi", "rules:test")]
+    found = [h for h in name_extensions(words, given, default_cues(), KNOWN | {"jane", "perlin"})
+             if h.detector == "rules:audio.dangling-function-word"]
+    assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in found] == joined
+
+
+@given(cased_transcripts(), st.data())
+@example(["Perlin", "and"], None)
+def test_dangling_extension_adds_one_phrase_opener_before_a_pause(words: list[str], data: Any) -> None:
+    ws = _words(" ".join(words)) if words else []
+    if not ws:
+        return
+    a = data.draw(st.integers(0, len(ws) - 1)) if data is not None else 0
+    b = data.draw(st.integers(a, len(ws) - 1)) if data is not None else 0
+    given = [WordHit(a, b, "PERSON", "phi", "rules:test")]
+    for h in name_extensions(ws, given, default_cues(), KNOWN):
+        assert 0 <= h.first <= h.last < len(ws)
+        if h.detector == "rules:audio.dangling-function-word":
+            assert h.last == len(ws) - 1  # _words leaves no pause between words: only the last word dangles
+            assert ws[h.last].text.strip(".,;:!?").lower() in {"and", "or", "nor", "of", "the", "a", "an", "to",
+                                                                 "in", "with", "for", "at", "from", "by", "on"}
 
 
 def _dates(text: str) -> list[str]:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from anonpsy.audio.asr import Word
-from anonpsy.audio.cues import CueSet
+from anonpsy.audio.cues import SENTENCE_PAUSE_S, CueSet
 from anonpsy.audio.spoken import Normalized, name_words, normalize
 from anonpsy.phi.spans import Span
 
@@ -210,6 +210,23 @@ def _namelike(words: Sequence[Word], k: int, known: frozenset[str]) -> bool:
     return (_capitalised(t) and not opens) or (bool(known) and _unknown(t, known))
 
 
+#: Words that open a phrase and never end one: a conjunction, article or preposition is followed by what it
+#: joins or governs.
+_PHRASE_OPENERS = frozenset({"and", "or", "nor", "of", "the", "a", "an", "to", "in", "with", "for", "at", "from",
+                             "by", "on"})
+
+
+def _dangling(words: Sequence[Word], k: int) -> bool:
+    """Word ``k`` is a phrase opener with nothing after it: the last word, or one followed by a pause.
+
+    "The patient's name is Jane Perlin, and | Concentration is poor": the recogniser wrote the name's last
+    syllable as "and", which cannot end a phrase; right after an identifier it is part of it.
+    """
+    if not 0 < k < len(words) or _core(words[k].text) not in _PHRASE_OPENERS:
+        return False
+    return k + 1 >= len(words) or words[k + 1].start - words[k].end >= SENTENCE_PAUSE_S
+
+
 def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet,
                     known: frozenset[str] | None = None) -> list[WordHit]:
     """Name words a recogniser split or misheard, joined to the name hit or cue they belong to.
@@ -221,6 +238,8 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
     * After a name cue ("my name is", "doctor", "mister"), the words up to a capitalised or unknown word
       within four words ("name in use of Miller", "doctor, a kever") are the name, dictionary words or not.
     * An address hit followed by a street type ("Cedar | Court") takes it.
+    * Any hit followed by a conjunction, article or preposition that ends the transcript or a pause
+      ("name is Jane Perlin, and | Concentration ...") takes it (:func:`_dangling`).
     """
     known = lexicon() if known is None else known
     n = len(words)
@@ -253,6 +272,8 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
                 last = max(last, _unit_end(words, last + 1))
         if last != h.last:
             out.append(WordHit(h.first, last, h.type, h.reason, "rules:audio.name-extension"))
+        if _dangling(words, last + 1):
+            out.append(WordHit(h.first, last + 1, h.type, h.reason, "rules:audio.dangling-function-word"))
     cores = [_core(w.text) for w in words]
     for p in range(1, n):
         hit = cues.before_match(cores, p, with_gap_rules=False)
