@@ -316,3 +316,20 @@ def test_number_bridge_hits_stay_between_two_hits(words: list[str]) -> None:
     for h in number_bridge_hits(ws, given_hits):
         assert 0 < h.first <= h.last < n - 1
         assert any(g.last == h.first - 1 for g in given_hits) and any(g.first == h.last + 1 for g in given_hits)
+
+
+@given(st.floats(0.0, 0.5), st.floats(0.0, 0.5), st.sampled_from(["PERSON", "DATE", "ADDRESS"]))
+@example(0.05, 0.05, "PERSON")
+def test_name_words_get_the_name_end_extra_and_other_identifiers_do_not(
+    end_extra: float, name_extra: float, kind: str
+) -> None:
+    import numpy as np
+
+    from anonpsy.audio.pipeline import _word_intervals
+    from anonpsy.audio.signal import Audio
+
+    audio = Audio(np.zeros((16000 * 4, 1), dtype=np.int16), 16000, "WAV", "PCM_16", "FILE")
+    words = [Word("Becky", 1.0, 1.4)]
+    (iv,) = _word_intervals(words, [WordHit(0, 0, kind, "phi", "rules:test")], audio, 0.2, end_extra, name_extra)
+    want = 1.4 + 0.2 + end_extra + (name_extra if kind == "PERSON" else 0.0)
+    assert abs(iv.end - want) <= 1.0 / 16000 + 1e-4
