@@ -179,6 +179,15 @@ def _dates(text: str) -> list[str]:
         ("seen on the twenty-third of June. He", ["the twenty-third of June."]),
         ("born on the 14th of March, 1982. She", ["the 14th of March, 1982."]),
         ("born June twenty first two thousand and five, she", ["June twenty first two thousand and five,"]),
+        # the day or the year's last word misheard as words that close the sentence
+        ("Follow up his schedule for June that wales. She was seen", ["June that wales."]),
+        ("born on February the Fourteenth, two thousand, chairman. Mrs. Lee", ["February the Fourteenth, two "
+                                                                             "thousand, chairman."]),
+        ("born on June three, ninety, maybe. She", ["June three, ninety, maybe."]),
+        # words that go on a date, or a clause, are not its misheard rest
+        ("She has been sober since June last year.", []),
+        ("Her mood was low in June and she", []),
+        ("It started in June, slowly.", []),
         # a month alone, a clause word between, and "may"/"march" as ordinary words are not dates here
         ("She may march in March and twenty patients came", []),
         ("She was seen in May. Twenty two were", []),

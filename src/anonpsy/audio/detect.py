@@ -496,6 +496,8 @@ def spoken_date_hits(words: Sequence[Word]) -> list[WordHit]:
     some June") and then the written-date rules see only the month. Here a month name takes the day words
     (ordinals, cardinals up to thirty one, digits) within reach on either side, across "the", "of" or one
     short misheard word, and after the day a following number run (the year). Sentence ends are not crossed.
+    A month with no day found, or a year, that one or two lower-case words close the sentence after is taken
+    with them: the day or the year's last word misheard (:func:`_misheard_day_end`).
     """
     from anonpsy.audio.cues import is_number_word
 
@@ -543,9 +545,46 @@ def spoken_date_hits(words: Sequence[Word]) -> list[WordHit]:
                 if _ends(words[k].text, _SENTENCE_END):
                     break
                 k += 1
+        if first == i and last == i:
+            if not _ends(words[i].text, _PHRASE_END):
+                last = _misheard_day_end(words, i)
+        elif not _ends(words[last].text, _SENTENCE_END):
+            last = _misheard_day_end(words, last, 1)
         if first < i or last > i:
             out.append(WordHit(first, last, "DATE", "phi", "rules:audio.spoken-date"))
     return out
+
+
+#: Words that go on a month name or a year without being part of the date ("since June last year").
+_DATE_FOLLOWERS = frozenset({"last", "this", "next", "year", "years", "month", "months", "week", "weeks", "ago",
+                             "before", "after", "now", "then", "again", "today", "too", "also", "only", "though",
+                             "however", "onwards", "on", "off", "so", "yet", "still", "already", "sometime",
+                             "mostly", "time", "each", "every", "holidays", "break"})
+
+
+def _misheard_day_end(words: Sequence[Word], k: int, most: int = 2) -> int:
+    """The last word of one or two misheard date words that close the sentence after word ``k``, or ``k``.
+
+    A month or a year that the sentence goes on from by at most ``most`` words before its full stop is most
+    likely followed by the rest of the date misheard ("for June that wales." for "June the twelfth", "two
+    thousand, chairman." for "two thousand seven"): words that go on a date ("last year", "again") or start a
+    clause do not count.
+    """
+    n = len(words)
+    for m in range(1, most + 1):
+        j = k + m
+        if j >= n:
+            return k
+        c = _core(words[j].text)
+        if not c.isalpha() or c in _NOT_IN_DATES or c in _DATE_FOLLOWERS or c in _CLAUSE_WORDS - {"that", "the", "a"}:
+            return k
+        if _capitalised(words[j].text):
+            return k
+        if _ends(words[j].text, _SENTENCE_END):
+            return j
+        if _ends(words[j].text, _PHRASE_END):
+            return k
+    return k
 
 
 def _numeric(words: Sequence[Word], h: WordHit) -> bool:
