@@ -221,6 +221,9 @@ def _found(fn: Any, text: str) -> list[str]:
         ("She grew up in West Chase. Question", ["West Chase."]),
         ("rarer place in Pow. He smokes", ["Pow."]),
         ("He lives in Santiago de Chile now", ["Santiago de Chile"]),
+        # a place's first syllable written as an initial
+        ("transferred from a hospital in M. Till please call", ["M. Till"]),
+        ("She was seen in B. ward", []),
         # months, abbreviations, drug names of the safelist, sentence openings and lower case are not places
         ("He attends meetings in AA and in March he was in Lexapro trials.", []),
         ("She was seen in. Clinic today", []),

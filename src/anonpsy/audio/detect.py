@@ -298,12 +298,19 @@ def _cased(words: Sequence[Word]) -> bool:
     return any(_capitalised(w.text) for w in words if _core(w.text) != "i")
 
 
+def _initial(text: str) -> bool:
+    """A single capital letter with a full stop ("M.")."""
+    t = text.strip()
+    return len(t) == 2 and t[0].isupper() and t[1] == "."
+
+
 def place_hits(words: Sequence[Word]) -> list[WordHit]:
     """Capitalised words after "in", "from", "near" in the middle of a sentence: a place, known word or not.
 
     A recogniser that writes case capitalises a place it heard as ordinary words ("in West Chase", "in Pow");
     months, weekdays, "I", short all-capital abbreviations ("in AA", "in ICU") and clinical terms of the
-    masking safelist are not places. Inactive on transcripts without capitals.
+    masking safelist are not places; an initial before a capitalised word is part of the place ("in M. Till"
+    for "in Ampthill"). Inactive on transcripts without capitals.
     """
     from anonpsy.audio.spoken import MONTHS, WEEKDAYS
 
@@ -317,6 +324,9 @@ def place_hits(words: Sequence[Word]) -> list[WordHit]:
         c = t.lower()
         if not _capitalised(t) or c in ("i", "i'm") or c in MONTHS or c in WEEKDAYS:
             return False
+        if _initial(words[k].text) and k + 1 < n:
+            # an initial the recogniser wrote for a place's first syllable ("in M. Till" for "in Ampthill")
+            return placelike(k + 1)
         return not (t.isupper() and len(t.replace("-", "")) <= 4)
 
     k = 1
@@ -326,7 +336,7 @@ def place_hits(words: Sequence[Word]) -> list[WordHit]:
             k += 1
             continue
         first = last = k
-        while last + 1 < n and not _ends(words[last].text, _PHRASE_END):
+        while last + 1 < n and (not _ends(words[last].text, _PHRASE_END) or _initial(words[last].text)):
             nxt = _core(words[last + 1].text)
             if placelike(last + 1):
                 last += 1
