@@ -95,6 +95,11 @@ def _extended(text: str, hits: list[tuple[int, int, str]], known: frozenset[str]
         ("Her husband, Ingrid Lindk, mist brought her", [(2, 3, "PERSON")], ["Ingrid Lindk, mist"]),
         # a comma before a clause word ends the name
         ("Her husband, Ingrid Lindk, and she", [(2, 3, "PERSON")], []),
+        # a chain of short fragments the recogniser separated by commas
+        ("Opposedment, Ices, part, as over, brought her", [(0, 0, "PERSON")], ["Opposedment, Ices, part, as over,"]),
+        ("Opposedment, Ices, and she was tired", [(0, 0, "PERSON")], ["Opposedment, Ices,"]),
+        # only short fragments: a list of longer words ends the chain
+        ("Opposedment, appetite, energy, she", [(0, 0, "PERSON")], []),
         # from a name cue over dictionary words to the first name-like word
         ("The patient's name in use of Miller. Her", [(6, 6, "PERSON")], ["in use of Miller."]),
         ("She was seen by Dr. Lopez in the clinic.", [], ["Lopez"]),

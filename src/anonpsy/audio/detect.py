@@ -227,6 +227,11 @@ def _dangling(words: Sequence[Word], k: int) -> bool:
     return k + 1 >= len(words) or words[k + 1].start - words[k].end >= SENTENCE_PAUSE_S
 
 
+def _fragment(text: str) -> bool:
+    c = _core(text)
+    return c.isalpha() and len(c) <= 5 and c not in _CLAUSE_WORDS
+
+
 def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet,
                     known: frozenset[str] | None = None) -> list[WordHit]:
     """Name words a recogniser split or misheard, joined to the name hit or cue they belong to.
@@ -234,7 +239,8 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
     * A name hit that ends on, or is followed by, a name particle ("Santiago de la | Aqua") takes the word
       after the particles.
     * A name hit whose last word is unknown and ends with a comma the recogniser inserted ("Lindk, mist")
-      takes a following short lower-case fragment that is not a clause word.
+      takes a following short lower-case fragment that is not a clause word, or a chain of up to four short
+      fragments the recogniser separated by commas ("Opposedment, Ices, part, as over,").
     * After a name cue ("my name is", "doctor", "mister"), the words up to a capitalised or unknown word
       within four words ("name in use of Miller", "doctor, a kever") are the name, dictionary words or not.
     * An address hit followed by a street type ("Cedar | Court") takes it.
@@ -263,6 +269,15 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
                 c = _core(frag)
                 if c and c.isalpha() and c == frag.strip(_PUNCT) and len(c) <= 4 and c not in _CLAUSE_WORDS:
                     last += 1
+                elif _fragment(words[last + 1].text) and _ends(words[last + 1].text, (",",)):
+                    # a chain of short fragments the recogniser separated by commas ("Ices, part, as over,")
+                    taken = 0
+                    while last + 1 < n and taken < 4 and _fragment(words[last + 1].text) and (
+                        _ends(words[last + 1].text, (",",))
+                        or (last + 2 < n and _fragment(words[last + 2].text) and _ends(words[last + 2].text, (",",)))
+                    ):
+                        last += 1
+                        taken += 1
         elif h.type in ("ADDRESS", "LOCATION") and last + 1 < n and not _ends(words[last].text, _SENTENCE_END):
             from anonpsy.audio.spoken import STREET_TYPES
 
