@@ -95,6 +95,9 @@ def _extended(text: str, hits: list[tuple[int, int, str]], known: frozenset[str]
         ("Her husband, Ingrid Lindk, mist brought her", [(2, 3, "PERSON")], ["Ingrid Lindk, mist"]),
         # a comma before a clause word ends the name
         ("Her husband, Ingrid Lindk, and she", [(2, 3, "PERSON")], []),
+        # a surname spelled as a lower-case word no dictionary lists; dictionary words are not taken
+        ("Cheriff's affax in a twenty one year", [(0, 0, "PERSON")], ["Cheriff's affax"]),
+        ("Cheriff's house in a", [(0, 0, "PERSON")], []),
         # a chain of short fragments the recogniser separated by commas
         ("Opposedment, Ices, part, as over, brought her", [(0, 0, "PERSON")], ["Opposedment, Ices, part, as over,"]),
         ("Opposedment, Ices, and she was tired", [(0, 0, "PERSON")], ["Opposedment, Ices,"]),
@@ -114,7 +117,8 @@ def _extended(text: str, hits: list[tuple[int, int, str]], known: frozenset[str]
 def test_name_extensions_join_split_names(text: str, hits: list[tuple[int, int, str]], joined: list[str]) -> None:
     known = KNOWN | {"per", "case", "husband", "her", "brought", "mist", "patient's", "use", "of", "miller",
                      "was", "seen", "by", "dr", "lopez", "chart", "he", "on", "cedar", "court", "spokane",
-                     "collateral", "from", "santiago", "aqua", "ingrid"}
+                     "collateral", "from", "santiago", "aqua", "ingrid", "a", "twenty", "one", "year", "house",
+                     "ices", "part", "as", "over", "appetite", "energy", "tired", "were"}
     assert _extended(text, hits, known) == joined
 
 

@@ -238,6 +238,7 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
 
     * A name hit that ends on, or is followed by, a name particle ("Santiago de la | Aqua") takes the word
       after the particles.
+    * A name hit followed by up to two lower-case words no dictionary lists takes them ("Cheriff's affax").
     * A name hit whose last word is unknown and ends with a comma the recogniser inserted ("Lindk, mist")
       takes a following short lower-case fragment that is not a clause word, or a chain of up to four short
       fragments the recogniser separated by commas ("Opposedment, Ices, part, as over,").
@@ -264,6 +265,11 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
                     last = nxt
                 else:
                     break
+            unknown_taken = 0
+            while (unknown_taken < 2 and last + 1 < n and known and not _ends(words[last].text, _PHRASE_END)
+                   and _unknown(words[last + 1].text, known) and not _capitalised(words[last + 1].text)):
+                last += 1  # a surname the recogniser spelled as a word no dictionary lists ("Cheriff's affax")
+                unknown_taken += 1
             if (last + 1 < n and _ends(words[last].text, (",",)) and known and _unknown(words[last].text, known)):
                 frag = words[last + 1].text
                 c = _core(frag)
