@@ -9,6 +9,7 @@ import pytest
 
 pytest.importorskip("numpy", reason="needs the audio extra: pip install 'anonpsy[audio]'")
 from hypothesis import example, given
+from hypothesis import strategies as st
 from tests.strategies import cased_transcripts
 
 from anonpsy.audio.asr import Word
@@ -94,6 +95,14 @@ def _extended(text: str, hits: list[tuple[int, int, str]], known: frozenset[str]
         ("Her husband, Ingrid Lindk, mist brought her", [(2, 3, "PERSON")], ["Ingrid Lindk, mist"]),
         # a comma before a clause word ends the name
         ("Her husband, Ingrid Lindk, and she", [(2, 3, "PERSON")], []),
+        # a surname spelled as a lower-case word no dictionary lists; dictionary words are not taken
+        ("Cheriff's affax in a twenty one year", [(0, 0, "PERSON")], ["Cheriff's affax"]),
+        ("Cheriff's house in a", [(0, 0, "PERSON")], []),
+        # a chain of short fragments the recogniser separated by commas
+        ("Opposedment, Ices, part, as over, brought her", [(0, 0, "PERSON")], ["Opposedment, Ices, part, as over,"]),
+        ("Opposedment, Ices, and she was tired", [(0, 0, "PERSON")], ["Opposedment, Ices,"]),
+        # only short fragments: a list of longer words ends the chain
+        ("Opposedment, appetite, energy, she", [(0, 0, "PERSON")], []),
         # from a name cue over dictionary words to the first name-like word
         ("The patient's name in use of Miller. Her", [(6, 6, "PERSON")], ["in use of Miller."]),
         ("She was seen by Dr. Lopez in the clinic.", [], ["Lopez"]),
@@ -108,8 +117,61 @@ def _extended(text: str, hits: list[tuple[int, int, str]], known: frozenset[str]
 def test_name_extensions_join_split_names(text: str, hits: list[tuple[int, int, str]], joined: list[str]) -> None:
     known = KNOWN | {"per", "case", "husband", "her", "brought", "mist", "patient's", "use", "of", "miller",
                      "was", "seen", "by", "dr", "lopez", "chart", "he", "on", "cedar", "court", "spokane",
-                     "collateral", "from", "santiago", "aqua", "ingrid"}
+                     "collateral", "from", "santiago", "aqua", "ingrid", "a", "twenty", "one", "year", "house",
+                     "ices", "part", "as", "over", "appetite", "energy", "tired", "were"}
     assert _extended(text, hits, known) == joined
+
+
+def _paused(text: str) -> list[Word]:
+    """Words 0.1 s apart; a "|" puts a pause of one second before the next word."""
+    out: list[Word] = []
+    t = 0.0
+    for w in text.split():
+        if w == "|":
+            t += 1.0
+            continue
+        out.append(Word(w, t, t + 0.4))
+        t += 0.5
+    return out
+
+
+@pytest.mark.parametrize(
+    ("text", "hit", "joined"),
+    [
+        # a name's last syllable heard as "and", with nothing after it: part of the name
+        ("The patient's name is Jane Perlin, and | concentration is poor.", (4, 5), ["Jane Perlin, and"]),
+        ("Her sister is Jane Perlin and", (3, 4), ["Jane Perlin and"]),
+        # "and" that goes on to what it joins is a conjunction
+        ("The patient's name is Jane Perlin, and she is tired.", (4, 5), []),
+        # a word that can end a phrase is not taken
+        ("Her sister Jane Perlin called | the clinic", (2, 3), []),
+    ],
+)
+def test_a_phrase_opener_left_dangling_after_an_identifier_is_part_of_it(
+    text: str, hit: tuple[int, int], joined: list[str]
+) -> None:
+    words = _paused(text)
+    given = [WordHit(hit[0], hit[1], "PERSON", "phi", "rules:test")]
+    found = [h for h in name_extensions(words, given, default_cues(), KNOWN | {"jane", "perlin"})
+             if h.detector == "rules:audio.dangling-function-word"]
+    assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in found] == joined
+
+
+@given(cased_transcripts(), st.data())
+@example(["Perlin", "and"], None)
+def test_dangling_extension_adds_one_phrase_opener_before_a_pause(words: list[str], data: Any) -> None:
+    ws = _words(" ".join(words)) if words else []
+    if not ws:
+        return
+    a = data.draw(st.integers(0, len(ws) - 1)) if data is not None else 0
+    b = data.draw(st.integers(a, len(ws) - 1)) if data is not None else 0
+    given = [WordHit(a, b, "PERSON", "phi", "rules:test")]
+    for h in name_extensions(ws, given, default_cues(), KNOWN):
+        assert 0 <= h.first <= h.last < len(ws)
+        if h.detector == "rules:audio.dangling-function-word":
+            assert h.last == len(ws) - 1  # _words leaves no pause between words: only the last word dangles
+            assert ws[h.last].text.strip(".,;:!?").lower() in {"and", "or", "nor", "of", "the", "a", "an", "to",
+                                                                 "in", "with", "for", "at", "from", "by", "on"}
 
 
 def _dates(text: str) -> list[str]:
@@ -126,6 +188,15 @@ def _dates(text: str) -> list[str]:
         ("seen on the twenty-third of June. He", ["the twenty-third of June."]),
         ("born on the 14th of March, 1982. She", ["the 14th of March, 1982."]),
         ("born June twenty first two thousand and five, she", ["June twenty first two thousand and five,"]),
+        # the day or the year's last word misheard as words that close the sentence
+        ("Follow up his schedule for June that wales. She was seen", ["June that wales."]),
+        ("born on February the Fourteenth, two thousand, chairman. Mrs. Lee", ["February the Fourteenth, two "
+                                                                             "thousand, chairman."]),
+        ("born on June three, ninety, maybe. She", ["June three, ninety, maybe."]),
+        # words that go on a date, or a clause, are not its misheard rest
+        ("She has been sober since June last year.", []),
+        ("Her mood was low in June and she", []),
+        ("It started in June, slowly.", []),
         # a month alone, a clause word between, and "may"/"march" as ordinary words are not dates here
         ("She may march in March and twenty patients came", []),
         ("She was seen in May. Twenty two were", []),
@@ -159,6 +230,9 @@ def _found(fn: Any, text: str) -> list[str]:
         ("She grew up in West Chase. Question", ["West Chase."]),
         ("rarer place in Pow. He smokes", ["Pow."]),
         ("He lives in Santiago de Chile now", ["Santiago de Chile"]),
+        # a place's first syllable written as an initial
+        ("transferred from a hospital in M. Till please call", ["M. Till"]),
+        ("She was seen in B. ward", []),
         # months, abbreviations, drug names of the safelist, sentence openings and lower case are not places
         ("He attends meetings in AA and in March he was in Lexapro trials.", []),
         ("She was seen in. Clinic today", []),
@@ -180,6 +254,11 @@ def test_capitalised_words_after_a_place_preposition_are_places(text: str, place
         # a house number glued to a street name the dictionary does not know, in one hyphenated word
         ("Police found him outside twenty-three-thirty-tenmy parkway last night.",
          ["twenty-three-thirty-tenmy parkway"]),
+        # an unstressed syllable of the street name heard as "and", after a house number
+        ("Police found him outside eighty-seven cents and crescent, unit thirty-five-may, last night.",
+         ["eighty-seven cents and crescent, unit thirty-five-may,"]),
+        ("She took twenty pills and drove to the court.", []),
+        ("Ten minutes and a drive home.", []),
         # a street type word in ordinary speech is not an address
         ("She walks in the park every day.", []),
         ("She is over the hill and tired.", []),
@@ -258,3 +337,20 @@ def test_number_bridge_hits_stay_between_two_hits(words: list[str]) -> None:
     for h in number_bridge_hits(ws, given_hits):
         assert 0 < h.first <= h.last < n - 1
         assert any(g.last == h.first - 1 for g in given_hits) and any(g.first == h.last + 1 for g in given_hits)
+
+
+@given(st.floats(0.0, 0.5), st.floats(0.0, 0.5), st.sampled_from(["PERSON", "DATE", "ADDRESS"]))
+@example(0.05, 0.05, "PERSON")
+def test_name_words_get_the_name_end_extra_and_other_identifiers_do_not(
+    end_extra: float, name_extra: float, kind: str
+) -> None:
+    import numpy as np
+
+    from anonpsy.audio.pipeline import _word_intervals
+    from anonpsy.audio.signal import Audio
+
+    audio = Audio(np.zeros((16000 * 4, 1), dtype=np.int16), 16000, "WAV", "PCM_16", "FILE")
+    words = [Word("Becky", 1.0, 1.4)]
+    (iv,) = _word_intervals(words, [WordHit(0, 0, kind, "phi", "rules:test")], audio, 0.2, end_extra, name_extra)
+    want = 1.4 + 0.2 + end_extra + (name_extra if kind == "PERSON" else 0.0)
+    assert abs(iv.end - want) <= 1.0 / 16000 + 1e-4

@@ -60,6 +60,9 @@ def resolve_asr(asr: str) -> str:
               help="Silence added on both sides of every muted interval.")
 @click.option("--end-extra-ms", type=click.IntRange(0, 1000), default=50, show_default=True,
               help="Further silence after recognised identifier words (a misheard, shorter name ends early).")
+@click.option("--name-end-extra-ms", type=click.IntRange(0, 1000), default=50, show_default=True,
+              help="Further silence again after recognised name words (names are the likeliest to be misheard "
+                   "as shorter common words).")
 @click.option("--backend", type=click.Choice(["rules", "llm"]), default="rules", show_default=True,
               help="rules: analyzer, cue rules and spoken numbers; llm: also the chunked model detector and "
                    "the gap prompt (needs --llm).")
@@ -95,6 +98,7 @@ def audio_deid(
     report_path: Path | None,
     margin_ms: int,
     end_extra_ms: int,
+    name_end_extra_ms: int,
     backend: str,
     llm_profile: str | None,
     on_llm_failure: str,
@@ -146,6 +150,7 @@ def audio_deid(
     settings = Settings(
         margin_s=margin_ms / 1000.0,
         end_extra_s=end_extra_ms / 1000.0,
+        name_end_extra_s=name_end_extra_ms / 1000.0,
         backend="llm" if backend == "llm" else "rules",
         vad=VadSettings(aggressiveness=vad_aggressiveness),
         min_gap_s=min_gap_ms / 1000.0,

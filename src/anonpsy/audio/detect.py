@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from anonpsy.audio.asr import Word
-from anonpsy.audio.cues import CueSet
+from anonpsy.audio.cues import SENTENCE_PAUSE_S, CueSet
 from anonpsy.audio.spoken import Normalized, name_words, normalize
 from anonpsy.phi.spans import Span
 
@@ -210,17 +210,43 @@ def _namelike(words: Sequence[Word], k: int, known: frozenset[str]) -> bool:
     return (_capitalised(t) and not opens) or (bool(known) and _unknown(t, known))
 
 
+#: Words that open a phrase and never end one: a conjunction, article or preposition is followed by what it
+#: joins or governs.
+_PHRASE_OPENERS = frozenset({"and", "or", "nor", "of", "the", "a", "an", "to", "in", "with", "for", "at", "from",
+                             "by", "on"})
+
+
+def _dangling(words: Sequence[Word], k: int) -> bool:
+    """Word ``k`` is a phrase opener with nothing after it: the last word, or one followed by a pause.
+
+    "The patient's name is Jane Perlin, and | Concentration is poor": the recogniser wrote the name's last
+    syllable as "and", which cannot end a phrase; right after an identifier it is part of it.
+    """
+    if not 0 < k < len(words) or _core(words[k].text) not in _PHRASE_OPENERS:
+        return False
+    return k + 1 >= len(words) or words[k + 1].start - words[k].end >= SENTENCE_PAUSE_S
+
+
+def _fragment(text: str) -> bool:
+    c = _core(text)
+    return c.isalpha() and len(c) <= 5 and c not in _CLAUSE_WORDS
+
+
 def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet,
                     known: frozenset[str] | None = None) -> list[WordHit]:
     """Name words a recogniser split or misheard, joined to the name hit or cue they belong to.
 
     * A name hit that ends on, or is followed by, a name particle ("Santiago de la | Aqua") takes the word
       after the particles.
+    * A name hit followed by up to two lower-case words no dictionary lists takes them ("Cheriff's affax").
     * A name hit whose last word is unknown and ends with a comma the recogniser inserted ("Lindk, mist")
-      takes a following short lower-case fragment that is not a clause word.
+      takes a following short lower-case fragment that is not a clause word, or a chain of up to four short
+      fragments the recogniser separated by commas ("Opposedment, Ices, part, as over,").
     * After a name cue ("my name is", "doctor", "mister"), the words up to a capitalised or unknown word
       within four words ("name in use of Miller", "doctor, a kever") are the name, dictionary words or not.
     * An address hit followed by a street type ("Cedar | Court") takes it.
+    * Any hit followed by a conjunction, article or preposition that ends the transcript or a pause
+      ("name is Jane Perlin, and | Concentration ...") takes it (:func:`_dangling`).
     """
     known = lexicon() if known is None else known
     n = len(words)
@@ -239,11 +265,25 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
                     last = nxt
                 else:
                     break
+            unknown_taken = 0
+            while (unknown_taken < 2 and last + 1 < n and known and not _ends(words[last].text, _PHRASE_END)
+                   and _unknown(words[last + 1].text, known) and not _capitalised(words[last + 1].text)):
+                last += 1  # a surname the recogniser spelled as a word no dictionary lists ("Cheriff's affax")
+                unknown_taken += 1
             if (last + 1 < n and _ends(words[last].text, (",",)) and known and _unknown(words[last].text, known)):
                 frag = words[last + 1].text
                 c = _core(frag)
                 if c and c.isalpha() and c == frag.strip(_PUNCT) and len(c) <= 4 and c not in _CLAUSE_WORDS:
                     last += 1
+                elif _fragment(words[last + 1].text) and _ends(words[last + 1].text, (",",)):
+                    # a chain of short fragments the recogniser separated by commas ("Ices, part, as over,")
+                    taken = 0
+                    while last + 1 < n and taken < 4 and _fragment(words[last + 1].text) and (
+                        _ends(words[last + 1].text, (",",))
+                        or (last + 2 < n and _fragment(words[last + 2].text) and _ends(words[last + 2].text, (",",)))
+                    ):
+                        last += 1
+                        taken += 1
         elif h.type in ("ADDRESS", "LOCATION") and last + 1 < n and not _ends(words[last].text, _SENTENCE_END):
             from anonpsy.audio.spoken import STREET_TYPES
 
@@ -253,6 +293,8 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
                 last = max(last, _unit_end(words, last + 1))
         if last != h.last:
             out.append(WordHit(h.first, last, h.type, h.reason, "rules:audio.name-extension"))
+        if _dangling(words, last + 1):
+            out.append(WordHit(h.first, last + 1, h.type, h.reason, "rules:audio.dangling-function-word"))
     cores = [_core(w.text) for w in words]
     for p in range(1, n):
         hit = cues.before_match(cores, p, with_gap_rules=False)
@@ -277,12 +319,19 @@ def _cased(words: Sequence[Word]) -> bool:
     return any(_capitalised(w.text) for w in words if _core(w.text) != "i")
 
 
+def _initial(text: str) -> bool:
+    """A single capital letter with a full stop ("M.")."""
+    t = text.strip()
+    return len(t) == 2 and t[0].isupper() and t[1] == "."
+
+
 def place_hits(words: Sequence[Word]) -> list[WordHit]:
     """Capitalised words after "in", "from", "near" in the middle of a sentence: a place, known word or not.
 
     A recogniser that writes case capitalises a place it heard as ordinary words ("in West Chase", "in Pow");
     months, weekdays, "I", short all-capital abbreviations ("in AA", "in ICU") and clinical terms of the
-    masking safelist are not places. Inactive on transcripts without capitals.
+    masking safelist are not places; an initial before a capitalised word is part of the place ("in M. Till"
+    for "in Ampthill"). Inactive on transcripts without capitals.
     """
     from anonpsy.audio.spoken import MONTHS, WEEKDAYS
 
@@ -296,6 +345,9 @@ def place_hits(words: Sequence[Word]) -> list[WordHit]:
         c = t.lower()
         if not _capitalised(t) or c in ("i", "i'm") or c in MONTHS or c in WEEKDAYS:
             return False
+        if _initial(words[k].text) and k + 1 < n:
+            # an initial the recogniser wrote for a place's first syllable ("in M. Till" for "in Ampthill")
+            return placelike(k + 1)
         return not (t.isupper() and len(t.replace("-", "")) <= 4)
 
     k = 1
@@ -305,7 +357,7 @@ def place_hits(words: Sequence[Word]) -> list[WordHit]:
             k += 1
             continue
         first = last = k
-        while last + 1 < n and not _ends(words[last].text, _PHRASE_END):
+        while last + 1 < n and (not _ends(words[last].text, _PHRASE_END) or _initial(words[last].text)):
             nxt = _core(words[last + 1].text)
             if placelike(last + 1):
                 last += 1
@@ -371,6 +423,11 @@ def _glued_number(c: str, known: frozenset[str]) -> bool:
         and any(p.isalpha() and p not in known for p in rest)
 
 
+#: Short function words a recogniser writes for an unstressed syllable of a street name it does not know
+#: ("eighty seven Svensson Crescent" heard as "eighty-seven cents and crescent").
+_SYLLABLE_WORDS = frozenset({"and", "an", "in", "on", "a"})
+
+
 def street_address_hits(words: Sequence[Word]) -> list[WordHit]:
     """Street addresses by their grammar: a house number, up to three name words, a street type, a unit.
 
@@ -378,6 +435,8 @@ def street_address_hits(words: Sequence[Word]) -> list[WordHit]:
     The name words need not be recognised as names ("fifteen thirty six, no Melangust Street"): any words
     between a spoken number and a street type, within the phrase, are the street's name. Without a house
     number, capitalised name words before a capitalised street type ("Farkas Terrace") are an address too.
+    One short function word among the name words ("eighty-seven cents and crescent") is part of the name when
+    a house number comes before it (:data:`_SYLLABLE_WORDS`).
     A house number glued to an unknown street name in one hyphenated word ("outside twenty-three-thirty-tenmy
     parkway") is a house number (:func:`_glued_number`).
     """
@@ -394,18 +453,30 @@ def street_address_hits(words: Sequence[Word]) -> list[WordHit]:
         first = k
         j = k - 1
         names = 0
-        while j >= 0 and names < 3 and not _ends(words[j].text, _SENTENCE_END) and cores[j] not in _CLAUSE_WORDS \
+        crossed: tuple[int, int, int] | None = None  # (first, j, names) before a syllable word was crossed
+        while j >= 0 and names < 3 and not _ends(words[j].text, _SENTENCE_END) \
                 and not is_number_word(cores[j]) and cores[j] not in types:
+            if cores[j] in _CLAUSE_WORDS:
+                if crossed is not None or cores[j] not in _SYLLABLE_WORDS or _ends(words[j].text, _PHRASE_END):
+                    break
+                crossed = (first, j, names)
             first = j
             names += 1
             j -= 1
-        if not names:
-            continue
         numbers = 0
         while j >= 0 and numbers < 8 and is_number_word(cores[j]) and not _ends(words[j].text, _SENTENCE_END):
             numbers += 1
             first = j
             j -= 1
+        if crossed is not None and not numbers:  # a crossed "and" is part of the name only after a house number
+            first, j, names = crossed
+            crossed = None
+            while j >= 0 and numbers < 8 and is_number_word(cores[j]) and not _ends(words[j].text, _SENTENCE_END):
+                numbers += 1
+                first = j
+                j -= 1
+        if not names or (crossed is not None and names < 2):
+            continue
         glued = [g for g in range(first, k) if _glued_number(cores[g], known)] if not numbers else []
         if glued:  # "outside twenty-three-thirty-tenmy parkway": the house number written into the name's word
             first, numbers = glued[-1], 1
@@ -456,6 +527,8 @@ def spoken_date_hits(words: Sequence[Word]) -> list[WordHit]:
     some June") and then the written-date rules see only the month. Here a month name takes the day words
     (ordinals, cardinals up to thirty one, digits) within reach on either side, across "the", "of" or one
     short misheard word, and after the day a following number run (the year). Sentence ends are not crossed.
+    A month with no day found, or a year, that one or two lower-case words close the sentence after is taken
+    with them: the day or the year's last word misheard (:func:`_misheard_day_end`).
     """
     from anonpsy.audio.cues import is_number_word
 
@@ -503,9 +576,46 @@ def spoken_date_hits(words: Sequence[Word]) -> list[WordHit]:
                 if _ends(words[k].text, _SENTENCE_END):
                     break
                 k += 1
+        if first == i and last == i:
+            if not _ends(words[i].text, _PHRASE_END):
+                last = _misheard_day_end(words, i)
+        elif not _ends(words[last].text, _SENTENCE_END):
+            last = _misheard_day_end(words, last, 1)
         if first < i or last > i:
             out.append(WordHit(first, last, "DATE", "phi", "rules:audio.spoken-date"))
     return out
+
+
+#: Words that go on a month name or a year without being part of the date ("since June last year").
+_DATE_FOLLOWERS = frozenset({"last", "this", "next", "year", "years", "month", "months", "week", "weeks", "ago",
+                             "before", "after", "now", "then", "again", "today", "too", "also", "only", "though",
+                             "however", "onwards", "on", "off", "so", "yet", "still", "already", "sometime",
+                             "mostly", "time", "each", "every", "holidays", "break"})
+
+
+def _misheard_day_end(words: Sequence[Word], k: int, most: int = 2) -> int:
+    """The last word of one or two misheard date words that close the sentence after word ``k``, or ``k``.
+
+    A month or a year that the sentence goes on from by at most ``most`` words before its full stop is most
+    likely followed by the rest of the date misheard ("for June that wales." for "June the twelfth", "two
+    thousand, chairman." for "two thousand seven"): words that go on a date ("last year", "again") or start a
+    clause do not count.
+    """
+    n = len(words)
+    for m in range(1, most + 1):
+        j = k + m
+        if j >= n:
+            return k
+        c = _core(words[j].text)
+        if not c.isalpha() or c in _NOT_IN_DATES or c in _DATE_FOLLOWERS or c in _CLAUSE_WORDS - {"that", "the", "a"}:
+            return k
+        if _capitalised(words[j].text):
+            return k
+        if _ends(words[j].text, _SENTENCE_END):
+            return j
+        if _ends(words[j].text, _PHRASE_END):
+            return k
+    return k
 
 
 def _numeric(words: Sequence[Word], h: WordHit) -> bool:

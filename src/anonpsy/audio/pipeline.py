@@ -11,7 +11,7 @@ the muted audio and the report (a dict that follows ``schemas/audio/report.v1.js
    next to an identifier's words is part of it; with the llm backend also the ``audio_gap`` prompt; muted
    when either marks them, or all of them with ``mute_all_gaps``);
 5. muting: every interval widened by ``margin_s`` (recognised identifier words by ``end_extra_s`` more at
-   their end), on exact samples of the original file.
+   their end, names by ``name_end_extra_s`` more again), on exact samples of the original file.
 
 The report lists every muted interval with its reason (``phi`` with the identifier type, ``gap``, or
 ``unchecked``) and detector, plus counts; it never holds words or file names.
@@ -43,6 +43,9 @@ class Settings:
     # Added to the margin after recognised identifier words: a name the recogniser heard as a shorter word
     # ("Haddad" as "Hahn") is aligned to less audio than was spoken, and the rest follows the word.
     end_extra_s: float = 0.05
+    # Added after recognised name words on top of ``end_extra_s``: a name heard as a common word ("Becky" for
+    # "Bhekizizwe", "let" for "Letellier") is the likeliest to be aligned to less audio than was spoken.
+    name_end_extra_s: float = 0.05
     backend: Backend = "rules"
     vad: VadSettings = field(default_factory=VadSettings)
     min_gap_s: float = 0.15
@@ -54,6 +57,8 @@ class Settings:
             raise ValueError("margin must be from 0 to 5000 ms")
         if not 0.0 <= self.end_extra_s <= 1.0:
             raise ValueError("the extra end margin must be from 0 to 1000 ms")
+        if not 0.0 <= self.name_end_extra_s <= 1.0:
+            raise ValueError("the extra end margin after names must be from 0 to 1000 ms")
         if self.min_gap_s <= 0:
             raise ValueError("the minimum gap must be positive")
 
@@ -70,7 +75,7 @@ class Result:
 
 
 def _word_intervals(
-    words: list[Word], hits: list[WordHit], audio: Audio, margin: float, end_extra: float
+    words: list[Word], hits: list[WordHit], audio: Audio, margin: float, end_extra: float, name_end_extra: float = 0.0
 ) -> list[Interval]:
     out = []
     for h in hits:
@@ -80,7 +85,7 @@ def _word_intervals(
         out.append(
             make_interval(
                 min(w.start for w in span),
-                max(w.end for w in span) + end_extra,
+                max(w.end for w in span) + end_extra + (name_end_extra if h.type == "PERSON" else 0.0),
                 margin=margin,
                 rate=audio.rate,
                 frames=audio.frames,
@@ -132,7 +137,7 @@ def deidentify(
         verdicts = [r if r.phi else m for r, m in zip(verdicts, by_model, strict=True)]
     timings["detect_s"] = time.perf_counter() - t2
 
-    intervals = _word_intervals(words, hits, audio, s.margin_s, s.end_extra_s)
+    intervals = _word_intervals(words, hits, audio, s.margin_s, s.end_extra_s, s.name_end_extra_s)
     for v in verdicts:
         if v.phi or s.mute_all_gaps:
             detector = v.detector if v.phi else "rules:mute-all-gaps"
@@ -169,6 +174,7 @@ def deidentify(
         "settings": {
             "margin_ms": round(s.margin_s * 1000),
             "end_extra_ms": round(s.end_extra_s * 1000),
+            "name_end_extra_ms": round(s.name_end_extra_s * 1000),
             "backend": s.backend,
             "asr": recognizer.name,
             "vad_aggressiveness": s.vad.aggressiveness,
