@@ -513,6 +513,29 @@ def test_a_denial_under_family_history_is_no_verdict_on_the_patient() -> None:
     assert any(d.label == "Major Depressive Disorder" and d.certainty == Certainty.confirmed for d in g.diagnoses)
 
 
+_TITLE_HEADERS = ["History of Present Illness", "Past Medical History", "Family History", "Medications",
+                  "Social History"]
+
+
+@given(header=st.sampled_from(_TITLE_HEADERS),
+       lead=st.sampled_from(["Confusion.", "No known drug allergies.", "She had improved."]))
+@example(header="Medications", lead="No known drug allergies.")
+def test_property_title_case_header_glued_with_commas_opens_its_section(header: str, lead: str) -> None:
+    """MTSamples glues title-case headers into one line (",Medications:, Prescribed ..."): a known one opens its
+    section, as the capitalised form does."""
+    text = f"{lead},{header}:, The patient was prescribed sertraline 50 mg daily."
+    expected = section_name(header)
+    assert expected is not None
+    named = {s.text.strip(): s.section for s in sentences(text)}
+    assert named["The patient was prescribed sertraline 50 mg daily."] == expected
+
+
+def test_title_case_words_before_a_colon_in_prose_open_no_section() -> None:
+    # Not a known header, or not glued with the comma on both sides: prose stays in its section.
+    for prose in ("HPI: She told her Mother:, nothing more.", "HPI: She listed her medications: none, she said."):
+        assert all(s.section == "hpi" for s in sentences(prose))
+
+
 def test_comma_glued_header_before_a_numbered_list() -> None:
     text = ("ASSESSMENT: , Major depressive disorder.,PLAN,1.  Safety.  Every 15-minute checks.,2.  Psychosocial.  "
             "Team will involve family.")

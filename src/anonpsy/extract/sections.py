@@ -210,6 +210,9 @@ _GLUED_PARTS = re.compile(r"(?=[A-Z])(?:(?<=[,.;])|(?<=[,.;]\s))(?:[A-Z][A-Z/&'(
 #: A known header in capitals glued with a comma, no colon, before a numbered list ("...,PLAN,1.  Safety.").
 _COMMA_HEADER = re.compile(r"(?=[A-Z])(?:(?<=[,.;])|(?<=[,.;]\s)|(?<=\s\s))(?P<name>[A-Z][A-Z /&'-]{1,40}[A-Z])\s*,"
                            r"(?=\s*\d{1,2}[.)]\s)")
+#: A known header in any case glued into a line with MTSamples' ":," ("...resolved.,Past Medical History:, None.").
+#: Only the comma glue on both sides and a name the section table knows make a title-case phrase a header.
+_TITLE_GLUED_HEADER = re.compile(r"(?=[A-Z])(?<=[,.;])(?P<name>[A-Z][A-Za-z /&'()-]{1,60}?)[ \t]*:[ \t]*,[ \t]*")
 #: A heading on a line of its own, in capitals, without a colon.
 _BARE_HEADING = re.compile(r"(?m)^[ \t]*(?P<name>[A-Z][A-Z /&'()-]{2,70}[A-Z)])[ \t]*$")
 _ABBREV = (r"(?<!\b[A-Z])(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bSt)(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bapprox)"
@@ -320,6 +323,10 @@ def _marks(text: str, table: SectionTable) -> list[tuple[int, int, str | None]]:
     for m in _COMMA_HEADER.finditer(text):
         if table.name(m.group("name")) is not None:
             cands.setdefault(m.start("name"), (m.start("name"), m.end(), m.group("name"), "inline"))
+    if not caps:
+        for m in _TITLE_GLUED_HEADER.finditer(text):
+            if table.name(m.group("name")) is not None:
+                cands.setdefault(m.start("name"), (m.start("name"), m.end(), m.group("name"), "glued"))
     for m in _BARE_HEADING.finditer(text):
         cands.setdefault(m.start("name"), (m.start("name"), m.end(), m.group("name"), "bare"))
     marks: list[tuple[int, int, str | None]] = []
