@@ -1,0 +1,24 @@
+"""Look-alikes of clinical facts: words that name a symptom, a substance or a treatment in one use and something else
+in another (a DSM-IV axis heading, a plan's adjective, a beverage), and acts of other people. Synthetic texts."""
+
+from __future__ import annotations
+
+from anonpsy.extract import extract
+
+
+def _sx(text: str) -> dict[str, str]:
+    """Headword -> assertion of the patient's symptoms."""
+    return {s.headword: s.assertion.value for s in extract(text).symptoms}
+
+
+def _tx(text: str) -> dict[str, str]:
+    """Treatment name -> status."""
+    return {t.name: t.status.value for t in extract(text).treatments}
+
+
+def test_axis_iv_primary_support_group_is_no_group_therapy() -> None:
+    """DSM-IV Axis IV 'problems with primary support group' names the family as a stress area, not a therapy."""
+    text = ("HPI: He has had seizures at school.\nDSM IV DIAGNOSES: AXIS I: Conversion disorder. AXIS IV: Problems "
+            "with primary support group, peer problems, and educational problems.")
+    assert "group therapy" not in _tx(text)
+    assert "group therapy" in _tx("PLAN: She will attend a weekly support group.")
