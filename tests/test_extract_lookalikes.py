@@ -22,3 +22,12 @@ def test_axis_iv_primary_support_group_is_no_group_therapy() -> None:
             "with primary support group, peer problems, and educational problems.")
     assert "group therapy" not in _tx(text)
     assert "group therapy" in _tx("PLAN: She will attend a weekly support group.")
+
+
+def test_an_adjective_grading_a_noun_of_care_is_no_aggression() -> None:
+    """'Aggressive exploration' of a problem in the plan grades the exploration: the patient is not aggressive."""
+    plan = ("ASSESSMENT: Major depressive disorder.\nRECOMMENDATIONS: We recommend weekly psychotherapy with "
+            "aggressive exploration of the patient's reaction to her therapist's departure, and aggressive treatment "
+            "of pain.")
+    assert "aggression" not in _sx(plan)
+    assert _sx("HPI: He is aggressive toward staff on the unit.").get("aggression") == "present"
