@@ -31,3 +31,18 @@ def test_an_adjective_grading_a_noun_of_care_is_no_aggression() -> None:
             "of pain.")
     assert "aggression" not in _sx(plan)
     assert _sx("HPI: He is aggressive toward staff on the unit.").get("aggression") == "present"
+
+
+def test_drinking_coffee_by_the_cup_is_no_alcohol_use() -> None:
+    """'Drinks' names alcohol when nothing else is drunk; with a drink without alcohol as its object it does not."""
+    from anonpsy.extract.mentions.symptoms import symptom_mentions
+
+    ids = [m.id for m in symptom_mentions("She drinks two to four cups of coffee per day.")]
+    assert ids == ["caffeine_use"]
+    assert [m.id for m in symptom_mentions("He drank a glass of water and drinks diet soda.")] == []
+    assert [m.id for m in symptom_mentions("He drinks daily, about two beers.")] == ["alcohol_use", "alcohol_use"]
+    text = ("SUBSTANCE USE: She rarely drinks alcohol and denies smoking. She drinks two to four cups of coffee per "
+            "day.")
+    g = extract(text)
+    assert not [s for s in g.symptoms if s.headword == "alcohol use" and "coffee" in (s.evidence_text or "")]
+    assert "caffeine use" in _sx(text)
