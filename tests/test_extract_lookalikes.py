@@ -46,3 +46,12 @@ def test_drinking_coffee_by_the_cup_is_no_alcohol_use() -> None:
     g = extract(text)
     assert not [s for s in g.symptoms if s.headword == "alcohol use" and "coffee" in (s.evidence_text or "")]
     assert "caffeine use" in _sx(text)
+
+
+def test_not_speaking_in_a_moment_of_anger_is_no_mutism() -> None:
+    """Mutism is a sign: 'mute', no speech at all or through the interview. Falling silent when angry is conduct."""
+    assert "mutism" not in _sx("HPI: When things do not go her way, she becomes angry, does not speak, and calms "
+                               "down in her room.")
+    assert "mutism" not in _sx("HPI: He does not speak English; an interpreter was used.")
+    assert _sx("MENTAL STATUS EXAM: He is mute and stares at the wall.").get("mutism") == "present"
+    assert _sx("HPI: She does not speak at all and stares at the wall.").get("mutism") == "present"
