@@ -55,3 +55,11 @@ def test_not_speaking_in_a_moment_of_anger_is_no_mutism() -> None:
     assert "mutism" not in _sx("HPI: He does not speak English; an interpreter was used.")
     assert _sx("MENTAL STATUS EXAM: He is mute and stares at the wall.").get("mutism") == "present"
     assert _sx("HPI: She does not speak at all and stares at the wall.").get("mutism") == "present"
+
+
+def test_a_use_ended_years_ago_is_past() -> None:
+    """'Used alcohol after his divorce, but has not used it for the last two years': past use, not present."""
+    text = ("SUBSTANCE ABUSE HISTORY: He stated he used alcohol following his divorce in 1993, but has not used it "
+            "for the last two years. No other substance abuse was noted.")
+    assert _sx(text).get("alcohol use") == "historical"
+    assert _sx("SOCIAL HISTORY: He drinks alcohol daily and smokes cigarettes.").get("alcohol use") == "present"
