@@ -63,3 +63,11 @@ def test_a_use_ended_years_ago_is_past() -> None:
             "for the last two years. No other substance abuse was noted.")
     assert _sx(text).get("alcohol use") == "historical"
     assert _sx("SOCIAL HISTORY: He drinks alcohol daily and smokes cigarettes.").get("alcohol use") == "present"
+
+
+def test_a_coworkers_aggression_is_not_the_patients() -> None:
+    """The subject of the act decides whose it is: another employee's aggressive style is not the patient's."""
+    text = ("HPI: Mr. T stated he was harassed by another employee. This other employee had confronted Mr. T with a "
+            "very aggressive, verbal style, and called him names.")
+    assert "aggression" not in {h for h, a in _sx(text).items() if a == "present"}
+    assert _sx("HPI: He confronted a coworker and was aggressive toward him.").get("aggression") == "present"
