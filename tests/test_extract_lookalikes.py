@@ -71,3 +71,18 @@ def test_a_coworkers_aggression_is_not_the_patients() -> None:
             "very aggressive, verbal style, and called him names.")
     assert "aggression" not in {h for h, a in _sx(text).items() if a == "present"}
     assert _sx("HPI: He confronted a coworker and was aggressive toward him.").get("aggression") == "present"
+
+
+def test_a_partners_death_and_its_cause_are_not_the_patients() -> None:
+    """'Her ex-husband died ... secondary to alcohol abuse': the alcohol abuse is his, no diagnosis of hers."""
+    text = ("SOCIAL HISTORY: She was married for two years. Her ex-husband died in 1980 from acute pancreatitis "
+            "secondary to alcohol abuse. She has two children.\nASSESSMENT: Cognitive disorder.")
+    g = extract(text)
+    assert "alcohol use" not in _sx(text)
+    assert not [d for d in g.diagnoses if "alcohol" in d.label.lower()]
+
+
+def test_a_denial_in_a_second_clause_does_not_reach_back() -> None:
+    text = "SUBSTANCE USE: She rarely drinks alcohol and she denied smoking or using illicit drugs."
+    sx = _sx(text)
+    assert sx.get("alcohol use") != "absent" and sx.get("tobacco use") == "absent"
