@@ -81,7 +81,8 @@ def test_v1_graph_loads_migrated_to_v2(path: Path) -> None:
         (n.id, n.duration_ids) for n in [*g.diagnoses, *g.symptoms]]
     assert g.durations == CaseGraph.model_validate({"case_id": "x", "durations": raw["durations"]}).durations
     assert [e.key() for e in g.edges] == [(e["type"], e["source"], e["target"]) for e in raw["edges"]]
-    assert graph_to_data(g)["visit_event"] == raw["visit_event"]
+    # (the legal status gains no evidence: a version-1 graph does not know whether its note stated it)
+    assert graph_to_data(g)["visit_event"] == {**raw["visit_event"], "legal_status_evidence": None}
     # The free-text sections become structured values; none of their sentences survives as text.
     tests = raw["test_results"]
     assert g.test_results.values and g.mental_status.present_fields()

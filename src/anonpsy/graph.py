@@ -21,7 +21,12 @@ Schema version 2 gives every clinical fact an assertion status and the evidence 
   ``section.<section>`` (the section decided), ``time.<what>`` (a temporal expression decided), ``cue.<name>``
   (a named cue pattern of the extractor), ``default`` (nothing contradicted the default value), ``llm.<template>``
   (read from a language-model reply and checked), ``migrate.v1.<field>.<old value>`` (migrated from a version-1
-  graph), ``manual`` (written by hand).
+  graph), ``manual`` (written by hand), ``implied.<field>`` (inferred from other fields, not read in the note:
+  never told as a fact of the note).
+* the visit's legal status carries an evidence too: the sentence that states it (``cue.legal_status.<value>``),
+  or ``implied.legal_status`` when only the setting and the way of arriving imply it (an outpatient visit is
+  voluntary). A graph without it (written before the field existed, by hand, or by the language-model backend)
+  reads as before: a status that differs from the implied one counts as stated.
 * the mental status examination is a :class:`MentalStatus` of short normalised values (the patient's quoted mood
   is kept only as a flag) and test results are structured :class:`TestValue` items whose pools come from
   ``rules/test_values``. Source text that could not be structured is not carried: it is counted in ``omitted``.
@@ -482,16 +487,32 @@ class PastHistory(_Model):
     evidence_text: str | None = None
 
 
+#: Evidence rule of a legal status that no sentence states: the setting and the way of arriving imply it.
+LEGAL_IMPLIED_RULE = "implied.legal_status"
+
+
 class VisitEvent(_Model):
     id: Id = "visit"
     setting: Setting = Setting.unknown
     arrival_mode: ArrivalMode = ArrivalMode.unknown
     legal_status: LegalStatus = LegalStatus.unknown
+    legal_status_evidence: Evidence | None = Field(
+        default=None, description="Where the note states the legal status (rule cue.legal_status.<value>), or the "
+        "rule implied.legal_status when only the setting and the way of arriving imply it; absent when not recorded.")
     reason_for_visit: str | None = None
     safety_flags: list[SafetyFlag] = Field(default_factory=list)
     source_of_information: list[str] = Field(default_factory=list)
     visit_episode: str | None = Field(default=None, description="Narrative of the index episode.")
     pathway: str | None = Field(default=None, description="Disposition / care pathway, e.g. admitted to ward.")
+
+    @model_validator(mode="after")
+    def _legal_evidence(self) -> VisitEvent:
+        ev = self.legal_status_evidence
+        if ev is not None and self.legal_status == LegalStatus.unknown:
+            raise ValueError("an unknown legal status has no evidence")
+        if ev is not None and ev.rule_id == LEGAL_IMPLIED_RULE and ev.start is not None:
+            raise ValueError("an implied legal status is read in no sentence: its evidence has no offsets")
+        return self
 
 
 class Edge(_Model):

@@ -13,6 +13,10 @@ not know its source text). The decisions:
 * treatment ``status``: past when every duration of the treatment ends by day 0 and none is ongoing, else
   current (version 1 cannot tell planned, refused or as-needed treatments apart; they stay current);
 * family history: confirmed; past history keeps its status (nothing new is decided);
+* the visit's legal status keeps its value and gets no evidence (``legal_status_evidence`` absent: a version-1
+  graph does not know whether its note stated it), so it reads as before: stated when it differs from the status
+  the setting and the way of arriving imply (:func:`anonpsy.extract.assembly.visit.legal_status_stated`). A
+  version-2 graph written before the field existed reads the same way;
 * the free-text ``test_results`` fields (labs, imaging, other) become structured values
   (:func:`anonpsy.extract.mentions.results.parse_results`) and the free-text ``mental_status`` becomes a
   :class:`~anonpsy.graph.MentalStatus` (:func:`anonpsy.extract.mentions.mse.parse_mental_status`). Nothing of

@@ -334,14 +334,13 @@ class Renderer:
         return Piece("lead", "lead", " ".join(out), tuple(nodes), level, tuple(dropped))
 
     def _legal_phrase(self) -> str:
-        """The visit's legal status, unless it is only what its setting and way of arriving imply (an outpatient
-        visit is voluntary by default): a note that does not state it is not made to."""
-        from anonpsy.extract.assembly.visit import implied_legal_status
+        """The visit's legal status when the note states it ("admitted on a voluntary basis"), even where the
+        setting and way of arriving imply the same; a status only implied (an outpatient visit is voluntary by
+        default) is never told: a note that does not state it is not made to."""
+        from anonpsy.extract.assembly.visit import legal_status_stated
 
         ve = self.g.visit_event
-        if ve.legal_status == implied_legal_status(ve.setting, ve.arrival_mode):
-            return ""
-        return LEGAL_PHRASE[ve.legal_status]
+        return LEGAL_PHRASE[ve.legal_status] if legal_status_stated(ve) else ""
 
     def _social(self) -> list[str]:
         d, v, ve = self.g.demographics, self.voice, self.g.visit_event

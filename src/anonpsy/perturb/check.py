@@ -1,9 +1,10 @@
 """check(G, G~): the invariants every perturbation keeps, returned as violations.
 
 Node ids and types, edges, the duration pool and every pairwise temporal relation, clinical content, every
-assertion status and its evidence (``CHECK_STATUS``), the mental status examination (``CHECK_MENTAL_STATUS``),
-test values (only a mapped value may change, inside its pool: ``CHECK_TEST_VALUE``), STEB field presence, the
-immutable visit scaffold, a sex fixed by a rule, and DSM feasibility (no new violation).
+assertion status and its evidence, the visit's legal status and its evidence included (``CHECK_STATUS``), the
+mental status examination (``CHECK_MENTAL_STATUS``), test values (only a mapped value may change, inside its pool:
+``CHECK_TEST_VALUE``), STEB field presence, the immutable visit scaffold, a sex fixed by a rule, and DSM
+feasibility (no new violation).
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ def statuses(graph: CaseGraph) -> dict[str, tuple[object, ...]]:
         out[p.id] = (p.status, p.status_evidence)
     for i, f in enumerate(graph.family_history):
         out[f"family_history[{i}]"] = (f.certainty, f.certainty_evidence)
+    ve = graph.visit_event
+    out[f"{ve.id}.legal_status"] = (ve.legal_status, ve.legal_status_evidence)
     return out
 
 

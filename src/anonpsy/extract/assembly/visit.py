@@ -11,7 +11,9 @@ from anonpsy import kinship
 from anonpsy.extract.assertion.scope import classify_in_sentence
 from anonpsy.extract.sections import Sentence, title_line
 from anonpsy.graph import (
+    LEGAL_IMPLIED_RULE,
     ArrivalMode,
+    Evidence,
     LegalStatus,
     SafetyFlag,
     Setting,
@@ -153,16 +155,47 @@ def implied_legal_status(setting: Setting, arrival: ArrivalMode) -> LegalStatus:
     return LegalStatus.voluntary if voluntary else LegalStatus.unknown
 
 
+def legal_status_stated(visit: VisitEvent) -> bool:
+    """Whether the note states the visit's legal status (then a text made from the graph tells it): its evidence
+    names a sentence; ``implied.legal_status`` is only inferred. A graph that records no evidence (written before
+    the field existed, by hand, or by the language-model backend) counts a status as stated when it differs from
+    the one its setting and way of arriving imply."""
+    if visit.legal_status == LegalStatus.unknown:
+        return False
+    ev = visit.legal_status_evidence
+    if ev is None:
+        return visit.legal_status != implied_legal_status(visit.setting, visit.arrival_mode)
+    return ev.rule_id != LEGAL_IMPLIED_RULE
+
+
+def _legal_status(text: str, sents: list[Sentence], setting: Setting,
+                  arrival: ArrivalMode) -> tuple[LegalStatus, Evidence | None]:
+    """The legal status the note states, with the sentence that states it (``cue.legal_status.<value>``; the cues
+    by priority, the first match of the first cue that matches), else the implied one (``implied.legal_status``)."""
+    for pat, value in _LEGAL_CUES:
+        m = pat.search(text)
+        if m is None:
+            continue
+        s = next((x for x in sents if x.start <= m.start() < x.end), None)
+        rule_id = f"cue.legal_status.{value.value}"
+        if s is None:
+            return value, Evidence(start=m.start(), end=m.end(), rule_id=rule_id)
+        return value, Evidence(start=s.start, end=max(s.end, s.start + 1), section=s.section, rule_id=rule_id)
+    implied = implied_legal_status(setting, arrival)
+    return implied, (None if implied == LegalStatus.unknown else Evidence(rule_id=LEGAL_IMPLIED_RULE))
+
+
 def extract_visit(text: str, sents: list[Sentence], current_headwords: set[str]) -> VisitEvent:
     """Visit scaffold from cues.
 
     Setting: the earliest cue in the title line, else the heading (first 500 characters) by priority, then the
     earliest cue in the chief complaint / history, then anywhere. Arrival: a police, ambulance, transfer or
     referral cue in the heading, else the earliest cue in the chief complaint / history, then anywhere. Legal
-    status: an explicit cue anywhere; otherwise voluntary for outpatient-like settings and for patients who came
-    on their own, for a booked visit or on a clinician's referral; else unknown. Safety flags: current, affirmed
-    symptoms (a denied symptom is never current) and affirmed phrases ("medically unstable", "gravely
-    disabled").
+    status: an explicit cue anywhere, with the sentence that states it as evidence; otherwise voluntary for
+    outpatient-like settings and for patients who came on their own, for a booked visit or on a clinician's
+    referral (evidence ``implied.legal_status``: never told as a fact of the note); else unknown. Safety flags:
+    current, affirmed symptoms (a denied symptom is never current) and affirmed phrases ("medically unstable",
+    "gravely disabled").
     """
     heading = text[:500]
     head = " ".join(s.text for s in sents if s.section in ("chief_complaint", "hpi"))[:3000] or text[:3000]
@@ -170,7 +203,7 @@ def extract_visit(text: str, sents: list[Sentence], current_headwords: set[str])
                         or _first_cue(head, _SETTING_CUES, None) or _first_cue(text, _SETTING_CUES, Setting.unknown))
     arrival: ArrivalMode = (_priority_cue(heading, _HEADING_ARRIVAL) or _first_cue(head, _ARRIVAL_CUES, None)
                             or _first_cue(text, _ARRIVAL_CUES, ArrivalMode.unknown))
-    legal = _priority_cue(text, _LEGAL_CUES) or implied_legal_status(setting, arrival)
+    legal, legal_evidence = _legal_status(text, sents, setting, arrival)
     flags = {SAFETY_FROM_HEADWORD[h] for h in current_headwords if h in SAFETY_FROM_HEADWORD}
     for s in sents:
         if s.section in ("family_history", "labs", "medications"):
@@ -194,6 +227,7 @@ def extract_visit(text: str, sents: list[Sentence], current_headwords: set[str])
         setting=setting,
         arrival_mode=arrival,
         legal_status=legal,
+        legal_status_evidence=legal_evidence,
         reason_for_visit=reason,
         safety_flags=sorted(flags, key=lambda f: f.value),
         source_of_information=sources,

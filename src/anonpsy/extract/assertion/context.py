@@ -326,8 +326,9 @@ def _other_item(sentence: str, lo: int, hi: int, last: int) -> bool:
     return not _ALTERNATIVES.search(sentence, lo, max(last, hi))
 
 
-#: A period of an abbreviation: after a single letter that is not part of a word ("p.o.", "b.i.d.", "q.p.m.").
-_ABBREV_DOT = re.compile(r"(?<![A-Za-z0-9])([A-Za-z])\.(?=[A-Za-z]\.|[\s,;)]|$)")
+#: A period of an abbreviation: after a single letter that is not part of a word ("p.o.", "b.i.d.", "q.p.m."), or
+#: of a title before a name ("Mr. T was confronted": the title ends no scope).
+_ABBREV_DOT = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]|Mr|Mrs|Ms|Dr|Drs|Prof)\.(?=[A-Za-z]\.|[\s,;)]|$)")
 #: Dose, route and frequency words after a drug's name ("300 mg p.o. b.i.d.", "15 mg per day", "at bedtime").
 _DOSE_WORD = re.compile(r"(?:\d[\d.,/-]*|[a-z]|mgs?|mcg|mg/kg|gm?|ml|cc|units?|iu|tabs?|tablets?|caps?|capsules?|"
                         r"puffs?|drops?|patch|per|day|daily|nightly|weekly|am|pm|qam|qpm|qhs|hs|qd|bid|tid|qid|prn|"

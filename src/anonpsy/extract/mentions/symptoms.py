@@ -135,11 +135,32 @@ def _negator_scoped(blank: str, found: list[lexicon.TermMatch]) -> list[lexicon.
     return out
 
 
+#: A bare verb of drinking, which the lexicon reads as drinking alcohol ("he drinks daily").
+_DRINK_VERB = re.compile(r"drinks?|drinking|drank", re.I)
+_AMOUNT = (r"(?:\d+(?:[.,/-]\d+)?|an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|several|few|couple|many|"
+           r"multiple|about|around|approximately|roughly|up|to|or|-|of)")
+#: The object of that verb when it is a drink without alcohol: an amount, maybe a container, then the drink
+#: ("drinks two to four cups of coffee per day", "drank a glass of water", "drinks diet soda").
+_NON_ALCOHOLIC_OBJECT = re.compile(
+    rf"(?:\s+{_AMOUNT})*\s+(?:(?:cups?|mugs?|glass(?:es)?|cans?|bottles?|pots?|liters?|litres?|ounces?|oz|servings?|"
+    r"pitchers?)\s+of\s+)?(?:(?:diet|iced|hot|black|decaf(?:feinated)?|caffeinated|green|herbal|sweet)\s+)?"
+    r"(?:coffees?|teas?|espressos?|lattes?|sodas?|pop|colas?|cokes?|water|juices?|milk|lemonade|energy drinks?|"
+    r"caffeinated (?:beverages?|drinks?))\b", re.I)
+
+
+def _drinks_no_alcohol(text: str, m: lexicon.TermMatch) -> bool:
+    """A bare verb of drinking whose object is a drink without alcohol ("she drinks two to four cups of coffee
+    per day"): the verb names what she drinks, not alcohol use (the caffeine is its own term)."""
+    return (m.id == "alcohol_use" and _DRINK_VERB.fullmatch(text[m.start:m.end]) is not None
+            and _NON_ALCOHOLIC_OBJECT.match(text, m.end) is not None)
+
+
 @lru_cache(maxsize=4096)
 def _symptom_mentions(text: str) -> tuple[lexicon.TermMatch, ...]:
     # every read of a text asks again about the sentences it shares with another (a round-trip probe's lead)
     blank = _quote_blanked(text)
     out = _negator_scoped(blank, list(lexicon.find_terms(blank, "symptom")))
+    out = [m for m in out if not _drinks_no_alcohol(blank, m)]
     out = [lexicon.TermMatch(m.start, m.end, m.id, m.headword, text[m.start:m.end]) for m in out]
     for e in [*_elided(text, out), *_qualified_use(text, out)]:
         if not any(x.start < e.end and e.start < x.end for x in out):
