@@ -43,6 +43,9 @@ def test_an_alcohol_induced_dementia_in_a_diagnosis_list_is_the_patients() -> No
          {"fluoxetine", "pantoprazole", "naproxen", "ascorbic acid"}),
         ("MEDICATIONS: 1. Multivitamin 1 daily. 2. He was on Xenaderm for his sacral pressure ulcer.",
          {"multivitamin", "trypsin/balsam peru/castor oil"}),
+        # fixed-dose combination brands (synthetic list in the MTSamples style): both drugs, not one of them
+        ("MEDICATIONS: Lotrel 10/20 mg every morning, Vytorin 10/40 mg, lisinopril 10 mg.",
+         {"amlodipine-benazepril", "ezetimibe-simvastatin", "lisinopril"}),
     ],
 )
 def test_a_drug_named_by_a_common_or_brand_name_is_kept(text: str, expected: set[str]) -> None:
