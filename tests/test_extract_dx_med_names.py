@@ -69,3 +69,26 @@ def test_a_coded_disc_displacement_is_kept_with_its_complication() -> None:
     history item, named as written (the myelopathy is part of it)."""
     g = extract("DISCHARGE DIAGNOSES:\n1. Anemia.\n2. Cervical disk displacement with myelopathy.", case_id="pmh")
     assert "Cervical disk displacement with myelopathy".lower() in {p.condition.lower() for p in g.past_history}
+
+
+@pytest.mark.parametrize(
+    ("text", "rule_id"),
+    [
+        # DSM-IV multiaxial items in the MTSamples style (synthetic)
+        ("AXIS I:  Adjustment disorder with disturbance of conduct (309.3).", "adjustment_disorder"),
+        ("Axis I: Adjustment disorder, unspecified.", "adjustment_disorder"),
+        ("Adjustment disorder.", "adjustment_disorder"),
+        ("He meets criteria for a disruptive behavior disorder, not otherwise specified.",
+         "unspecified_disruptive_impulse_control_and_conduct_disorder"),
+        ("Disruptive behavior disorder NOS.", "unspecified_disruptive_impulse_control_and_conduct_disorder"),
+    ],
+)
+def test_a_dsm_iv_name_of_a_diagnosis_is_its_dsm_5_tr_category(text: str, rule_id: str) -> None:
+    """The singular 'adjustment disorder' and its DSM-IV subtypes are adjustment disorder; 'disruptive behavior
+    disorder, NOS' is the unspecified disruptive, impulse-control, and conduct disorder. Neither is dropped."""
+    assert {r for _s, _e, r in find_diagnoses(text)} == {rule_id}
+
+
+@pytest.mark.parametrize("text", ["He shows disruptive behavior in class.", "Medication adjustment was discussed."])
+def test_the_behaviour_or_an_adjustment_alone_is_no_diagnosis(text: str) -> None:
+    assert find_diagnoses(text) == []
