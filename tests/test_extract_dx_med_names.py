@@ -92,3 +92,25 @@ def test_a_dsm_iv_name_of_a_diagnosis_is_its_dsm_5_tr_category(text: str, rule_i
 @pytest.mark.parametrize("text", ["He shows disruptive behavior in class.", "Medication adjustment was discussed."])
 def test_the_behaviour_or_an_adjustment_alone_is_no_diagnosis(text: str) -> None:
     assert find_diagnoses(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "rule_id"),
+    [
+        # MTSamples-style history sentences (synthetic)
+        ("This is a 52-year-old man with a long history of heroin abuse, who keeps relapsing.", "opioid_use_disorder"),
+        ("History of methamphetamine abuse.", "stimulant_use_disorder"),
+        ("She reports Xanax dependence.", "sedative_hypnotic_anxiolytic_use_disorder"),
+        ("Crack addiction since his twenties.", "stimulant_use_disorder"),
+        ("oxycodone abuse after his back surgery", "opioid_use_disorder"),
+    ],
+)
+def test_a_substance_before_the_noun_of_problem_use_is_its_use_disorder(text: str, rule_id: str) -> None:
+    """DSM-IV abuse, dependence and addiction written after the substance ("heroin abuse") are the substance's
+    use disorder in DSM-5-TR, as they are written before it ("abusing opiates")."""
+    assert {r for _s, _e, r in find_diagnoses(text)} == {rule_id}
+
+
+@pytest.mark.parametrize("text", ["History of sexual abuse.", "Laxative abuse in her teens.", "He uses heroin daily."])
+def test_abuse_of_no_substance_or_a_plain_use_is_no_use_disorder(text: str) -> None:
+    assert find_diagnoses(text) == []

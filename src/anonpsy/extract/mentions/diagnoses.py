@@ -202,16 +202,48 @@ _DRUG_CLASS_DISORDER = {"benzodiazepine": "sedative use disorder", "z_drug_hypno
                         "stimulant": "stimulant use disorder"}
 
 
+#: The DSM-IV problem-use noun after a substance: "heroin abuse", "Xanax dependence", "crack addiction".
+_ABUSE_AFTER = re.compile(r"^[\s-]*(?:abuse|dependence|dependency|addiction)\b", re.I)
+_ABUSE_NOUN = re.compile(r"\b(?:abuse|dependence|dependency|addiction)\b", re.I)
+
+
+def _substance_then_abuse(text: str) -> list[tuple[int, int, str]]:
+    """Use disorders named by a substance and the DSM-IV noun of problem use after it ("a long history of
+    heroin abuse", "Xanax dependence", "methamphetamine abuse"): DSM-5-TR folds abuse and dependence into the
+    substance's use disorder, as the aliases "opioid abuse" and "cocaine dependence" already say. A use of the
+    symptom lexicon or a drug of an abusable class; "sexual abuse" or "laxative abuse" name no use disorder."""
+    from anonpsy import lexicon
+
+    _pattern, names = _dx_matcher(False)
+    meds = lexicon.medication_by_id()
+    out: list[tuple[int, int, str]] = []
+    hits: list[tuple[int, int, list[str]]] = [
+        (m.start, m.end, [f"{m.headword} disorder"]) for m in lexicon.find_terms(text, "symptom")]
+    for m in lexicon.find_terms(text, "medication"):
+        entry = meds.get(m.id)
+        if entry is not None and entry.class_id in _DRUG_CLASS_DISORDER:
+            hits.append((m.start, m.end, [_DRUG_CLASS_DISORDER[entry.class_id]]))
+    for start, end, candidates in hits:
+        after = _ABUSE_AFTER.match(text[end:end + 20])
+        if after is None and not _ABUSE_NOUN.search(text[start:end].split()[-1]):
+            continue
+        rule_id = next((names[_dx_key(c)] for c in candidates if _dx_key(c) in names), None)
+        if rule_id is not None and rule_id.endswith("use_disorder"):
+            out.append((start, end + (after.end() if after is not None else 0), rule_id))
+    return out
+
+
 def _abused_substances(text: str) -> list[tuple[int, int, str]]:
     """Use disorders named by the substances after a problem-use cue: each substance (a use of the symptom
     lexicon, a drug of an abusable class, or a class word) of the list the cue governs, as "<use> disorder"
-    or "<substance> abuse" when that names a DSM rule."""
+    or "<substance> abuse" when that names a DSM rule; and by a substance before the noun of problem use
+    (:func:`_substance_then_abuse`)."""
     from anonpsy import lexicon
 
-    if _ABUSE_CUE.search(text) is None:
+    if _ABUSE_NOUN.search(text) is None and _ABUSE_CUE.search(text) is None:
         return []
     _pattern, names = _dx_matcher(False)
-    out: list[tuple[int, int, str]] = []
+    out: list[tuple[int, int, str]] = _substance_then_abuse(text) if _ABUSE_NOUN.search(text) else []
     for cue in _ABUSE_CUE.finditer(text):
         window = text[cue.end():cue.end() + 90]
         stop = _LIST_END.search(window)
