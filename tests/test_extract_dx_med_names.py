@@ -114,3 +114,25 @@ def test_a_substance_before_the_noun_of_problem_use_is_its_use_disorder(text: st
 @pytest.mark.parametrize("text", ["History of sexual abuse.", "Laxative abuse in her teens.", "He uses heroin daily."])
 def test_abuse_of_no_substance_or_a_plain_use_is_no_use_disorder(text: str) -> None:
     assert find_diagnoses(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "AXIS I:  BAD, manic with psychosis.",
+        "Major depressive disorder, recurrent, severe with psychosis.",
+        "Schizophrenia, paranoid type, with acute psychosis.",
+        "Bipolar I disorder, current episode manic, with catatonia.",
+    ],
+)
+def test_psychosis_or_catatonia_after_with_is_a_specifier_not_a_second_diagnosis(text: str) -> None:
+    """In a diagnosis list "psychosis" names a psychotic disorder, but after "with" following an episode, a
+    severity or a diagnosis it only specifies that diagnosis: no unspecified psychotic or catatonic disorder."""
+    found = {r for _s, _e, r in find_diagnoses(text, "assessment")}
+    assert not found & {"unspecified_schizophrenia_spectrum_disorder", "unspecified_catatonia"}
+
+
+@pytest.mark.parametrize("text", ["Diagnoses: 1. Psychosis, unspecified.", "He presented with psychosis."])
+def test_psychosis_alone_in_the_assessment_stays_a_diagnosis(text: str) -> None:
+    found = {r for _s, _e, r in find_diagnoses(text, "assessment")}
+    assert found == {"unspecified_schizophrenia_spectrum_disorder"}

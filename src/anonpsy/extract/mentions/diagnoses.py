@@ -116,6 +116,18 @@ _INDICATION_BEFORE = re.compile(
 )
 
 
+#: A list alias after "with" that follows an episode, a severity or a diagnosis is that diagnosis's specifier:
+#: "BAD, manic with psychosis", "MDD, recurrent, severe with psychosis", "bipolar disorder with catatonia" name one
+#: diagnosis, not a second psychotic or catatonic disorder.
+_SPECIFIER_BEFORE = re.compile(
+    r"\b(?:manic|mania|hypomanic|depressed|depression|depressive|mixed|episode|disorder|type|severe|moderate|mild|"
+    r"recurrent|single|intoxication|withdrawal|[A-Z]{2,5})\s*,?\s+with\s+(?:(?:acute|prominent|severe|mood[\s-]"
+    r"(?:congruent|incongruent))\s+)?$")
+#: Between a diagnosis and its specifier: "Schizophrenia, paranoid type, with acute psychosis".
+_SPECIFIER_GAP = re.compile(r"^(?:[\s,]+[\w-]+){0,4}?[\s,]+with\s+(?:(?:acute|prominent|severe|mood[\s-]"
+                            r"(?:congruent|incongruent))\s+)?$", re.I)
+
+
 @lru_cache(maxsize=2)
 def _list_alias_keys() -> frozenset[str]:
     """Keys of the list aliases ("anxiety", "psychosis") that are no name or alias of any rule."""
@@ -168,6 +180,11 @@ def _find_diagnoses(text: str, listed: bool) -> tuple[tuple[int, int, str], ...]
             if _SCORE_BAND_BEFORE.search(text[max(0, m.start(1) - 40):m.start(1)]):
                 continue
             if key in _list_alias_keys() and _INDICATION_BEFORE.search(text[max(0, m.start(1) - 60):m.start(1)]):
+                continue
+            if key in _list_alias_keys() and (
+                    _SPECIFIER_BEFORE.search(text[max(0, m.start(1) - 60):m.start(1)])
+                    or any(0 <= m.start(1) - e <= 60 and _SPECIFIER_GAP.match(text[e:m.start(1)])
+                           for _s, e, _r in out)):
                 continue
             if any(a < m.end(1) and m.start(1) < b for a, b in seen):
                 continue
