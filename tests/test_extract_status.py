@@ -667,3 +667,30 @@ def test_a_drug_the_patient_is_allergic_to_is_not_taken(text: str, expected: dic
     """A drug named as the object of an allergy or intolerance outside the allergies section is, as inside it,
     no treatment: never told as a drug the patient takes."""
     assert {t.name: t.status.value for t in extract(text, case_id="allergy").treatments} == expected
+
+
+_ON_TWO = "MEDICATIONS: Trazodone 50 mg nightly. Seroquel 25 mg nightly.\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # MTSamples-style sleep-clinic plan (synthetic): a hedged stop, then "doing the same" with a second drug
+        (_ON_TWO + "ASSESSMENT AND PLAN: It would be desirable to reduce or discontinue trazodone and then perhaps "
+         "consider doing the same with Seroquel.", {"trazodone": "current", "quetiapine": "current"}),
+        (_ON_TWO + "PLAN: Consider tapering Seroquel.", {"trazodone": "current", "quetiapine": "current"}),
+        (_ON_TWO + "PLAN: Recommend increasing trazodone to 100 mg nightly.",
+         {"trazodone": "current", "quetiapine": "current"}),
+        # boundary: a new drug that the same proposal adds is planned
+        (_ON_TWO + "PLAN: Consider tapering Seroquel and starting sertraline.",
+         {"trazodone": "current", "quetiapine": "current", "sertraline": "planned"}),
+        # boundary: an order to stop is a stop decided at this visit
+        (_ON_TWO + "PLAN: Discontinue Seroquel.", {"trazodone": "current", "quetiapine": "past"}),
+        # boundary: a drug only considered is not taken
+        ("PLAN: Consider starting sertraline.", {"sertraline": "planned"}),
+    ],
+)
+def test_a_proposed_change_of_a_drug_taken_keeps_it_current(text: str, expected: dict[str, str]) -> None:
+    """A change that the plan only proposes or considers ("consider tapering X", "it would be desirable to
+    reduce or discontinue X") is about a drug the patient takes: it stays current, not planned and not stopped."""
+    assert {t.name: t.status.value for t in extract(text, case_id="change").treatments} == expected

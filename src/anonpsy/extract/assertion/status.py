@@ -330,6 +330,14 @@ def treatment_status(m: Mention, frequency: str | None = None,
             return Decision(TreatmentStatus.refused, m.evidence("context.neg.refused"))
         return None
     listed = medication_list(s.section)
+    if _PROPOSED_CHANGE in ctx.trigger_ids:
+        # "I would recommend that we consider tapering Seroquel": a change of a drug taken now, whatever frames it
+        if "cur.taking" in ctx.trigger_ids[ctx.trigger_ids.index(_PROPOSED_CHANGE) + 1:]:
+            # "consider tapering Zoloft and starting Lexapro": a step of its own that the proposal also frames
+            return Decision(TreatmentStatus.planned, m.evidence(f"context.{_PROPOSED_CHANGE}"))
+        if frequency and _PRN.search(frequency):
+            return Decision(TreatmentStatus.prn, m.evidence("cue.prn"))
+        return Decision(TreatmentStatus.current, m.evidence(f"context.{_PROPOSED_CHANGE}"))
     stop = next((t for t in ctx.trigger_ids if t.startswith("hist.stop")), None)
     if stop is not None and _plan_after(ctx, stop):
         stop = None  # "stopped sertraline and we will start fluoxetine": the plan, nearer the drug, decides
@@ -372,6 +380,8 @@ def treatment_status(m: Mention, frequency: str | None = None,
     return Decision(TreatmentStatus.current, m.evidence("default"))
 
 
+#: The ConText rule of a proposed or considered change of a drug the patient takes ("consider tapering X").
+_PROPOSED_CHANGE = "cur.proposed_change"
 #: Historical triggers that are only the plain past tense of being on a drug ("he was on", "she was taking").
 _NARRATIVE_PAST = frozenset({"hist.was_on"})
 
