@@ -694,3 +694,26 @@ def test_a_proposed_change_of_a_drug_taken_keeps_it_current(text: str, expected:
     """A change that the plan only proposes or considers ("consider tapering X", "it would be desirable to
     reduce or discontinue X") is about a drug the patient takes: it stays current, not planned and not stopped."""
     assert {t.name: t.status.value for t in extract(text, case_id="change").treatments} == expected
+
+
+_ON_BENZOS = "MEDICATIONS: Lorazepam 1 mg IV p.r.n. q.6-8h. Clonazepam 0.5 mg bid.\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # MTSamples-style consult recommendation (synthetic): the sentence splits after "p.r.n."; the class named
+        # after the deadline is not stopped now either
+        (_ON_BENZOS + "RECOMMENDATIONS: Continue to taper off p.r.n. Ativan and discontinue all Ativan prior to "
+         "discharge, benzodiazepine use can cause relapse.", {"lorazepam": "current", "clonazepam": "current"}),
+        (_ON_BENZOS + "PLAN: Continue the taper of clonazepam.", {"lorazepam": "prn", "clonazepam": "current"}),
+        (_ON_BENZOS + "PLAN: Stop clonazepam by the next visit.", {"lorazepam": "prn", "clonazepam": "current"}),
+        # boundary: an order to stop now, and a stop told in the past tense
+        (_ON_BENZOS + "PLAN: Discontinue clonazepam.", {"lorazepam": "prn", "clonazepam": "past"}),
+        ("HOSPITAL COURSE: Clonazepam was discontinued prior to discharge.", {"clonazepam": "past"}),
+    ],
+)
+def test_a_stop_still_to_come_or_a_taper_under_way_keeps_the_drug_taken(text: str, expected: dict[str, str]) -> None:
+    """An ordered stop with a deadline still to come ("discontinue all Ativan prior to discharge") or a taper that
+    goes on ("continue to taper off X") leaves the drug taken now, like "is being tapered off X"."""
+    assert {t.name: t.status.value for t in extract(text, case_id="taper").treatments} == expected
