@@ -717,3 +717,20 @@ def test_a_stop_still_to_come_or_a_taper_under_way_keeps_the_drug_taken(text: st
     """An ordered stop with a deadline still to come ("discontinue all Ativan prior to discharge") or a taper that
     goes on ("continue to taper off X") leaves the drug taken now, like "is being tapered off X"."""
     assert {t.name: t.status.value for t in extract(text, case_id="taper").treatments} == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # MTSamples-style sleep-clinic history (synthetic)
+        ("HISTORY OF PRESENT ILLNESS: She had an overnight sleep study performed to evaluate her for sleep apnea.",
+         "provisional"),
+        # boundary: the diagnosis the assessment makes
+        ("ASSESSMENT: Obstructive sleep apnea.", "confirmed"),
+    ],
+)
+def test_the_condition_a_test_looks_for_in_the_patient_is_not_diagnosed(text: str, expected: str) -> None:
+    """"Evaluate her for X" with the patient named between the verb and "for" asks whether X is there, like
+    "evaluate for X": it does not diagnose X."""
+    (dx,) = extract(text, case_id="evaluate").diagnoses
+    assert dx.certainty.value == expected
