@@ -43,6 +43,9 @@ def test_an_alcohol_induced_dementia_in_a_diagnosis_list_is_the_patients() -> No
          {"fluoxetine", "pantoprazole", "naproxen", "ascorbic acid"}),
         ("MEDICATIONS: 1. Multivitamin 1 daily. 2. He was on Xenaderm for his sacral pressure ulcer.",
          {"multivitamin", "trypsin/balsam peru/castor oil"}),
+        # fixed-dose combination brands (synthetic list in the MTSamples style): both drugs, not one of them
+        ("MEDICATIONS: Lotrel 10/20 mg every morning, Vytorin 10/40 mg, lisinopril 10 mg.",
+         {"amlodipine-benazepril", "ezetimibe-simvastatin", "lisinopril"}),
     ],
 )
 def test_a_drug_named_by_a_common_or_brand_name_is_kept(text: str, expected: set[str]) -> None:
@@ -66,3 +69,70 @@ def test_a_coded_disc_displacement_is_kept_with_its_complication() -> None:
     history item, named as written (the myelopathy is part of it)."""
     g = extract("DISCHARGE DIAGNOSES:\n1. Anemia.\n2. Cervical disk displacement with myelopathy.", case_id="pmh")
     assert "Cervical disk displacement with myelopathy".lower() in {p.condition.lower() for p in g.past_history}
+
+
+@pytest.mark.parametrize(
+    ("text", "rule_id"),
+    [
+        # DSM-IV multiaxial items in the MTSamples style (synthetic)
+        ("AXIS I:  Adjustment disorder with disturbance of conduct (309.3).", "adjustment_disorder"),
+        ("Axis I: Adjustment disorder, unspecified.", "adjustment_disorder"),
+        ("Adjustment disorder.", "adjustment_disorder"),
+        ("He meets criteria for a disruptive behavior disorder, not otherwise specified.",
+         "unspecified_disruptive_impulse_control_and_conduct_disorder"),
+        ("Disruptive behavior disorder NOS.", "unspecified_disruptive_impulse_control_and_conduct_disorder"),
+    ],
+)
+def test_a_dsm_iv_name_of_a_diagnosis_is_its_dsm_5_tr_category(text: str, rule_id: str) -> None:
+    """The singular 'adjustment disorder' and its DSM-IV subtypes are adjustment disorder; 'disruptive behavior
+    disorder, NOS' is the unspecified disruptive, impulse-control, and conduct disorder. Neither is dropped."""
+    assert {r for _s, _e, r in find_diagnoses(text)} == {rule_id}
+
+
+@pytest.mark.parametrize("text", ["He shows disruptive behavior in class.", "Medication adjustment was discussed."])
+def test_the_behaviour_or_an_adjustment_alone_is_no_diagnosis(text: str) -> None:
+    assert find_diagnoses(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "rule_id"),
+    [
+        # MTSamples-style history sentences (synthetic)
+        ("This is a 52-year-old man with a long history of heroin abuse, who keeps relapsing.", "opioid_use_disorder"),
+        ("History of methamphetamine abuse.", "stimulant_use_disorder"),
+        ("She reports Xanax dependence.", "sedative_hypnotic_anxiolytic_use_disorder"),
+        ("Crack addiction since his twenties.", "stimulant_use_disorder"),
+        ("oxycodone abuse after his back surgery", "opioid_use_disorder"),
+    ],
+)
+def test_a_substance_before_the_noun_of_problem_use_is_its_use_disorder(text: str, rule_id: str) -> None:
+    """DSM-IV abuse, dependence and addiction written after the substance ("heroin abuse") are the substance's
+    use disorder in DSM-5-TR, as they are written before it ("abusing opiates")."""
+    assert {r for _s, _e, r in find_diagnoses(text)} == {rule_id}
+
+
+@pytest.mark.parametrize("text", ["History of sexual abuse.", "Laxative abuse in her teens.", "He uses heroin daily."])
+def test_abuse_of_no_substance_or_a_plain_use_is_no_use_disorder(text: str) -> None:
+    assert find_diagnoses(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "AXIS I:  BAD, manic with psychosis.",
+        "Major depressive disorder, recurrent, severe with psychosis.",
+        "Schizophrenia, paranoid type, with acute psychosis.",
+        "Bipolar I disorder, current episode manic, with catatonia.",
+    ],
+)
+def test_psychosis_or_catatonia_after_with_is_a_specifier_not_a_second_diagnosis(text: str) -> None:
+    """In a diagnosis list "psychosis" names a psychotic disorder, but after "with" following an episode, a
+    severity or a diagnosis it only specifies that diagnosis: no unspecified psychotic or catatonic disorder."""
+    found = {r for _s, _e, r in find_diagnoses(text, "assessment")}
+    assert not found & {"unspecified_schizophrenia_spectrum_disorder", "unspecified_catatonia"}
+
+
+@pytest.mark.parametrize("text", ["Diagnoses: 1. Psychosis, unspecified.", "He presented with psychosis."])
+def test_psychosis_alone_in_the_assessment_stays_a_diagnosis(text: str) -> None:
+    found = {r for _s, _e, r in find_diagnoses(text, "assessment")}
+    assert found == {"unspecified_schizophrenia_spectrum_disorder"}

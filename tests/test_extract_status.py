@@ -667,3 +667,70 @@ def test_a_drug_the_patient_is_allergic_to_is_not_taken(text: str, expected: dic
     """A drug named as the object of an allergy or intolerance outside the allergies section is, as inside it,
     no treatment: never told as a drug the patient takes."""
     assert {t.name: t.status.value for t in extract(text, case_id="allergy").treatments} == expected
+
+
+_ON_TWO = "MEDICATIONS: Trazodone 50 mg nightly. Seroquel 25 mg nightly.\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # MTSamples-style sleep-clinic plan (synthetic): a hedged stop, then "doing the same" with a second drug
+        (_ON_TWO + "ASSESSMENT AND PLAN: It would be desirable to reduce or discontinue trazodone and then perhaps "
+         "consider doing the same with Seroquel.", {"trazodone": "current", "quetiapine": "current"}),
+        (_ON_TWO + "PLAN: Consider tapering Seroquel.", {"trazodone": "current", "quetiapine": "current"}),
+        (_ON_TWO + "PLAN: Recommend increasing trazodone to 100 mg nightly.",
+         {"trazodone": "current", "quetiapine": "current"}),
+        # boundary: a new drug that the same proposal adds is planned
+        (_ON_TWO + "PLAN: Consider tapering Seroquel and starting sertraline.",
+         {"trazodone": "current", "quetiapine": "current", "sertraline": "planned"}),
+        # boundary: an order to stop is a stop decided at this visit
+        (_ON_TWO + "PLAN: Discontinue Seroquel.", {"trazodone": "current", "quetiapine": "past"}),
+        # boundary: a drug only considered is not taken
+        ("PLAN: Consider starting sertraline.", {"sertraline": "planned"}),
+    ],
+)
+def test_a_proposed_change_of_a_drug_taken_keeps_it_current(text: str, expected: dict[str, str]) -> None:
+    """A change that the plan only proposes or considers ("consider tapering X", "it would be desirable to
+    reduce or discontinue X") is about a drug the patient takes: it stays current, not planned and not stopped."""
+    assert {t.name: t.status.value for t in extract(text, case_id="change").treatments} == expected
+
+
+_ON_BENZOS = "MEDICATIONS: Lorazepam 1 mg IV p.r.n. q.6-8h. Clonazepam 0.5 mg bid.\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # MTSamples-style consult recommendation (synthetic): the sentence splits after "p.r.n."; the class named
+        # after the deadline is not stopped now either
+        (_ON_BENZOS + "RECOMMENDATIONS: Continue to taper off p.r.n. Ativan and discontinue all Ativan prior to "
+         "discharge, benzodiazepine use can cause relapse.", {"lorazepam": "current", "clonazepam": "current"}),
+        (_ON_BENZOS + "PLAN: Continue the taper of clonazepam.", {"lorazepam": "prn", "clonazepam": "current"}),
+        (_ON_BENZOS + "PLAN: Stop clonazepam by the next visit.", {"lorazepam": "prn", "clonazepam": "current"}),
+        # boundary: an order to stop now, and a stop told in the past tense
+        (_ON_BENZOS + "PLAN: Discontinue clonazepam.", {"lorazepam": "prn", "clonazepam": "past"}),
+        ("HOSPITAL COURSE: Clonazepam was discontinued prior to discharge.", {"clonazepam": "past"}),
+    ],
+)
+def test_a_stop_still_to_come_or_a_taper_under_way_keeps_the_drug_taken(text: str, expected: dict[str, str]) -> None:
+    """An ordered stop with a deadline still to come ("discontinue all Ativan prior to discharge") or a taper that
+    goes on ("continue to taper off X") leaves the drug taken now, like "is being tapered off X"."""
+    assert {t.name: t.status.value for t in extract(text, case_id="taper").treatments} == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # MTSamples-style sleep-clinic history (synthetic)
+        ("HISTORY OF PRESENT ILLNESS: She had an overnight sleep study performed to evaluate her for sleep apnea.",
+         "provisional"),
+        # boundary: the diagnosis the assessment makes
+        ("ASSESSMENT: Obstructive sleep apnea.", "confirmed"),
+    ],
+)
+def test_the_condition_a_test_looks_for_in_the_patient_is_not_diagnosed(text: str, expected: str) -> None:
+    """"Evaluate her for X" with the patient named between the verb and "for" asks whether X is there, like
+    "evaluate for X": it does not diagnose X."""
+    (dx,) = extract(text, case_id="evaluate").diagnoses
+    assert dx.certainty.value == expected

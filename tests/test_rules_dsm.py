@@ -37,7 +37,7 @@ DSM_DIR = rules_dir() / "dsm"
 RULE_FILES = rule_files()
 RULES = load_dsm()
 
-EXPECTED_TOTAL = 132
+EXPECTED_TOTAL = 133
 EXPECTED_PER_CHAPTER = {
     "neurodevelopmental": 12,
     "schizophrenia_spectrum": 10,
@@ -53,13 +53,13 @@ EXPECTED_PER_CHAPTER = {
     "sleep_wake": 6,
     "sexual_dysfunction": 7,
     "gender_dysphoria": 1,
-    "disruptive_impulse_conduct": 5,
+    "disruptive_impulse_conduct": 6,
     "substance_related": 17,
     "neurocognitive": 6,
     "personality": 11,
     "paraphilic": 8,
 }
-EXPECTED_CASES = 571
+EXPECTED_CASES = 572
 
 REQUIRED_IDS = [
     "adhd",

@@ -330,9 +330,22 @@ def treatment_status(m: Mention, frequency: str | None = None,
             return Decision(TreatmentStatus.refused, m.evidence("context.neg.refused"))
         return None
     listed = medication_list(s.section)
+    if _PROPOSED_CHANGE in ctx.trigger_ids:
+        # "I would recommend that we consider tapering Seroquel": a change of a drug taken now, whatever frames it
+        if "cur.taking" in ctx.trigger_ids[ctx.trigger_ids.index(_PROPOSED_CHANGE) + 1:]:
+            # "consider tapering Zoloft and starting Lexapro": a step of its own that the proposal also frames
+            return Decision(TreatmentStatus.planned, m.evidence(f"context.{_PROPOSED_CHANGE}"))
+        if frequency and _PRN.search(frequency):
+            return Decision(TreatmentStatus.prn, m.evidence("cue.prn"))
+        return Decision(TreatmentStatus.current, m.evidence(f"context.{_PROPOSED_CHANGE}"))
     stop = next((t for t in ctx.trigger_ids if t.startswith("hist.stop")), None)
     if stop is not None and _plan_after(ctx, stop):
         stop = None  # "stopped sertraline and we will start fluoxetine": the plan, nearer the drug, decides
+    if stop is not None and _stop_by_deadline(s.text, m.start, m.end):
+        # "discontinue all Ativan prior to discharge": a stop still to come; the patient takes the drug until then
+        if frequency and _PRN.search(frequency):
+            return Decision(TreatmentStatus.prn, m.evidence("cue.stop_to_come"))
+        return Decision(TreatmentStatus.current, m.evidence("cue.stop_to_come"))
     if stop is not None and not ctx.current:
         # "recommend she stay off antidepressants", "Discontinue Provigil": stopped, whatever else frames it
         return Decision(TreatmentStatus.past, m.evidence(f"context.{stop}"))
@@ -372,6 +385,30 @@ def treatment_status(m: Mention, frequency: str | None = None,
     return Decision(TreatmentStatus.current, m.evidence("default"))
 
 
+#: A stop in the base form (an order) before the drug, and a deadline still to come: "discontinue all Ativan prior
+#: to discharge", "taper off clonazepam before her discharge", and the drugs of a class named after the deadline
+#: ("... prior to discharge, benzodiazepine use"). A stop told in the past tense ("Haldol was discontinued prior
+#: to discharge") is a stop that happened.
+_BASE_STOP = re.compile(r"\b(?:discontinue|stop|taper|wean|d/c)\b(?:\s+off)?(?:\s+of)?(?!\w)", re.I)
+_DEADLINE = re.compile(r"\b(?:prior to|before|by)\s+(?:the\s+time\s+of\s+)?(?:(?:his|her|their|the)\s+)?"
+                       r"(?:discharge|next\s+(?:visit|appointment))\b", re.I)
+
+
+def _stop_by_deadline(sentence: str, start: int, end: int) -> bool:
+    """Is the drug at ``sentence[start:end]`` the object of an ordered stop with a deadline still to come?"""
+    lo, hi = clause_bounds(sentence, start)
+    stops = list(_BASE_STOP.finditer(sentence, lo, start))
+    if not stops or len(sentence[stops[-1].end():start].split()) > 8:
+        return False
+    between = _DEADLINE.search(sentence, stops[-1].end(), start)
+    tail = sentence[end:min(hi, end + 60)]
+    d = _DEADLINE.search(tail)
+    after = d is not None and len(tail[:d.start()].split()) <= 5
+    return bool(between or after)
+
+
+#: The ConText rule of a proposed or considered change of a drug the patient takes ("consider tapering X").
+_PROPOSED_CHANGE = "cur.proposed_change"
 #: Historical triggers that are only the plain past tense of being on a drug ("he was on", "she was taking").
 _NARRATIVE_PAST = frozenset({"hist.was_on"})
 

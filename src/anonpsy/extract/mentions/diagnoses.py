@@ -116,6 +116,18 @@ _INDICATION_BEFORE = re.compile(
 )
 
 
+#: A list alias after "with" that follows an episode, a severity or a diagnosis is that diagnosis's specifier:
+#: "BAD, manic with psychosis", "MDD, recurrent, severe with psychosis", "bipolar disorder with catatonia" name one
+#: diagnosis, not a second psychotic or catatonic disorder.
+_SPECIFIER_BEFORE = re.compile(
+    r"\b(?:manic|mania|hypomanic|depressed|depression|depressive|mixed|episode|disorder|type|severe|moderate|mild|"
+    r"recurrent|single|intoxication|withdrawal|[A-Z]{2,5})\s*,?\s+with\s+(?:(?:acute|prominent|severe|mood[\s-]"
+    r"(?:congruent|incongruent))\s+)?$")
+#: Between a diagnosis and its specifier: "Schizophrenia, paranoid type, with acute psychosis".
+_SPECIFIER_GAP = re.compile(r"^(?:[\s,]+[\w-]+){0,4}?[\s,]+with\s+(?:(?:acute|prominent|severe|mood[\s-]"
+                            r"(?:congruent|incongruent))\s+)?$", re.I)
+
+
 @lru_cache(maxsize=2)
 def _list_alias_keys() -> frozenset[str]:
     """Keys of the list aliases ("anxiety", "psychosis") that are no name or alias of any rule."""
@@ -169,6 +181,11 @@ def _find_diagnoses(text: str, listed: bool) -> tuple[tuple[int, int, str], ...]
                 continue
             if key in _list_alias_keys() and _INDICATION_BEFORE.search(text[max(0, m.start(1) - 60):m.start(1)]):
                 continue
+            if key in _list_alias_keys() and (
+                    _SPECIFIER_BEFORE.search(text[max(0, m.start(1) - 60):m.start(1)])
+                    or any(0 <= m.start(1) - e <= 60 and _SPECIFIER_GAP.match(text[e:m.start(1)])
+                           for _s, e, _r in out)):
+                continue
             if any(a < m.end(1) and m.start(1) < b for a, b in seen):
                 continue
             seen.add((m.start(1), m.end(1)))
@@ -202,16 +219,48 @@ _DRUG_CLASS_DISORDER = {"benzodiazepine": "sedative use disorder", "z_drug_hypno
                         "stimulant": "stimulant use disorder"}
 
 
+#: The DSM-IV problem-use noun after a substance: "heroin abuse", "Xanax dependence", "crack addiction".
+_ABUSE_AFTER = re.compile(r"^[\s-]*(?:abuse|dependence|dependency|addiction)\b", re.I)
+_ABUSE_NOUN = re.compile(r"\b(?:abuse|dependence|dependency|addiction)\b", re.I)
+
+
+def _substance_then_abuse(text: str) -> list[tuple[int, int, str]]:
+    """Use disorders named by a substance and the DSM-IV noun of problem use after it ("a long history of
+    heroin abuse", "Xanax dependence", "methamphetamine abuse"): DSM-5-TR folds abuse and dependence into the
+    substance's use disorder, as the aliases "opioid abuse" and "cocaine dependence" already say. A use of the
+    symptom lexicon or a drug of an abusable class; "sexual abuse" or "laxative abuse" name no use disorder."""
+    from anonpsy import lexicon
+
+    _pattern, names = _dx_matcher(False)
+    meds = lexicon.medication_by_id()
+    out: list[tuple[int, int, str]] = []
+    hits: list[tuple[int, int, list[str]]] = [
+        (m.start, m.end, [f"{m.headword} disorder"]) for m in lexicon.find_terms(text, "symptom")]
+    for m in lexicon.find_terms(text, "medication"):
+        entry = meds.get(m.id)
+        if entry is not None and entry.class_id in _DRUG_CLASS_DISORDER:
+            hits.append((m.start, m.end, [_DRUG_CLASS_DISORDER[entry.class_id]]))
+    for start, end, candidates in hits:
+        after = _ABUSE_AFTER.match(text[end:end + 20])
+        if after is None and not _ABUSE_NOUN.search(text[start:end].split()[-1]):
+            continue
+        rule_id = next((names[_dx_key(c)] for c in candidates if _dx_key(c) in names), None)
+        if rule_id is not None and rule_id.endswith("use_disorder"):
+            out.append((start, end + (after.end() if after is not None else 0), rule_id))
+    return out
+
+
 def _abused_substances(text: str) -> list[tuple[int, int, str]]:
     """Use disorders named by the substances after a problem-use cue: each substance (a use of the symptom
     lexicon, a drug of an abusable class, or a class word) of the list the cue governs, as "<use> disorder"
-    or "<substance> abuse" when that names a DSM rule."""
+    or "<substance> abuse" when that names a DSM rule; and by a substance before the noun of problem use
+    (:func:`_substance_then_abuse`)."""
     from anonpsy import lexicon
 
-    if _ABUSE_CUE.search(text) is None:
+    if _ABUSE_NOUN.search(text) is None and _ABUSE_CUE.search(text) is None:
         return []
     _pattern, names = _dx_matcher(False)
-    out: list[tuple[int, int, str]] = []
+    out: list[tuple[int, int, str]] = _substance_then_abuse(text) if _ABUSE_NOUN.search(text) else []
     for cue in _ABUSE_CUE.finditer(text):
         window = text[cue.end():cue.end() + 90]
         stop = _LIST_END.search(window)
