@@ -131,3 +131,17 @@ def test_a_legal_status_only_implied_by_the_setting_is_not_stated() -> None:
     stated = deid_text("PSYCHIATRIC ADMISSION NOTE\nHPI: A 30-year-old woman was admitted on a voluntary basis for "
                        "low mood. She denies suicidal ideation.", seed=0)
     assert "on a voluntary basis" in stated.text
+
+
+def test_a_copied_living_situation_agrees_with_an_unknown_sex() -> None:
+    """The living situation copied from the note ("lives with his mother") is told with the pronoun the text
+    uses for a patient of unknown sex, not "they lives with his mother"; a known sex keeps the phrase."""
+    from anonpsy.generate.templates import _agree
+    from anonpsy.generate.words import Voice
+    from anonpsy.graph import Sex
+
+    they = Voice(Sex.unknown, 7)
+    assert _agree("lives with his mother", they) == "live with their mother"
+    assert _agree("has her own apartment", they) == "have their own apartment"
+    assert _agree("lives with her", they) == "live with her"
+    assert _agree("lives with his mother", Voice(Sex.male, 7)) == "lives with his mother"

@@ -171,6 +171,19 @@ def _plural_verb(phrase: str) -> str:
     return f"{base} {rest}".strip()
 
 
+_POSSESSIVE = re.compile(r"\b(?:his|her)\b(?= [a-z])")
+
+
+def _agree(phrase: str, v: Voice) -> str:
+    """A predicate copied from the note ("lives with his mother") agreeing with the subject pronoun: the verb in
+    the plural and the note's possessive as the pronoun's where the patient's sex is unknown ("they live with
+    their mother")."""
+    if not v.plural:
+        return phrase
+    first, _, rest = phrase.partition(" ")
+    return f"{v.verb(first)} {_POSSESSIVE.sub(v.pos, rest)}".strip()
+
+
 @dataclass
 class Piece:
     """One unit of the text: its key, paragraph group, text, the nodes whose facts it states, its level and the
@@ -352,7 +365,7 @@ class Renderer:
                 noun = fs.lower().split()[-1] in ("man", "woman", "mother", "father", "parent", "person")
                 out.append(f"Socially, {v.subj} {be} {'a ' if noun else ''}{fs}.")
             elif fs.lower().startswith(("lives", "has", "shares", "stays", "resides")):
-                out.append(f"Socially, {v.subj} {fs}.")
+                out.append(f"Socially, {v.subj} {_agree(fs, v)}.")
             elif len(fs.split()) == 1:
                 art = "an" if fs[:1].lower() in "aeiou" else "a"
                 plural = fs.lower().endswith(("children", "parents", "siblings", "kids"))
