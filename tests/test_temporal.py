@@ -11,7 +11,11 @@ from tests.strategies import case_graphs
 
 from anonpsy.graph import CaseGraph, Duration, Symptom, Unit
 from anonpsy.temporal import (
+    _ANY_PATTERN,
+    _PATTERNS,
     Relation,
+    _may_hold_expression,
+    _spec,
     allen,
     covered_days,
     finalize_spans,
@@ -154,3 +158,34 @@ def test_ongoing_span_reaches_horizon() -> None:
     d1 = n.duration_map()["d1"]
     assert d1.span is not None and d1.interval()[1] >= 14
     assert n.symptoms[0].current_symptom
+
+
+_ASCII = st.characters(min_codepoint=32, max_codepoint=126)
+
+
+@given(st.from_regex(_ANY_PATTERN, alphabet=_ASCII))
+@example("For Years")
+@example("LONGSTANDING")
+@example("at 19 YO")
+@example("in adolescence")
+def test_needed_words_prefilter_keeps_every_ascii_match(expr: str) -> None:
+    """Property (prefilter is necessary): every ASCII text that holds a temporal expression passes the word
+    prefilter, so skipping the full search when it fails changes no result."""
+    assert _ANY_PATTERN.search(expr) is not None
+    assert _may_hold_expression(expr)
+
+
+@given(st.lists(st.sampled_from(["for", "the", "past", "3", "two", "weeks", "ago", "since", "age", "of", "14", "at",
+                                "in", "childhood", "last", "night", "yesterday", "recently", "chronic", "years",
+                                "\u017fince", "We\u212aS", "ye\u017fterday", ",", "."]), max_size=12).map(" ".join))
+@example("for the pa\u017ft 3 weeks")
+def test_parse_expression_equals_unfiltered_search(expr: str) -> None:
+    """Property (prefilter is transparent): parse_expression returns what the full search alone returns."""
+    expected = None
+    if _ANY_PATTERN.search(expr):
+        for pattern, kind in _PATTERNS:
+            m = pattern.search(expr)
+            if m and (spec := _spec(kind, m, 40)) is not None:
+                expected = spec
+                break
+    assert parse_expression(expr, age=40) == expected

@@ -148,6 +148,22 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
 
 #: Any of :data:`_PATTERNS`: most clauses hold no temporal expression, and one search tells so.
 _ANY_PATTERN = re.compile("|".join(f"(?:{p.pattern})" for p, _ in _PATTERNS), re.I)
+#: Words one of which every match of :data:`_PATTERNS` holds (lower case): a unit ("day", "night", "week", "wk",
+#: "mo", "year", "yr"), "for", a word of the past ("past", "last", "previous", "preceding", "late", "recent"), an
+#: age ("age", "yo"), a stage of life or a time of day. An ASCII clause that holds none of them holds no temporal
+#: expression, which a few substring tests tell sooner than :data:`_ANY_PATTERN` (ASCII only: with ``re.I`` a
+#: letter of a pattern also matches a few letters outside ASCII, such as the long s, which ``str.lower`` keeps).
+_NEEDED_WORDS = ("day", "night", "week", "wk", "mo", "year", "yr", "for", "past", "last", "previous", "preceding",
+                 "late", "recent", "age", "yo", "child", "adolescence", "teen", "adult", "college", "school",
+                 "morning", "evening", "standing", "chronic", "life", "birth")
+
+
+def _may_hold_expression(expr: str) -> bool:
+    """False only when ``expr`` cannot match :data:`_ANY_PATTERN` (see :data:`_NEEDED_WORDS`)."""
+    if not expr.isascii():
+        return True
+    low = expr.lower()
+    return any(w in low for w in _NEEDED_WORDS)
 
 
 def parse_expression(expr: str, *, age: int | None = None) -> TimeSpec | None:
@@ -156,7 +172,7 @@ def parse_expression(expr: str, *, age: int | None = None) -> TimeSpec | None:
     Coarse expressions map to the coarsest compatible offset/span ("for several years" → 3 years up to the visit,
     "in childhood" → the whole childhood window given the present age, "recently" → within the past month).
     """
-    if not _ANY_PATTERN.search(expr):
+    if not _may_hold_expression(expr) or not _ANY_PATTERN.search(expr):
         return None
     for pattern, kind in _PATTERNS:
         m = pattern.search(expr)

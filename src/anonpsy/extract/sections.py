@@ -522,13 +522,19 @@ _HARD_BREAK = re.compile(r";|\.\s|\s(?:but|however|although|though|whereas|yet)\
 def clause_bounds(sentence: str, pos: int) -> tuple[int, int]:
     """[start, end) of the clause around ``pos``: split at semicolons, full stops and contrast words."""
     start, end = 0, len(sentence)
-    for m in _HARD_BREAK.finditer(sentence):
-        if m.end() <= pos:
-            start = m.end()
-        elif m.start() >= pos:
-            end = m.start()
+    for m_start, m_end in _hard_breaks(sentence):
+        if m_end <= pos:
+            start = m_end
+        elif m_start >= pos:
+            end = m_start
             break
     return start, end
+
+
+@lru_cache(maxsize=4096)
+def _hard_breaks(sentence: str) -> tuple[tuple[int, int], ...]:
+    # every mention of a sentence asks for its clause, each step that reads it again, and every read of the text
+    return tuple(m.span() for m in _HARD_BREAK.finditer(sentence))
 
 
 def segments(sentence: str) -> list[tuple[int, int]]:

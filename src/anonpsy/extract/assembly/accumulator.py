@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from anonpsy.extract.mentions.family import normalize_condition
@@ -106,5 +107,7 @@ class Accumulator:
         self.family.append(new)
 
 
+@lru_cache(maxsize=4096)
 def slug(s: str) -> str:
+    # asked again for every mention of a node, on every read of a text
     return re.sub(r"[^a-z0-9]+", "_", s.lower()).strip("_")[:40] or "x"

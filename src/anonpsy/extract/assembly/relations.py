@@ -4,6 +4,7 @@ indications and narrative proximity, INDUCES from etiologic cues."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from anonpsy import lexicon
 from anonpsy.extract.assembly.accumulator import Accumulator, slug
@@ -24,6 +25,14 @@ _CAUSAL = re.compile(r"\b(?:due to|secondary to|induced by|caused by|triggered b
                      re.I)
 _SUBSTANCE_DX = re.compile(r"(?:substance|medication|alcohol|cannabis|stimulant|methamphetamine|cocaine|opioid)"
                            r"[- ]induced|withdrawal|intoxication", re.I)
+
+
+@lru_cache(maxsize=4096)
+def _causal_cue(text: str) -> tuple[int, int] | None:
+    """Where the first causal cue of :data:`_CAUSAL` in a sentence lies, or None."""
+    # every read of a text asks again about the sentences it shares with another (a round-trip probe's lead)
+    cue = _CAUSAL.search(text)
+    return None if cue is None else cue.span()
 
 
 def derive_relations(text: str, sents: list[Sentence], acc: Accumulator) -> None:
@@ -59,10 +68,10 @@ def derive_relations(text: str, sents: list[Sentence], acc: Accumulator) -> None
             acc.edges.append(Edge(type=RelationType.TREATMENT_OF, source=t.id, target=d.id))
     # INDUCES: etiologic morphology of substance-induced diagnoses and causal cue phrases with verbatim evidence.
     for s in sents:
-        cue = _CAUSAL.search(s.text)
-        if not cue:
+        cue = _causal_cue(s.text)
+        if cue is None:
             continue
-        before, after = s.text[:cue.start()], s.text[cue.end():]
+        before, after = s.text[:cue[0]], s.text[cue[1]:]
         effects = _nodes_in(before, acc) or _nodes_in(s.text, acc, kinds=("dx",))
         causes = _nodes_in(after, acc, kinds=("ph", "tx", "sx", "dx"))
         for cause in causes[:1]:

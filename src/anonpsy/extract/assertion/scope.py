@@ -34,7 +34,9 @@ def classify_in_sentence(sentence: str, start: int, end: int, kind: ConceptKind 
             return note
         return " " * len(m.group(0))
 
-    return classify(_ASIDE.sub(blank, sentence), start, end, kind)
+    # an aside opens with a bracket or a quotation mark: a sentence without one has nothing to blank
+    plain = "(" not in sentence and '"' not in sentence and "“" not in sentence
+    return classify(sentence if plain else _ASIDE.sub(blank, sentence), start, end, kind)
 
 
 def family_member(s: Sentence, start: int, ctx: ContextResult) -> str | None:

@@ -10,6 +10,8 @@ from anonpsy import lexicon
 
 def _quote_blanked(text: str) -> str:
     """Quotation marks replaced by spaces (offsets kept), so 'Energy is "low"' reads as 'Energy is  low '."""
+    if '"' not in text and "“" not in text and "”" not in text:
+        return text
     return re.sub(r"[\"“”]", " ", text)
 
 

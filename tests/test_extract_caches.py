@@ -1,0 +1,80 @@
+"""Caches of extraction keyed by sentence text give what the uncached computation gives."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from anonpsy.extract.assembly.accumulator import slug
+from anonpsy.extract.assembly.relations import _CAUSAL, _causal_cue
+from anonpsy.extract.assertion.context import classify
+from anonpsy.extract.assertion.scope import _ASIDE, classify_in_sentence
+from anonpsy.extract.mentions.symptoms import _quote_blanked
+from anonpsy.extract.sections import _HARD_BREAK, clause_bounds
+
+_WORDS = st.sampled_from(["He", "she", "denies", "low", "mood", "but", "however", "though", "yet", "whereas",
+                          "although", ";", ".", ":", ",", "p.o.", "e.g.", "Dr.", "sleep", "3", "weeks", "\n", "  ",
+                          "due to", "secondary", "to", "after starting", "withdrawal from"])
+sentences_ = st.lists(_WORDS, max_size=20).map(" ".join)
+
+
+def _clause_bounds_uncached(sentence: str, pos: int) -> tuple[int, int]:
+    start, end = 0, len(sentence)
+    for m in _HARD_BREAK.finditer(sentence):
+        if m.end() <= pos:
+            start = m.end()
+        elif m.start() >= pos:
+            end = m.start()
+            break
+    return start, end
+
+
+@given(sentences_, st.integers(0, 200))
+@example("He sleeps; but she does not.", 12)
+def test_clause_bounds_cached_equals_uncached(sentence: str, pos: int) -> None:
+    """Property (cache is transparent): the clause around a position, from the cached breaks of the sentence, is
+    the clause a fresh search of the breaks finds, asked once or again."""
+    pos = min(pos, len(sentence))
+    expected = _clause_bounds_uncached(sentence, pos)
+    assert clause_bounds(sentence, pos) == expected
+    assert clause_bounds(sentence, pos) == expected
+
+
+@given(st.text(st.sampled_from("aAzZ09 -_/.éÉ"), max_size=60))
+@example("Major Depressive Disorder")
+def test_slug_cached_equals_uncached(s: str) -> None:
+    """Property (cache is transparent): a node id slug is the same computed afresh or remembered."""
+    expected = re.sub(r"[^a-z0-9]+", "_", s.lower()).strip("_")[:40] or "x"
+    assert slug(s) == expected
+    assert slug(s) == expected
+
+
+@given(sentences_)
+@example("Stress due to job loss.")
+def test_causal_cue_cached_equals_search(sentence: str) -> None:
+    """Property (cache is transparent): the remembered causal cue of a sentence is where a fresh search finds it."""
+    m = _CAUSAL.search(sentence)
+    assert _causal_cue(sentence) == (None if m is None else m.span())
+    assert _causal_cue(sentence) == (None if m is None else m.span())
+
+
+_ASIDE_WORDS = st.sampled_from(["He", "denies", "SI", "(denied)", "(", ")", '"', "\u201c", "\u201d", "'", "low",
+                                "mood", "no", "not", "history", "of", "depression", ",", "."])
+
+
+@given(st.lists(_ASIDE_WORDS, min_size=1, max_size=16).map(" ".join), st.data())
+@example('He denies SI (denied) low mood.', None)
+def test_classify_in_sentence_skips_only_sentences_without_asides(sentence: str, data: st.DataObject | None) -> None:
+    """Property (shortcut is transparent): a sentence with no bracket and no quotation mark is classified as the
+    aside-blanked sentence is, and the quotation marks a symptom search blanks are only ever those marks."""
+    start = 0 if data is None else data.draw(st.integers(0, len(sentence) - 1))
+    end = len(sentence) if data is None else data.draw(st.integers(start + 1, len(sentence)))
+    blanked = _ASIDE.sub(lambda m: " " * len(m.group(0)) if not (m.start() <= start and end <= m.end()) else m.group(0),
+                         sentence)
+    if "(" not in sentence and '"' not in sentence and "\u201c" not in sentence:
+        assert _ASIDE.search(sentence) is None  # the lemma the shortcut rests on
+    if blanked == sentence:
+        assert classify_in_sentence(sentence, start, end, "symptom") == classify(sentence, start, end, "symptom")
+    assert _quote_blanked(sentence) == re.sub(r"[\"“”]", " ", sentence)
