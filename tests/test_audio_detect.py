@@ -243,6 +243,14 @@ def test_capitalised_words_after_a_place_preposition_are_places(text: str, place
     assert _found(place_hits, text) == places
 
 
+def test_a_cue_phrase_after_a_preposition_is_not_a_place() -> None:
+    """ "from Social Work" says that a name comes before it; it is no place (the cue rules name the phrase)."""
+    words = _words("The plan was discussed with Emily Lucoso from Social Work. She moved from Social Circle.")
+    found = [" ".join(w.text for w in words[h.first : h.last + 1]) for h in place_hits(words, default_cues())]
+    assert found == ["Social Circle."]
+    assert "Social Work." in _found(place_hits, "discussed with Emily Lucoso from Social Work.")
+
+
 @pytest.mark.parametrize(
     ("text", "addresses"),
     [

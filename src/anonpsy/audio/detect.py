@@ -325,19 +325,21 @@ def _initial(text: str) -> bool:
     return len(t) == 2 and t[0].isupper() and t[1] == "."
 
 
-def place_hits(words: Sequence[Word]) -> list[WordHit]:
+def place_hits(words: Sequence[Word], cues: CueSet | None = None) -> list[WordHit]:
     """Capitalised words after "in", "from", "near" in the middle of a sentence: a place, known word or not.
 
     A recogniser that writes case capitalises a place it heard as ordinary words ("in West Chase", "in Pow");
     months, weekdays, "I", short all-capital abbreviations ("in AA", "in ICU") and clinical terms of the
     masking safelist are not places; an initial before a capitalised word is part of the place ("in M. Till"
-    for "in Ampthill"). Inactive on transcripts without capitals.
+    for "in Ampthill"). Words that make up a cue's ``after`` phrase with the preposition ("from Social Work",
+    which says that a name comes before it) are context, not a place. Inactive on transcripts without capitals.
     """
     from anonpsy.audio.spoken import MONTHS, WEEKDAYS
 
     if not _cased(words):
         return []
     n = len(words)
+    cores = [_core(w.text) for w in words]
     out: list[WordHit] = []
 
     def placelike(k: int) -> bool:
@@ -365,10 +367,18 @@ def place_hits(words: Sequence[Word]) -> list[WordHit]:
                 last += 2
             else:
                 break
-        if not _safelisted(words, first, last):
+        if not _safelisted(words, first, last) and not _cue_phrase(cores, k - 1, last, cues):
             out.append(WordHit(first, last, "LOCATION", "phi", "rules:audio.place-after-preposition"))
         k = last + 1
     return out
+
+
+def _cue_phrase(cores: Sequence[str], first: int, last: int, cues: CueSet | None) -> bool:
+    """Do words ``[first, last]`` lie within an ``after`` cue phrase that starts at ``first``?"""
+    if cues is None:
+        return False
+    hit = cues.after_match(cores, first)
+    return hit is not None and first + hit[1] - 1 >= last
 
 
 def _unit_end(words: Sequence[Word], k: int) -> int:
@@ -683,7 +693,7 @@ def detect_words(
     hits += cue_hits(words, cues)
     hits += proper_noun_hits(words)
     hits += spoken_date_hits(words)
-    hits += place_hits(words)
+    hits += place_hits(words, cues)
     hits += street_address_hits(words)
     hits += number_bridge_hits(words, hits)
     hits += name_extensions(words, hits, cues)
