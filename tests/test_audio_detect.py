@@ -362,3 +362,20 @@ def test_name_words_get_the_name_end_extra_and_other_identifiers_do_not(
     (iv,) = _word_intervals(words, [WordHit(0, 0, kind, "phi", "rules:test")], audio, 0.2, end_extra, name_extra)
     want = 1.4 + 0.2 + end_extra + (name_extra if kind == "PERSON" else 0.0)
     assert abs(iv.end - want) <= 1.0 / 16000 + 1e-4
+
+
+_RUN_ON_WORDS = ("her", "husband,", "husband", "sister", "Raffailey", "knows", "it", "alone,", "brought", "home.",
+                 "called", "and", "my", "little", "old", "wolf,", "by", "phone.")
+
+
+@given(st.lists(st.sampled_from(_RUN_ON_WORDS), max_size=24))
+@example(["her", "husband,", "Raffailey", "knows", "it", "alone,", "brought", "her"])
+def test_a_cue_region_runs_on_only_to_punctuation(words: list[str]) -> None:
+    """Past ``reach_words`` a region takes at most ``phrase_reach_words`` more, and then ends at punctuation."""
+    ws = _words(" ".join(words)) if words else []
+    for m in default_cues().spans(ws):
+        size = m.last - m.first + 1
+        if size <= m.rule.reach_words:
+            continue
+        assert size <= m.rule.reach_words + m.rule.phrase_reach_words
+        assert ws[m.last].text.endswith((",", ";", ".", "?", "!"))
