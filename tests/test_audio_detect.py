@@ -18,6 +18,7 @@ from anonpsy.audio.detect import (
     WordHit,
     name_extensions,
     number_bridge_hits,
+    number_edge_hits,
     place_hits,
     proper_noun_hits,
     spoken_date_hits,
@@ -345,6 +346,43 @@ def test_number_bridge_hits_stay_between_two_hits(words: list[str]) -> None:
     for h in number_bridge_hits(ws, given_hits):
         assert 0 < h.first <= h.last < n - 1
         assert any(g.last == h.first - 1 for g in given_hits) and any(g.first == h.last + 1 for g in given_hits)
+
+
+@pytest.mark.parametrize(
+    ("text", "hit", "edge"),
+    [
+        # digits at the start heard as "for it to", at the end as "this, and twelve"
+        ("Here's a list for it to 7 to 3, 8 to 12, and cheek", (6, 11), "for it to 7 to 3, 8 to 12,"),
+        ("call me at two, seven, zero, two, six, three, six, this, and twelve. Lydia", (3, 10),
+         "two, seven, zero, two, six, three, six, this, and twelve."),
+        # the preposition that opens the number, a sentence end, a name and short numbers stay out
+        ("reached at four three one two. For it, to", (2, 5), None),
+        ("reached at four three one two for Maria Lopez today", (2, 5), "four three one two for"),
+        ("sleeps four to five hours", (1, 3), None),
+    ],
+)
+def test_number_edges_take_digits_misheard_as_words(text: str, hit: tuple[int, int], edge: str | None) -> None:
+    words = _words(text)
+    found = number_edge_hits(words, [WordHit(hit[0], hit[1], "OTHER_ID", "phi", "rules:test")])
+    assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in found] == ([edge] if edge else [])
+
+
+@given(st.lists(st.sampled_from(("one", "two,", "three.", "for", "it", "to", "at", "Maria", "and", "twelve.")),
+                max_size=24), st.data())
+@example(["for", "it", "to", "one", "two", "three", "one", "it", "twelve."], None)
+def test_number_edge_hits_grow_a_hit_within_its_sentence(words: list[str], data: Any) -> None:
+    ws = _words(" ".join(words)) if words else []
+    n = len(ws)
+    if n == 0:
+        return
+    first = data.draw(st.integers(0, n - 1)) if data else 3
+    last = data.draw(st.integers(first, n - 1)) if data else 6
+    given_hit = WordHit(first, last, "OTHER_ID", "phi", "rules:test")
+    for h in number_edge_hits(ws, [given_hit]):
+        assert 0 <= h.first <= first and last <= h.last < n
+        assert (h.first, h.last) != (first, last)
+        outside = [*range(h.first, first), *range(last, h.last)]
+        assert not any(ws[k].text.endswith(".") for k in outside)
 
 
 @given(st.floats(0.0, 0.5), st.floats(0.0, 0.5), st.sampled_from(["PERSON", "DATE", "ADDRESS"]))

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from anonpsy.audio.asr import Word
-from anonpsy.audio.cues import SENTENCE_PAUSE_S, CueSet
+from anonpsy.audio.cues import DIGIT_SOUNDALIKES, SENTENCE_PAUSE_S, CueSet
 from anonpsy.audio.spoken import Normalized, name_words, normalize
 from anonpsy.phi.spans import Span
 
@@ -655,6 +655,66 @@ def number_bridge_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[W
     return out
 
 
+def _digits_said(words: Sequence[Word], h: WordHit) -> int:
+    from anonpsy.audio.spoken import normalize
+
+    text = normalize([w.text for w in words[h.first : h.last + 1]]).text
+    return sum(ch.isdigit() for ch in text)
+
+
+_EDGE_SOUNDALIKES = DIGIT_SOUNDALIKES - {"a", "at", "then", "no", "know"}
+
+
+def number_edge_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[WordHit]:
+    """Digits misheard as ordinary words at either end of a spoken number of four digits or more.
+
+    A phone number said digit by digit loses its first or last digits to words a recogniser writes for digits
+    ("for it to 7 to 3, 8 to 12" for "four eight two, seven two three", "six, this, and twelve"). A hit whose
+    words are mostly numbers and say at least four digits takes the words beside it that a recogniser writes
+    for a digit (:data:`anonpsy.audio.cues.DIGIT_SOUNDALIKES`, less the articles and prepositions that open
+    a number: "at", "a", "then", "no", "know"), and one other word between such words, or before a number word
+    after the number; never across a sentence end.
+    """
+    from anonpsy.audio.cues import is_number_word
+
+    n = len(words)
+    cores = [_core(w.text) for w in words]
+
+    def digitlike(k: int) -> bool:
+        return is_number_word(cores[k]) or cores[k] in _EDGE_SOUNDALIKES
+
+    out: list[WordHit] = []
+    for h in hits:
+        if not _numeric(words, h) or _digits_said(words, h) < 4:
+            continue
+        first, last = h.first, h.last
+        j = first - 1
+        while j >= 0 and not _ends(words[j].text, _SENTENCE_END):
+            if digitlike(j):
+                first = j
+            elif j - 1 >= 0 and digitlike(j - 1) and not _ends(words[j - 1].text, _SENTENCE_END) and digitlike(j + 1):
+                first = j - 1
+                j -= 1
+            else:
+                break
+            j -= 1
+        j = last + 1
+        while j < n and not _ends(words[j - 1].text, _SENTENCE_END):
+            if digitlike(j):
+                last = j
+            elif j + 1 < n and not _ends(words[j].text, _SENTENCE_END) and (
+                is_number_word(cores[j + 1]) or (digitlike(j + 1) and digitlike(j - 1))
+            ):
+                last = j + 1
+                j += 1
+            else:
+                break
+            j += 1
+        if (first, last) != (h.first, h.last):
+            out.append(WordHit(first, last, h.type, "phi", "rules:audio.number-edge"))
+    return out
+
+
 def llm_hits(
     norm: Normalized, rule_hits: Sequence[WordHit], detector: Any, on_failure: OnLLMFailure
 ) -> list[WordHit]:
@@ -696,6 +756,7 @@ def detect_words(
     hits += place_hits(words, cues)
     hits += street_address_hits(words)
     hits += number_bridge_hits(words, hits)
+    hits += number_edge_hits(words, hits)
     hits += name_extensions(words, hits, cues)
     if llm_detector is not None and words:
         hits += llm_hits(norm, hits, llm_detector, on_llm_failure)
@@ -714,6 +775,7 @@ __all__ = [
     "llm_hits",
     "name_extensions",
     "number_bridge_hits",
+    "number_edge_hits",
     "place_hits",
     "proper_noun_hits",
     "spoken_date_hits",
