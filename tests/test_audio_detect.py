@@ -359,6 +359,7 @@ def test_number_bridge_hits_stay_between_two_hits(words: list[str]) -> None:
         ("reached at four three one two. For it, to", (2, 5), None),
         ("reached at four three one two for Maria Lopez today", (2, 5), "four three one two for"),
         ("sleeps four to five hours", (1, 3), None),
+        ("call her back on four three one two after five.", (4, 7), None),
     ],
 )
 def test_number_edges_take_digits_misheard_as_words(text: str, hit: tuple[int, int], edge: str | None) -> None:

@@ -663,6 +663,9 @@ def _digits_said(words: Sequence[Word], h: WordHit) -> int:
 
 
 _EDGE_SOUNDALIKES = DIGIT_SOUNDALIKES - {"a", "at", "then", "no", "know"}
+#: Prepositions that put a number after a number as a time or an amount ("call her back on ... after five").
+_TIME_PREPOSITIONS = frozenset({"after", "before", "until", "till", "by", "around", "about", "at", "from", "past",
+                                "since", "between", "over", "under", "than"})
 
 
 def number_edge_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[WordHit]:
@@ -673,7 +676,8 @@ def number_edge_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[Wor
     words are mostly numbers and say at least four digits takes the words beside it that a recogniser writes
     for a digit (:data:`anonpsy.audio.cues.DIGIT_SOUNDALIKES`, less the articles and prepositions that open
     a number: "at", "a", "then", "no", "know"), and one other word between such words, or before a number word
-    after the number; never across a sentence end.
+    after the number unless it is a preposition of time or amount ("... after five"); never across a sentence
+    end.
     """
     from anonpsy.audio.cues import is_number_word
 
@@ -702,7 +706,7 @@ def number_edge_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[Wor
         while j < n and not _ends(words[j - 1].text, _SENTENCE_END):
             if digitlike(j):
                 last = j
-            elif j + 1 < n and not _ends(words[j].text, _SENTENCE_END) and (
+            elif j + 1 < n and not _ends(words[j].text, _SENTENCE_END) and cores[j] not in _TIME_PREPOSITIONS and (
                 is_number_word(cores[j + 1]) or (digitlike(j + 1) and digitlike(j - 1))
             ):
                 last = j + 1
