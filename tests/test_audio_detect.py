@@ -418,3 +418,20 @@ def test_a_cue_region_runs_on_only_to_punctuation(words: list[str]) -> None:
             continue
         assert size <= m.rule.reach_words + m.rule.phrase_reach_words
         assert ws[m.last].text.endswith((",", ";", ".", "?", "!"))
+
+
+@given(st.lists(st.sampled_from(("his", "partner", "and", "an", "Salvo,", "salvo", "her", "mother", "who", "is",
+                                 "I", "came.")), max_size=20))
+@example(["his", "partner", "and", "Salvo,", "who", "is"])
+def test_a_region_opens_on_a_stop_word_only_before_a_capitalised_name(words: list[str]) -> None:
+    """A person cue's region starts with a stop word only as a name's first syllable before a capitalised word."""
+    ws = _words(" ".join(words)) if words else []
+    for m in default_cues().spans(ws):
+        if _core_text(ws[m.first].text) not in m.rule.stop_words:
+            continue
+        assert m.rule.type == "PERSON" and m.first < m.last
+        assert ws[m.first + 1].text[0].isupper() and ws[m.first + 1].text != "I"
+
+
+def _core_text(text: str) -> str:
+    return text.strip(".,;:!?\"()[]{}").lower()

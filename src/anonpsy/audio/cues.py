@@ -95,6 +95,10 @@ _SENTENCE_END = (".", "?", "!")
 SENTENCE_PAUSE_S = 0.25
 
 
+#: Short function words a recogniser writes for a name's unstressed first syllable ("and Salvo" for "Ansaldo").
+_NAME_SYLLABLES = frozenset({"and", "an", "in", "a", "on"})
+
+
 def is_number_word(c: str) -> bool:
     """A word that can be part of a spoken number (digits, number words, "oh", "double")."""
     from anonpsy.audio.spoken import REPEATS, SCALES, TEENS, TENS, UNITS
@@ -275,7 +279,7 @@ class CueSet:
             for k in range(first, end):
                 if k > first and words[k].start - words[k - 1].end >= rule.stop_at_pause:
                     break
-                if cores[k] in rule.stop_words:
+                if cores[k] in rule.stop_words and not (k == first and self._name_syllable(words, cores, rule, k)):
                     break
                 if rule.numbers_only and not is_numberish(cores[k]):
                     # One misheard word between numbers ("were | no free aid") stays inside the region.
@@ -320,6 +324,20 @@ class CueSet:
             if first <= last:
                 out.append(CueMatch(rule, first, last))
         return out
+
+    @staticmethod
+    def _name_syllable(words: Sequence[TimedWord], cores: Sequence[str], rule: CueRule, k: int) -> bool:
+        """Is stop word ``k``, right after a person cue, a name's first syllable heard as a function word?
+
+        "his partner and Salvo, who ..." for "his partner, Ansaldo, who ...": a short function word right after
+        the cue and before a capitalised word the recogniser wrote mid-sentence starts the name.
+        """
+        if rule.type != "PERSON" or cores[k] not in _NAME_SYLLABLES or k + 1 >= len(words):
+            return False
+        if _ends_sentence(words[k].text) or words[k].text.rstrip().endswith(","):
+            return False
+        nxt = words[k + 1].text.strip(_PUNCT)
+        return bool(nxt) and nxt[0].isupper() and cores[k + 1] not in ("i", "i'm")
 
     def _to_phrase_end(self, words: Sequence[TimedWord], cores: Sequence[str], rule: CueRule, last: int) -> int:
         """The region's last word once it runs on to the comma or full stop the recogniser wrote after it.
