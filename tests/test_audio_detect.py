@@ -18,6 +18,7 @@ from anonpsy.audio.detect import (
     WordHit,
     name_extensions,
     number_bridge_hits,
+    number_edge_hits,
     place_hits,
     proper_noun_hits,
     spoken_date_hits,
@@ -243,6 +244,14 @@ def test_capitalised_words_after_a_place_preposition_are_places(text: str, place
     assert _found(place_hits, text) == places
 
 
+def test_a_cue_phrase_after_a_preposition_is_not_a_place() -> None:
+    """ "from Social Work" says that a name comes before it; it is no place (the cue rules name the phrase)."""
+    words = _words("The plan was discussed with Emily Lucoso from Social Work. She moved from Social Circle.")
+    found = [" ".join(w.text for w in words[h.first : h.last + 1]) for h in place_hits(words, default_cues())]
+    assert found == ["Social Circle."]
+    assert "Social Work." in _found(place_hits, "discussed with Emily Lucoso from Social Work.")
+
+
 @pytest.mark.parametrize(
     ("text", "addresses"),
     [
@@ -339,6 +348,44 @@ def test_number_bridge_hits_stay_between_two_hits(words: list[str]) -> None:
         assert any(g.last == h.first - 1 for g in given_hits) and any(g.first == h.last + 1 for g in given_hits)
 
 
+@pytest.mark.parametrize(
+    ("text", "hit", "edge"),
+    [
+        # digits at the start heard as "for it to", at the end as "this, and twelve"
+        ("Here's a list for it to 7 to 3, 8 to 12, and cheek", (6, 11), "for it to 7 to 3, 8 to 12,"),
+        ("call me at two, seven, zero, two, six, three, six, this, and twelve. Lydia", (3, 10),
+         "two, seven, zero, two, six, three, six, this, and twelve."),
+        # the preposition that opens the number, a sentence end, a name and short numbers stay out
+        ("reached at four three one two. For it, to", (2, 5), None),
+        ("reached at four three one two for Maria Lopez today", (2, 5), "four three one two for"),
+        ("sleeps four to five hours", (1, 3), None),
+        ("call her back on four three one two after five.", (4, 7), None),
+    ],
+)
+def test_number_edges_take_digits_misheard_as_words(text: str, hit: tuple[int, int], edge: str | None) -> None:
+    words = _words(text)
+    found = number_edge_hits(words, [WordHit(hit[0], hit[1], "OTHER_ID", "phi", "rules:test")])
+    assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in found] == ([edge] if edge else [])
+
+
+@given(st.lists(st.sampled_from(("one", "two,", "three.", "for", "it", "to", "at", "Maria", "and", "twelve.")),
+                max_size=24), st.data())
+@example(["for", "it", "to", "one", "two", "three", "one", "it", "twelve."], None)
+def test_number_edge_hits_grow_a_hit_within_its_sentence(words: list[str], data: Any) -> None:
+    ws = _words(" ".join(words)) if words else []
+    n = len(ws)
+    if n == 0:
+        return
+    first = data.draw(st.integers(0, n - 1)) if data else 3
+    last = data.draw(st.integers(first, n - 1)) if data else 6
+    given_hit = WordHit(first, last, "OTHER_ID", "phi", "rules:test")
+    for h in number_edge_hits(ws, [given_hit]):
+        assert 0 <= h.first <= first and last <= h.last < n
+        assert (h.first, h.last) != (first, last)
+        outside = [*range(h.first, first), *range(last, h.last)]
+        assert not any(ws[k].text.endswith(".") for k in outside)
+
+
 @given(st.floats(0.0, 0.5), st.floats(0.0, 0.5), st.sampled_from(["PERSON", "DATE", "ADDRESS"]))
 @example(0.05, 0.05, "PERSON")
 def test_name_words_get_the_name_end_extra_and_other_identifiers_do_not(
@@ -354,3 +401,37 @@ def test_name_words_get_the_name_end_extra_and_other_identifiers_do_not(
     (iv,) = _word_intervals(words, [WordHit(0, 0, kind, "phi", "rules:test")], audio, 0.2, end_extra, name_extra)
     want = 1.4 + 0.2 + end_extra + (name_extra if kind == "PERSON" else 0.0)
     assert abs(iv.end - want) <= 1.0 / 16000 + 1e-4
+
+
+_RUN_ON_WORDS = ("her", "husband,", "husband", "sister", "Raffailey", "knows", "it", "alone,", "brought", "home.",
+                 "called", "and", "my", "little", "old", "wolf,", "by", "phone.")
+
+
+@given(st.lists(st.sampled_from(_RUN_ON_WORDS), max_size=24))
+@example(["her", "husband,", "Raffailey", "knows", "it", "alone,", "brought", "her"])
+def test_a_cue_region_runs_on_only_to_punctuation(words: list[str]) -> None:
+    """Past ``reach_words`` a region takes at most ``phrase_reach_words`` more, and then ends at punctuation."""
+    ws = _words(" ".join(words)) if words else []
+    for m in default_cues().spans(ws):
+        size = m.last - m.first + 1
+        if size <= m.rule.reach_words:
+            continue
+        assert size <= m.rule.reach_words + m.rule.phrase_reach_words
+        assert ws[m.last].text.endswith((",", ";", ".", "?", "!"))
+
+
+@given(st.lists(st.sampled_from(("his", "partner", "and", "an", "Salvo,", "salvo", "her", "mother", "who", "is",
+                                 "I", "came.")), max_size=20))
+@example(["his", "partner", "and", "Salvo,", "who", "is"])
+def test_a_region_opens_on_a_stop_word_only_before_a_capitalised_name(words: list[str]) -> None:
+    """A person cue's region starts with a stop word only as a name's first syllable before a capitalised word."""
+    ws = _words(" ".join(words)) if words else []
+    for m in default_cues().spans(ws):
+        if _core_text(ws[m.first].text) not in m.rule.stop_words:
+            continue
+        assert m.rule.type == "PERSON" and m.first < m.last
+        assert ws[m.first + 1].text[0].isupper() and ws[m.first + 1].text != "I"
+
+
+def _core_text(text: str) -> str:
+    return text.strip(".,;:!?\"()[]{}").lower()

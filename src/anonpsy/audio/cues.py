@@ -55,6 +55,7 @@ class CueRuleModel(_Model):
     before: tuple[str, ...] = ()
     after: tuple[str, ...] = ()
     reach_words: int = Field(default=3, ge=1, le=30)
+    phrase_reach_words: int = Field(default=0, ge=0, le=10)
     reach_seconds: float = Field(default=2.0, gt=0, le=15)
     stop_at_pause_ms: int = Field(default=400, ge=50, le=5000)
     stop_words: tuple[str, ...] = ()
@@ -92,6 +93,10 @@ _SENTENCE_END = (".", "?", "!")
 #: A full stop the recogniser wrote ends a cue's region only where the speaker paused: recognisers put full
 #: stops inside addresses and names they mishear ("eight hundred seventeen. Love, Cliffs.").
 SENTENCE_PAUSE_S = 0.25
+
+
+#: Short function words a recogniser writes for a name's unstressed first syllable ("and Salvo" for "Ansaldo").
+_NAME_SYLLABLES = frozenset({"and", "an", "in", "a", "on"})
 
 
 def is_number_word(c: str) -> bool:
@@ -149,6 +154,7 @@ class CueRule:
     min_words: int
     numbers_only: bool = False
     gaps_only: bool = False
+    phrase_reach_words: int = 0
 
 
 @dataclass(frozen=True)
@@ -185,6 +191,7 @@ class CueSet:
                 r.min_words,
                 r.numbers_only,
                 r.gaps_only,
+                r.phrase_reach_words,
             )
             for r in f.rules
         )
@@ -268,10 +275,11 @@ class CueSet:
             t0 = words[first].start
             stray = 0  # consecutive words of a number region that are not numbers
             end = min(len(words), first + rule.reach_words)
+            reached = False  # the region took ``reach_words`` words and nothing else ended it
             for k in range(first, end):
                 if k > first and words[k].start - words[k - 1].end >= rule.stop_at_pause:
                     break
-                if cores[k] in rule.stop_words:
+                if cores[k] in rule.stop_words and not (k == first and self._name_syllable(words, cores, rule, k)):
                     break
                 if rule.numbers_only and not is_numberish(cores[k]):
                     # One misheard word between numbers ("were | no free aid") stays inside the region.
@@ -289,6 +297,10 @@ class CueSet:
                     k + 1 >= len(words) or words[k + 1].start - words[k].end >= SENTENCE_PAUSE_S
                 ):
                     break
+            else:
+                reached = last == end - 1 and end - first == rule.reach_words
+            if reached and rule.phrase_reach_words:
+                last = self._to_phrase_end(words, cores, rule, last)
             if last >= first:
                 out.append(CueMatch(rule, first, last))
         for q in range(len(words)):
@@ -312,6 +324,38 @@ class CueSet:
             if first <= last:
                 out.append(CueMatch(rule, first, last))
         return out
+
+    @staticmethod
+    def _name_syllable(words: Sequence[TimedWord], cores: Sequence[str], rule: CueRule, k: int) -> bool:
+        """Is stop word ``k``, right after a person cue, a name's first syllable heard as a function word?
+
+        "his partner and Salvo, who ..." for "his partner, Ansaldo, who ...": a short function word right after
+        the cue and before a capitalised word the recogniser wrote mid-sentence starts the name.
+        """
+        if rule.type != "PERSON" or cores[k] not in _NAME_SYLLABLES or k + 1 >= len(words):
+            return False
+        if _ends_sentence(words[k].text) or words[k].text.rstrip().endswith(","):
+            return False
+        nxt = words[k + 1].text.strip(_PUNCT)
+        return bool(nxt) and nxt[0].isupper() and cores[k + 1] not in ("i", "i'm")
+
+    def _to_phrase_end(self, words: Sequence[TimedWord], cores: Sequence[str], rule: CueRule, last: int) -> int:
+        """The region's last word once it runs on to the comma or full stop the recogniser wrote after it.
+
+        A name heard as more words than ``reach_words`` ("her husband, Raffailey knows it alone, brought her")
+        ends at the punctuation that closes it, when that comes within ``phrase_reach_words`` more words with
+        no stop word, pause or cue between.
+        """
+        if words[last].text.rstrip().endswith((",", *_SENTENCE_END)):
+            return last
+        for k in range(last + 1, min(len(words), last + 1 + rule.phrase_reach_words)):
+            if words[k].start - words[k - 1].end >= rule.stop_at_pause or cores[k] in rule.stop_words:
+                return last
+            if self.before_match(cores, k, with_gap_rules=False) is not None:
+                return last
+            if words[k].text.rstrip().endswith((",", ";", *_SENTENCE_END)):
+                return k
+        return last
 
     def number_rules(self) -> tuple[CueRule, ...]:
         """Rules on spoken numbers (``digits_at_least``)."""

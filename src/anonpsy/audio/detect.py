@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from anonpsy.audio.asr import Word
-from anonpsy.audio.cues import SENTENCE_PAUSE_S, CueSet
+from anonpsy.audio.cues import DIGIT_SOUNDALIKES, SENTENCE_PAUSE_S, CueSet
 from anonpsy.audio.spoken import Normalized, name_words, normalize
 from anonpsy.phi.spans import Span
 
@@ -325,19 +325,21 @@ def _initial(text: str) -> bool:
     return len(t) == 2 and t[0].isupper() and t[1] == "."
 
 
-def place_hits(words: Sequence[Word]) -> list[WordHit]:
+def place_hits(words: Sequence[Word], cues: CueSet | None = None) -> list[WordHit]:
     """Capitalised words after "in", "from", "near" in the middle of a sentence: a place, known word or not.
 
     A recogniser that writes case capitalises a place it heard as ordinary words ("in West Chase", "in Pow");
     months, weekdays, "I", short all-capital abbreviations ("in AA", "in ICU") and clinical terms of the
     masking safelist are not places; an initial before a capitalised word is part of the place ("in M. Till"
-    for "in Ampthill"). Inactive on transcripts without capitals.
+    for "in Ampthill"). Words that make up a cue's ``after`` phrase with the preposition ("from Social Work",
+    which says that a name comes before it) are context, not a place. Inactive on transcripts without capitals.
     """
     from anonpsy.audio.spoken import MONTHS, WEEKDAYS
 
     if not _cased(words):
         return []
     n = len(words)
+    cores = [_core(w.text) for w in words]
     out: list[WordHit] = []
 
     def placelike(k: int) -> bool:
@@ -365,10 +367,18 @@ def place_hits(words: Sequence[Word]) -> list[WordHit]:
                 last += 2
             else:
                 break
-        if not _safelisted(words, first, last):
+        if not _safelisted(words, first, last) and not _cue_phrase(cores, k - 1, last, cues):
             out.append(WordHit(first, last, "LOCATION", "phi", "rules:audio.place-after-preposition"))
         k = last + 1
     return out
+
+
+def _cue_phrase(cores: Sequence[str], first: int, last: int, cues: CueSet | None) -> bool:
+    """Do words ``[first, last]`` lie within an ``after`` cue phrase that starts at ``first``?"""
+    if cues is None:
+        return False
+    hit = cues.after_match(cores, first)
+    return hit is not None and first + hit[1] - 1 >= last
 
 
 def _unit_end(words: Sequence[Word], k: int) -> int:
@@ -645,6 +655,70 @@ def number_bridge_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[W
     return out
 
 
+def _digits_said(words: Sequence[Word], h: WordHit) -> int:
+    from anonpsy.audio.spoken import normalize
+
+    text = normalize([w.text for w in words[h.first : h.last + 1]]).text
+    return sum(ch.isdigit() for ch in text)
+
+
+_EDGE_SOUNDALIKES = DIGIT_SOUNDALIKES - {"a", "at", "then", "no", "know"}
+#: Prepositions that put a number after a number as a time or an amount ("call her back on ... after five").
+_TIME_PREPOSITIONS = frozenset({"after", "before", "until", "till", "by", "around", "about", "at", "from", "past",
+                                "since", "between", "over", "under", "than"})
+
+
+def number_edge_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[WordHit]:
+    """Digits misheard as ordinary words at either end of a spoken number of four digits or more.
+
+    A phone number said digit by digit loses its first or last digits to words a recogniser writes for digits
+    ("for it to 7 to 3, 8 to 12" for "four eight two, seven two three", "six, this, and twelve"). A hit whose
+    words are mostly numbers and say at least four digits takes the words beside it that a recogniser writes
+    for a digit (:data:`anonpsy.audio.cues.DIGIT_SOUNDALIKES`, less the articles and prepositions that open
+    a number: "at", "a", "then", "no", "know"), and one other word between such words, or before a number word
+    after the number unless it is a preposition of time or amount ("... after five"); never across a sentence
+    end.
+    """
+    from anonpsy.audio.cues import is_number_word
+
+    n = len(words)
+    cores = [_core(w.text) for w in words]
+
+    def digitlike(k: int) -> bool:
+        return is_number_word(cores[k]) or cores[k] in _EDGE_SOUNDALIKES
+
+    out: list[WordHit] = []
+    for h in hits:
+        if not _numeric(words, h) or _digits_said(words, h) < 4:
+            continue
+        first, last = h.first, h.last
+        j = first - 1
+        while j >= 0 and not _ends(words[j].text, _SENTENCE_END):
+            if digitlike(j):
+                first = j
+            elif j - 1 >= 0 and digitlike(j - 1) and not _ends(words[j - 1].text, _SENTENCE_END) and digitlike(j + 1):
+                first = j - 1
+                j -= 1
+            else:
+                break
+            j -= 1
+        j = last + 1
+        while j < n and not _ends(words[j - 1].text, _SENTENCE_END):
+            if digitlike(j):
+                last = j
+            elif j + 1 < n and not _ends(words[j].text, _SENTENCE_END) and cores[j] not in _TIME_PREPOSITIONS and (
+                is_number_word(cores[j + 1]) or (digitlike(j + 1) and digitlike(j - 1))
+            ):
+                last = j + 1
+                j += 1
+            else:
+                break
+            j += 1
+        if (first, last) != (h.first, h.last):
+            out.append(WordHit(first, last, h.type, "phi", "rules:audio.number-edge"))
+    return out
+
+
 def llm_hits(
     norm: Normalized, rule_hits: Sequence[WordHit], detector: Any, on_failure: OnLLMFailure
 ) -> list[WordHit]:
@@ -683,9 +757,10 @@ def detect_words(
     hits += cue_hits(words, cues)
     hits += proper_noun_hits(words)
     hits += spoken_date_hits(words)
-    hits += place_hits(words)
+    hits += place_hits(words, cues)
     hits += street_address_hits(words)
     hits += number_bridge_hits(words, hits)
+    hits += number_edge_hits(words, hits)
     hits += name_extensions(words, hits, cues)
     if llm_detector is not None and words:
         hits += llm_hits(norm, hits, llm_detector, on_llm_failure)
@@ -704,6 +779,7 @@ __all__ = [
     "llm_hits",
     "name_extensions",
     "number_bridge_hits",
+    "number_edge_hits",
     "place_hits",
     "proper_noun_hits",
     "spoken_date_hits",
