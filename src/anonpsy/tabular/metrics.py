@@ -198,7 +198,8 @@ def bergsma_v(table: F) -> F:
         kc = k - (k - 1) ** 2 / nm1
         denom = np.minimum(rc - 1, kc - 1)
         v = np.where((denom > 0) & (r > 1) & (k > 1), np.sqrt(phi2c / np.where(denom > 0, denom, 1)), 0.0)
-    return np.asarray(np.nan_to_num(v, nan=0.0))
+    # V is bounded by 1; a perfect association can round to 1 + 2⁻⁵² in the divisions above
+    return np.asarray(np.clip(np.nan_to_num(v, nan=0.0), 0.0, 1.0))
 
 
 def cramers_v_from_counts(counts: F, pairs: Sequence[tuple[int, int, int]], sizes: Sequence[int]) -> F:
