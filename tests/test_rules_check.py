@@ -125,7 +125,7 @@ PINNED_COUNTS: dict[str, int] = {
     "lexicon_conditions": 64,
     "lexicon_demographic": 262,
     "lexicon_emotions": 35,
-    "lexicon_medications": 354,
+    "lexicon_medications": 357,
     "lexicon_mse": 130,
     "lexicon_symptoms": 293,
     "lexicon_therapies": 87,
