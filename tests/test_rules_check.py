@@ -144,7 +144,7 @@ PINNED_COUNTS: dict[str, int] = {
     "test_values": 62,
     "twin_icd10cm": 397,
     "twin_lookalikes": 9,
-    "twin_medications": 248,
+    "twin_medications": 247,
     "twin_procedures": 143,
     "twin_tests": 42,
     "visit_scaffold": 12,
