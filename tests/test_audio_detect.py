@@ -16,6 +16,7 @@ from anonpsy.audio.asr import Word
 from anonpsy.audio.cues import default_cues
 from anonpsy.audio.detect import (
     WordHit,
+    misheard_month_date_hits,
     name_extensions,
     number_bridge_hits,
     number_edge_hits,
@@ -217,6 +218,38 @@ def test_spoken_date_hits_hold_a_month_and_stay_in_range(words: list[str]) -> No
     for h in spoken_date_hits(ws):
         assert 0 <= h.first <= h.last < len(ws)
         assert any(w.text.strip(".,;:!?\"()[]{}").lower() in MONTHS for w in ws[h.first : h.last + 1])
+
+
+@pytest.mark.parametrize(
+    ("text", "dates"),
+    [
+        # the month misheard as one or two words between the day and the year
+        ("It was on the twenty six sonship timber, nineteen forty three. He", ["the twenty six sonship timber, "
+                                                                             "nineteen forty three."]),
+        ("born the fourth of Octo, two thousand and five, she", ["the fourth of Octo, two thousand and five,"]),
+        ("born twelfth Jabber 1982 in", ["twelfth Jabber 1982"]),
+        # a clause word, a date follower or a sentence end between is no month; numbers alone are no date
+        ("She drank twenty beers and nineteen ninety was", []),
+        ("about ten years ago, nineteen eighty", []),
+        ("on the fifth. Nineteen forty", []),
+        ("twenty six nineteen forty three", []),
+        ("She had twenty six sessions, some nineteen hours", []),
+    ],
+)
+def test_a_day_and_a_year_hold_the_misheard_month_between_them(text: str, dates: list[str]) -> None:
+    words = _words(text)
+    assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in misheard_month_date_hits(words)] == dates
+
+
+@given(cased_transcripts())
+@example(["the", "twenty", "six", "timber,", "nineteen", "forty", "three."])
+@example(["the", "fifth", "timber", "nineteen.", "forty", "three."])
+def test_misheard_month_dates_hold_a_year_and_stay_in_range(words: list[str]) -> None:
+    ws = _words(" ".join(words)) if words else []
+    for h in misheard_month_date_hits(ws):
+        assert 0 <= h.first <= h.last < len(ws)
+        assert h.last - h.first >= 2
+        assert not any(w.text.rstrip().endswith((".", "?", "!")) for w in ws[h.first : h.last])
 
 
 def _found(fn: Any, text: str) -> list[str]:

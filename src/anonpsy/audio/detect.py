@@ -596,6 +596,60 @@ def spoken_date_hits(words: Sequence[Word]) -> list[WordHit]:
     return out
 
 
+def _year_start(cores: Sequence[str], k: int) -> int:
+    """How many words a year said from word ``k`` takes ("nineteen forty three", "two thousand five", "1982"), or 0."""
+    from anonpsy.audio.cues import is_number_word
+
+    c = cores[k]
+    if c.isdigit() and len(c) == 4 and c[:2] in ("19", "20"):
+        return 1
+    if c == "nineteen" or (c == "two" and k + 1 < len(cores) and cores[k + 1] == "thousand"):
+        j = k + 1
+        while j < len(cores) and j - k < 4 and (is_number_word(cores[j]) or cores[j] == "and"):
+            j += 1
+        return j - k if j - k >= 2 else 0
+    return 0
+
+
+def misheard_month_date_hits(words: Sequence[Word]) -> list[WordHit]:
+    """A day and a year said around one or two words the recogniser wrote for the month it misheard.
+
+    "the twenty six sonship timber, nineteen forty three" for "the twenty sixth of September, nineteen thirty
+    three": the day (ordinals and cardinals up to thirty one, [the] before it) and the year ("nineteen ...",
+    "two thousand ...", four digits from 19 or 20) hold the words between them, when there are one or two and
+    none is a clause word, a date follower ("ago", "last") or a number, all in one sentence.
+    """
+    from anonpsy.audio.cues import is_number_word
+
+    n = len(words)
+    cores = [_core(w.text) for w in words]
+    out: list[WordHit] = []
+    for y in range(2, n):
+        said = _year_start(cores, y)
+        if not said or _ends(words[y - 1].text, _SENTENCE_END):
+            continue
+        said = next((m + 1 for m in range(said) if _ends(words[y + m].text, _SENTENCE_END)), said)
+        j = y - 1
+        bridged = 0
+        while j >= 0 and bridged < 2 and not _daylike(cores[j]):
+            c = cores[j]
+            if (not c.isalpha() or c in _NOT_IN_DATES or c in _DATE_FOLLOWERS or is_number_word(c)
+                    or (c in _CLAUSE_WORDS and c != "of") or (j < y - 1 and _ends(words[j].text, _SENTENCE_END))):
+                break
+            bridged += 1
+            j -= 1
+        if not bridged or j < 0 or not _daylike(cores[j]) or _ends(words[j].text, _PHRASE_END):
+            continue
+        first = j
+        while first - 1 >= 0 and y - first < 6 and _daylike(cores[first - 1]) \
+                and not _ends(words[first - 1].text, _PHRASE_END):
+            first -= 1
+        if first - 1 >= 0 and cores[first - 1] == "the" and not _ends(words[first - 1].text, _PHRASE_END):
+            first -= 1
+        out.append(WordHit(first, y + said - 1, "DATE", "phi", "rules:audio.misheard-month-date"))
+    return out
+
+
 #: Words that go on a month name or a year without being part of the date ("since June last year").
 _DATE_FOLLOWERS = frozenset({"last", "this", "next", "year", "years", "month", "months", "week", "weeks", "ago",
                              "before", "after", "now", "then", "again", "today", "too", "also", "only", "though",
@@ -757,6 +811,7 @@ def detect_words(
     hits += cue_hits(words, cues)
     hits += proper_noun_hits(words)
     hits += spoken_date_hits(words)
+    hits += misheard_month_date_hits(words)
     hits += place_hits(words, cues)
     hits += street_address_hits(words)
     hits += number_bridge_hits(words, hits)
@@ -777,6 +832,7 @@ __all__ = [
     "detect_words",
     "lexicon",
     "llm_hits",
+    "misheard_month_date_hits",
     "name_extensions",
     "number_bridge_hits",
     "number_edge_hits",
