@@ -111,6 +111,11 @@ def _extended(text: str, hits: list[tuple[int, int, str]], known: frozenset[str]
         # "my name | is": the longer cue reaches from the next word, so "is" stays audible
         ("My name is Zoramathan and", [], ["Zoramathan"]),
         ("My name is in the chart. She", [], []),
+        # the capitalised words that go on a name mid-sentence; "I", months and a sentence end do not
+        ("one to Kathleen Lord Rickson. The plan", [(2, 2, "PERSON")], ["Kathleen Lord Rickson."]),
+        ("she told Maria I was in March", [(2, 2, "PERSON")], []),
+        ("she told Maria Lexapro helps", [(2, 2, "PERSON")], []),
+        ("she told Maria. Then", [(2, 2, "PERSON")], []),
         # a street type after an address
         ("He lives on Cedar the court in Spokane", [(3, 4, "ADDRESS")], ["Cedar the court"]),
         ("She reports low mood.", [], []),
@@ -120,7 +125,8 @@ def test_name_extensions_join_split_names(text: str, hits: list[tuple[int, int, 
     known = KNOWN | {"per", "case", "husband", "her", "brought", "mist", "patient's", "use", "of", "miller",
                      "was", "seen", "by", "dr", "lopez", "chart", "he", "on", "cedar", "court", "spokane",
                      "collateral", "from", "santiago", "aqua", "ingrid", "a", "twenty", "one", "year", "house",
-                     "ices", "part", "as", "over", "appetite", "energy", "tired", "were"}
+                     "ices", "part", "as", "over", "appetite", "energy", "tired", "were", "to", "told",
+                     "helps", "then"}
     assert _extended(text, hits, known) == joined
 
 

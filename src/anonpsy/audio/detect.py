@@ -216,6 +216,20 @@ _PHRASE_OPENERS = frozenset({"and", "or", "nor", "of", "the", "a", "an", "to", "
                              "by", "on"})
 
 
+def _name_word_after(words: Sequence[Word], k: int) -> bool:
+    """Word ``k`` goes on the name before it: capitalised mid-sentence, no "I", month, weekday, abbreviation or
+    clinical term of the masking safelist."""
+    from anonpsy.audio.spoken import MONTHS, WEEKDAYS
+
+    t = words[k].text.strip(_PUNCT)
+    c = t.lower()
+    if not _capitalised(t) or c in ("i", "i'm", "i've", "i'd", "i'll") or c in MONTHS or c in WEEKDAYS:
+        return False
+    if t.isupper() and len(t) <= 4:
+        return False
+    return not _safelisted(words, k, k)
+
+
 def _dangling(words: Sequence[Word], k: int) -> bool:
     """Word ``k`` is a phrase opener with nothing after it: the last word, or one followed by a pause.
 
@@ -238,6 +252,8 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
 
     * A name hit that ends on, or is followed by, a name particle ("Santiago de la | Aqua") takes the word
       after the particles.
+    * A name hit followed by capitalised words within its phrase takes them ("Kathleen | Lord Rickson."), but
+      not "I", a month, a weekday, a short abbreviation or a clinical term of the masking safelist.
     * A name hit followed by up to two lower-case words no dictionary lists takes them ("Cheriff's affax").
     * A name hit whose last word is unknown and ends with a comma the recogniser inserted ("Lindk, mist")
       takes a following short lower-case fragment that is not a clause word, or a chain of up to four short
@@ -265,6 +281,8 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
                     last = nxt
                 else:
                     break
+            while last + 1 < n and not _ends(words[last].text, _PHRASE_END) and _name_word_after(words, last + 1):
+                last += 1  # "Kathleen Lord Rickson.": the capitalised words that go on a name belong to it
             unknown_taken = 0
             while (unknown_taken < 2 and last + 1 < n and known and not _ends(words[last].text, _PHRASE_END)
                    and _unknown(words[last + 1].text, known) and not _capitalised(words[last + 1].text)):
