@@ -273,6 +273,11 @@ def _found(fn: Any, text: str) -> list[str]:
         # a place's first syllable written as an initial
         ("transferred from a hospital in M. Till please call", ["M. Till"]),
         ("She was seen in B. ward", []),
+        # a preposition closed by a comma: the words up to a name-like word within three are the place
+        ("transferred from a hospital in, cast him at Peck-de-Bromo, affect", ["cast him at Peck-de-Bromo,"]),
+        ("she was seen in, cast him at the clinic by", []),
+        ("she was seen in, cast. Peck-de-Bromo", []),
+        ("she was seen in, well, Lexapro trials", []),
         # months, abbreviations, drug names of the safelist, sentence openings and lower case are not places
         ("He attends meetings in AA and in March he was in Lexapro trials.", []),
         ("She was seen in. Clinic today", []),

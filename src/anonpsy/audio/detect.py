@@ -349,8 +349,11 @@ def place_hits(words: Sequence[Word], cues: CueSet | None = None) -> list[WordHi
     A recogniser that writes case capitalises a place it heard as ordinary words ("in West Chase", "in Pow");
     months, weekdays, "I", short all-capital abbreviations ("in AA", "in ICU") and clinical terms of the
     masking safelist are not places; an initial before a capitalised word is part of the place ("in M. Till"
-    for "in Ampthill"). Words that make up a cue's ``after`` phrase with the preposition ("from Social Work",
-    which says that a name comes before it) are context, not a place. Inactive on transcripts without capitals.
+    for "in Ampthill"). A preposition the recogniser closed with a comma ("a hospital in, cast him at
+    Peck-de-Bromo,") broke off a place it misheard: the words up to a name-like word (capitalised mid-sentence
+    or unknown to the dictionary) within three words are the place. Words that make up a cue's ``after``
+    phrase with the preposition ("from Social Work", which says that a name comes before it) are context, not a
+    place. Inactive on transcripts without capitals.
     """
     from anonpsy.audio.spoken import MONTHS, WEEKDAYS
 
@@ -370,11 +373,24 @@ def place_hits(words: Sequence[Word], cues: CueSet | None = None) -> list[WordHi
             return placelike(k + 1)
         return not (t.isupper() and len(t.replace("-", "")) <= 4)
 
+    known = lexicon()
     k = 1
     while k < n:
         prep = words[k - 1].text
-        if _core(prep) not in _PLACE_PREPOSITIONS or _ends(prep, _SENTENCE_END) or not placelike(k):
+        if _core(prep) not in _PLACE_PREPOSITIONS or _ends(prep, _SENTENCE_END):
             k += 1
+            continue
+        if not placelike(k):
+            # "a hospital in, cast him at Peck-de-Bromo,": a comma right after the preposition says the recogniser
+            # broke off a place it misheard; the words up to a name-like word within three are the place.
+            reach = next((m for m in range(k, min(n, k + 4)) if placelike(m) or _namelike(words, m, known)), None)
+            if (not _ends(prep, (",",)) or reach is None
+                    or any(_ends(words[m].text, _SENTENCE_END) for m in range(k, reach))):
+                k += 1
+                continue
+            if not _safelisted(words, reach, reach):
+                out.append(WordHit(k, reach, "LOCATION", "phi", "rules:audio.place-after-broken-preposition"))
+            k = reach + 1
             continue
         first = last = k
         while last + 1 < n and (not _ends(words[last].text, _PHRASE_END) or _initial(words[last].text)):
