@@ -278,6 +278,12 @@ def _found(fn: Any, text: str) -> list[str]:
         ("she was seen in, cast him at the clinic by", []),
         ("she was seen in, cast. Peck-de-Bromo", []),
         ("she was seen in, well, Lexapro trials", []),
+        # a lower-case word no dictionary or clinical lexicon lists, after the preposition or one short word
+        ("He lives on Einzro in his kinaporgal. She", ["his kinaporgal."]),
+        ("He was born in zarakovny, she", ["zarakovny,"]),
+        ("improvement in akathisia and in hypomanic states, started in sertraline", []),
+        ("she lives in the basement", []),
+        ("she is in his, kinaporgal", []),
         # months, abbreviations, drug names of the safelist, sentence openings and lower case are not places
         ("He attends meetings in AA and in March he was in Lexapro trials.", []),
         ("She was seen in. Clinic today", []),

@@ -351,7 +351,9 @@ def place_hits(words: Sequence[Word], cues: CueSet | None = None) -> list[WordHi
     masking safelist are not places; an initial before a capitalised word is part of the place ("in M. Till"
     for "in Ampthill"). A preposition the recogniser closed with a comma ("a hospital in, cast him at
     Peck-de-Bromo,") broke off a place it misheard: the words up to a name-like word (capitalised mid-sentence
-    or unknown to the dictionary) within three words are the place. Words that make up a cue's ``after``
+    or unknown to the dictionary) within three words are the place. A lower-case word that neither dictionary
+    nor the clinical lexicons list, right after the preposition or after one short word ("in his kinaporgal."
+    for "in Ischia Porto"), is a place spelled as heard (:func:`_rare_lower`). Words that make up a cue's ``after``
     phrase with the preposition ("from Social Work", which says that a name comes before it) are context, not a
     place. Inactive on transcripts without capitals.
     """
@@ -386,7 +388,15 @@ def place_hits(words: Sequence[Word], cues: CueSet | None = None) -> list[WordHi
             reach = next((m for m in range(k, min(n, k + 4)) if placelike(m) or _namelike(words, m, known)), None)
             if (not _ends(prep, (",",)) or reach is None
                     or any(_ends(words[m].text, _SENTENCE_END) for m in range(k, reach))):
-                k += 1
+                # "in his kinaporgal.": a lower-case word no dictionary lists, right after the preposition or
+                # after one short word (a syllable heard as a word), is a place the recogniser spelled as it heard
+                rare = next((m for m in (k, k + 1) if m < n and _rare_lower(words, m, known)
+                             and (m == k or (len(cores[k]) <= 4 and not _ends(words[k].text, _PHRASE_END)))), None)
+                if rare is None:
+                    k += 1
+                    continue
+                out.append(WordHit(k, rare, "LOCATION", "phi", "rules:audio.place-spelled-as-heard"))
+                k = rare + 1
                 continue
             if not _safelisted(words, reach, reach):
                 out.append(WordHit(k, reach, "LOCATION", "phi", "rules:audio.place-after-broken-preposition"))
@@ -405,6 +415,37 @@ def place_hits(words: Sequence[Word], cues: CueSet | None = None) -> list[WordHi
             out.append(WordHit(first, last, "LOCATION", "phi", "rules:audio.place-after-preposition"))
         k = last + 1
     return out
+
+
+@lru_cache(maxsize=1)
+def clinical_vocabulary() -> frozenset[str]:
+    """Lower-case words of the clinical lexicons (``rules/lexicon``): symptoms, conditions, drugs, therapies."""
+    from anonpsy.paths import rules_dir
+    from anonpsy.phi.safelist import load_lexicons
+
+    root = rules_dir()
+    names = sorted(p.stem for p in (root / "lexicon").glob("*.yaml") if not p.name.endswith(".cases.yaml"))
+    out: set[str] = set()
+    for terms in load_lexicons(root, names).values():
+        for t in terms:
+            out.update(w.strip(_PUNCT) for w in re.split(r"[\s/-]+", t.lower()) if w.strip(_PUNCT))
+    return frozenset(out)
+
+
+def _rare_lower(words: Sequence[Word], k: int, known: frozenset[str]) -> bool:
+    """A lower-case word of five letters or more that neither dictionary (PocketSphinx's, Webster's) nor the
+    clinical lexicons list and that is no clinical term of the masking safelist: a name spelled as heard."""
+    from anonpsy.phi.recognizers import english_words
+
+    t = words[k].text.strip(_PUNCT)
+    c = t.lower()
+    if not known or t != c or len(c.replace("-", "").replace("'", "")) < 5 or not _unknown(t, known):
+        return False
+    parts = [p for p in re.split(r"[-']", c) if p]
+    vocab = clinical_vocabulary()
+    if c in english_words() or c in vocab or any(p in vocab for p in parts):
+        return False
+    return not _safelisted(words, k, k)
 
 
 def _cue_phrase(cores: Sequence[str], first: int, last: int, cues: CueSet | None) -> bool:
