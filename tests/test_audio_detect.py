@@ -111,6 +111,11 @@ def _extended(text: str, hits: list[tuple[int, int, str]], known: frozenset[str]
         # "my name | is": the longer cue reaches from the next word, so "is" stays audible
         ("My name is Zoramathan and", [], ["Zoramathan"]),
         ("My name is in the chart. She", [], []),
+        # a name's first syllable heard as "and" after a comma, before a name-like word
+        ("Dick, take it by, and re-agassion nurse practitioner", [(5, 5, "PERSON")], ["and re-agassion"]),
+        ("with her sister and Esther today", [(4, 4, "PERSON")], []),
+        ("by, and Esther, nurse", [(2, 2, "PERSON")], ["and Esther,"]),
+        ("by, and maria, nurse", [(2, 2, "PERSON")], []),
         # the capitalised words that go on a name mid-sentence; "I", months and a sentence end do not
         ("one to Kathleen Lord Rickson. The plan", [(2, 2, "PERSON")], ["Kathleen Lord Rickson."]),
         ("she told Maria I was in March", [(2, 2, "PERSON")], []),
@@ -126,7 +131,7 @@ def test_name_extensions_join_split_names(text: str, hits: list[tuple[int, int, 
                      "was", "seen", "by", "dr", "lopez", "chart", "he", "on", "cedar", "court", "spokane",
                      "collateral", "from", "santiago", "aqua", "ingrid", "a", "twenty", "one", "year", "house",
                      "ices", "part", "as", "over", "appetite", "energy", "tired", "were", "to", "told",
-                     "helps", "then"}
+                     "helps", "then", "dick", "take", "it", "nurse", "practitioner", "today"}
     assert _extended(text, hits, known) == joined
 
 

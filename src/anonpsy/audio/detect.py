@@ -252,6 +252,9 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
 
     * A name hit that ends on, or is followed by, a name particle ("Santiago de la | Aqua") takes the word
       after the particles.
+    * A name hit that starts on a name-like word (capitalised mid-sentence or unknown) after "and", "an", "a",
+      "in" or "on" that opens a phrase ("Dick, take it by, and re-agassion nurse practitioner") takes that word:
+      the name's first syllable heard as a function word.
     * A name hit followed by capitalised words within its phrase takes them ("Kathleen | Lord Rickson."), but
       not "I", a month, a weekday, a short abbreviation or a clinical term of the masking safelist.
     * A name hit followed by up to two lower-case words no dictionary lists takes them ("Cheriff's affax").
@@ -309,10 +312,15 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
                 last += 1
             if last + 1 < n and not _ends(words[last].text, _SENTENCE_END):
                 last = max(last, _unit_end(words, last + 1))
-        if last != h.last:
-            out.append(WordHit(h.first, last, h.type, h.reason, "rules:audio.name-extension"))
+        first = h.first
+        if (h.type == "PERSON" and first >= 1 and _core(words[first - 1].text) in _SYLLABLE_WORDS
+                and not _ends(words[first - 1].text, _PHRASE_END)
+                and (first == 1 or _ends(words[first - 2].text, _PHRASE_END)) and _namelike(words, first, known)):
+            first -= 1  # "dictated by, and re-agassion, nurse practitioner": the first syllable heard as "and"
+        if (first, last) != (h.first, h.last):
+            out.append(WordHit(first, last, h.type, h.reason, "rules:audio.name-extension"))
         if _dangling(words, last + 1):
-            out.append(WordHit(h.first, last + 1, h.type, h.reason, "rules:audio.dangling-function-word"))
+            out.append(WordHit(first, last + 1, h.type, h.reason, "rules:audio.dangling-function-word"))
     cores = [_core(w.text) for w in words]
     for p in range(1, n):
         hit = cues.before_match(cores, p, with_gap_rules=False)
