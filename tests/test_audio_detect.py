@@ -111,6 +111,10 @@ def _extended(text: str, hits: list[tuple[int, int, str]], known: frozenset[str]
         # "my name | is": the longer cue reaches from the next word, so "is" stays audible
         ("My name is Zoramathan and", [], ["Zoramathan"]),
         ("My name is in the chart. She", [], []),
+        # a short lower-case word closed by a comma right after the name-like word is its last syllable
+        ("Mr. said, Look over, report, spore sleep.", [], ["said, Look over,"]),
+        ("Mr. Lopez was, she said", [], ["Lopez"]),
+        ("Mr. Lopez, over, report", [], ["Lopez,"]),
         # a name's first syllable heard as "and" after a comma, before a name-like word
         ("Dick, take it by, and re-agassion nurse practitioner", [(5, 5, "PERSON")], ["and re-agassion"]),
         ("with her sister and Esther today", [(4, 4, "PERSON")], []),
@@ -131,7 +135,8 @@ def test_name_extensions_join_split_names(text: str, hits: list[tuple[int, int, 
                      "was", "seen", "by", "dr", "lopez", "chart", "he", "on", "cedar", "court", "spokane",
                      "collateral", "from", "santiago", "aqua", "ingrid", "a", "twenty", "one", "year", "house",
                      "ices", "part", "as", "over", "appetite", "energy", "tired", "were", "to", "told",
-                     "helps", "then", "dick", "take", "it", "nurse", "practitioner", "today"}
+                     "helps", "then", "dick", "take", "it", "nurse", "practitioner", "today", "said",
+                     "look", "report", "spore", "sleep", "mr"}
     assert _extended(text, hits, known) == joined
 
 

@@ -262,7 +262,8 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
       takes a following short lower-case fragment that is not a clause word, or a chain of up to four short
       fragments the recogniser separated by commas ("Opposedment, Ices, part, as over,").
     * After a name cue ("my name is", "doctor", "mister"), the words up to a capitalised or unknown word
-      within four words ("name in use of Miller", "doctor, a kever") are the name, dictionary words or not.
+      within four words ("name in use of Miller", "doctor, a kever") are the name, dictionary words or not,
+      and a short lower-case word the recogniser closed with a comma right after it ("Mr. said, Look over,").
     * An address hit followed by a street type ("Cedar | Court") takes it.
     * Any hit followed by a conjunction, article or preposition that ends the transcript or a pause
       ("name is Jane Perlin, and | Concentration ...") takes it (:func:`_dangling`).
@@ -331,6 +332,9 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
             continue  # "my name | is ...": the longer cue "my name is" reaches from the next word
         for k in range(p, min(n, p + 4)):
             if _namelike(words, k, known):
+                if k + 1 < n and not _ends(words[k].text, _PHRASE_END) and _ends(words[k + 1].text, (",",)) \
+                        and _fragment(words[k + 1].text) and not _capitalised(words[k + 1].text):
+                    k += 1  # "Mr. said, Look over, report": the name's last syllable, closed by a comma
                 out.append(WordHit(p, k, "PERSON", "phi", "rules:audio.name-cue-reach"))
                 break
             if _ends(words[k].text, _SENTENCE_END):
