@@ -513,3 +513,13 @@ def test_a_region_opens_on_a_stop_word_only_before_a_capitalised_name(words: lis
 
 def _core_text(text: str) -> str:
     return text.strip(".,;:!?\"()[]{}").lower()
+
+
+def test_capitalised_words_after_a_pause_start_a_sentence_not_a_name() -> None:
+    """A server transcript without punctuation: the capitalised word after a pause opens the next sentence."""
+    words = _paused("her sister Esther Okafor | Date of birth")
+    given = [WordHit(2, 3, "PERSON", "phi", "rules:test")]
+    assert name_extensions(words, given, default_cues(), KNOWN | {"date", "of", "birth", "okafor"}) == []
+    words = _paused("her sister Esther Okafor Date of birth")
+    got = name_extensions(words, given, default_cues(), KNOWN | {"date", "of", "birth", "okafor"})
+    assert [(h.first, h.last) for h in got] == [(2, 4)]

@@ -255,8 +255,9 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
     * A name hit that starts on a name-like word (capitalised mid-sentence or unknown) after "and", "an", "a",
       "in" or "on" that opens a phrase ("Dick, take it by, and re-agassion nurse practitioner") takes that word:
       the name's first syllable heard as a function word.
-    * A name hit followed by capitalised words within its phrase takes them ("Kathleen | Lord Rickson."), but
-      not "I", a month, a weekday, a short abbreviation or a clinical term of the masking safelist.
+    * A name hit followed by capitalised words within its phrase and with no pause between takes them
+      ("Kathleen | Lord Rickson."), but not "I", a month, a weekday, a short abbreviation or a clinical term
+      of the masking safelist.
     * A name hit followed by up to two lower-case words no dictionary lists takes them ("Cheriff's affax").
     * A name hit whose last word is unknown and ends with a comma the recogniser inserted ("Lindk, mist")
       takes a following short lower-case fragment that is not a clause word, or a chain of up to four short
@@ -285,7 +286,8 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
                     last = nxt
                 else:
                     break
-            while last + 1 < n and not _ends(words[last].text, _PHRASE_END) and _name_word_after(words, last + 1):
+            while last + 1 < n and not _ends(words[last].text, _PHRASE_END) and _name_word_after(words, last + 1) \
+                    and words[last + 1].start - words[last].end < SENTENCE_PAUSE_S:
                 last += 1  # "Kathleen Lord Rickson.": the capitalised words that go on a name belong to it
             unknown_taken = 0
             while (unknown_taken < 2 and last + 1 < n and known and not _ends(words[last].text, _PHRASE_END)
