@@ -225,24 +225,6 @@ def test_spoken_dates_take_the_day_and_year_around_the_month(text: str, dates: l
     assert _dates(text) == dates
 
 
-@pytest.mark.parametrize(
-    ("text", "year"),
-    [
-        # a birth date said with no number after the day: the words up to the next pause are its year, misheard
-        ("She was born on March twenty fifth, and he noted | she sleeps", "and he noted"),
-        ("Date of birth March fifth, nineteen thirty | she", None),  # the year was heard
-        ("She was admitted on March twenty fifth, and he noted | she", None),  # no birth date
-        ("born on March twenty fifth, and he noted that she sleeps poorly | now", None),  # too long for a year
-        ("born on March twenty fifth. And he | said", None),
-    ],
-)
-def test_a_birth_date_takes_its_misheard_year(text: str, year: str | None) -> None:
-    words = _paused(text)
-    found = [" ".join(w.text for w in words[h.first : h.last + 1]) for h in spoken_date_hits(words)
-             if h.detector.endswith("birth-date-year")]
-    assert found == ([year] if year else [])
-
-
 @given(cased_transcripts())
 @example(["the", "fifteen", "some", "June,", "nineteen"])
 def test_spoken_date_hits_hold_a_month_and_stay_in_range(words: list[str]) -> None:

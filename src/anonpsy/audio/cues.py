@@ -56,6 +56,7 @@ class CueRuleModel(_Model):
     after: tuple[str, ...] = ()
     reach_words: int = Field(default=3, ge=1, le=30)
     phrase_reach_words: int = Field(default=0, ge=0, le=10)
+    year_after_day_words: int = Field(default=0, ge=0, le=6)
     reach_seconds: float = Field(default=2.0, gt=0, le=15)
     stop_at_pause_ms: int = Field(default=400, ge=50, le=5000)
     stop_words: tuple[str, ...] = ()
@@ -155,6 +156,36 @@ class CueRule:
     numbers_only: bool = False
     gaps_only: bool = False
     phrase_reach_words: int = 0
+    year_after_day_words: int = 0
+
+
+def _misheard_year_end(
+    words: Sequence[TimedWord], cores: Sequence[str], rule: CueRule, first: int, last: int
+) -> int:
+    """The region's last word once it takes a year the recogniser wrote as ordinary words, or ``last``.
+
+    A date of birth is said with its year. A region after "born on" that holds a month and ends on a day said
+    as an ordinal and a comma, with no number after it, takes the one to ``year_after_day_words`` words up to
+    the next pause ("born on March twenty fifth, and he noted | she ..."): a year never ends on an ordinal, so
+    the year was heard as those words. A number word among them (the year heard) or a sentence end keeps the
+    region as it was.
+    """
+    from anonpsy.audio.spoken import MONTHS, ORDINALS
+
+    day = cores[last].split("-")[-1]
+    if not (day in ORDINALS or re.fullmatch(r"\d{1,2}(st|nd|rd|th)", day)):
+        return last
+    if not words[last].text.rstrip().endswith(","):
+        return last
+    if not any(c in MONTHS for c in cores[first:last]):
+        return last
+    n = len(words)
+    for k in range(last + 1, min(n, last + 1 + rule.year_after_day_words)):
+        if is_number_word(cores[k]) or _ends_sentence(words[k].text):
+            return last
+        if k + 1 >= n or words[k + 1].start - words[k].end >= SENTENCE_PAUSE_S:
+            return k
+    return last
 
 
 @dataclass(frozen=True)
@@ -192,6 +223,7 @@ class CueSet:
                 r.numbers_only,
                 r.gaps_only,
                 r.phrase_reach_words,
+                r.year_after_day_words,
             )
             for r in f.rules
         )
@@ -301,6 +333,8 @@ class CueSet:
                 reached = last == end - 1 and end - first == rule.reach_words
             if reached and rule.phrase_reach_words:
                 last = self._to_phrase_end(words, cores, rule, last)
+            if rule.year_after_day_words and last >= first:
+                last = _misheard_year_end(words, cores, rule, first, last)
             if last >= first:
                 out.append(CueMatch(rule, first, last))
         for q in range(len(words)):

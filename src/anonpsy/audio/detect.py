@@ -627,8 +627,7 @@ def spoken_date_hits(words: Sequence[Word]) -> list[WordHit]:
     (ordinals, cardinals up to thirty one, digits) within reach on either side, across "the", "of" or one
     short misheard word, and after the day a following number run (the year). Sentence ends are not crossed.
     A month with no day found, or a year, that one or two lower-case words close the sentence after is taken
-    with them: the day or the year's last word misheard (:func:`_misheard_day_end`). A birth date with no year
-    takes the few words up to the next pause (:func:`_misheard_birth_year`).
+    with them: the day or the year's last word misheard (:func:`_misheard_day_end`).
     """
     from anonpsy.audio.cues import is_number_word
 
@@ -683,42 +682,7 @@ def spoken_date_hits(words: Sequence[Word]) -> list[WordHit]:
             last = _misheard_day_end(words, last, 1)
         if first < i or last > i:
             out.append(WordHit(first, last, "DATE", "phi", "rules:audio.spoken-date"))
-            year = _misheard_birth_year(words, cores, first, last)
-            if year > last:
-                out.append(WordHit(last + 1, year, "DATE", "phi", "rules:audio.birth-date-year"))
     return out
-
-
-_BIRTH_CUES = (("born",), ("born", "on"), ("date", "of", "birth"), ("dob",), ("d", "o", "b"), ("birthday",),
-               ("birthday", "is"), ("birth", "date"), ("birthdate",), ("date", "of", "birth", "is"))
-
-
-def _misheard_birth_year(words: Sequence[Word], cores: Sequence[str], first: int, last: int) -> int:
-    """The last word of a birth date's year heard as ordinary words, or ``last``.
-
-    A date of birth is said with its year. After "born on", "date of birth" and the like, a month and a day
-    that ends on an ordinal and a comma, with no number after them, and one to three words up to the next pause
-    ("born on March twenty fifth, and he noted | she ..."): those words are the year, misheard.
-    """
-    from anonpsy.audio.cues import is_number_word
-
-    before = tuple(cores[max(0, first - 4) : first])
-    if not any(before[len(before) - len(c) :] == c for c in _BIRTH_CUES if len(c) <= len(before)):
-        return last
-    from anonpsy.audio.spoken import ORDINALS
-
-    day = cores[last].split("-")[-1]
-    if not (day in ORDINALS or re.fullmatch(r"\d{1,2}(st|nd|rd|th)", day)) or not _ends(words[last].text, (",",)):
-        return last  # a year never ends on an ordinal: one that does is the day, with no year after it
-    n = len(words)
-    for k in range(last + 1, min(n, last + 4)):
-        if is_number_word(cores[k]):
-            return last
-        if k + 1 >= n or words[k + 1].start - words[k].end >= SENTENCE_PAUSE_S:
-            return k
-        if _ends(words[k].text, _SENTENCE_END):
-            return last
-    return last
 
 
 def _year_start(cores: Sequence[str], k: int) -> int:
