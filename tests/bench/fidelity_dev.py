@@ -40,7 +40,7 @@ DATA = ROOT.parent / "shared" / "data" / "mtsamples-psych-dev"
 KIND_SHORT = {
     "ruled_out_asserted": "RO", "possible_asserted": "POS", "family_as_patient": "FAM", "invented_diagnosis": "INV",
     "past_med_as_current": "PAST", "planned_med_as_taken": "PLAN", "refused_med_as_taken": "REF",
-    "denied_as_present": "DEN",
+    "denied_as_present": "DEN", "invented_symptom": "ISX",
 }
 TARGETS = {"dx_recall": 0.95, "med_recall": 0.95, "copy": 12, "cosine": 0.80, "median_ms": 50.0}
 
@@ -163,7 +163,8 @@ def report(res: dict[str, Any], quiet: bool) -> list[str]:
     print(f"# fidelity on {len(res['originals'])} MTSamples dev notes; method: {res['method']}; "
           f"seeds: {', '.join(str(s) for s in res['seeds'] if s is not None) or '-'}")
     print("kinds: RO ruled-out dx asserted, POS possible dx asserted, FAM family dx as patient's, INV invented dx, "
-          "PAST past med as current, PLAN planned med as taken, REF refused med as taken, DEN denied symptom present")
+          "PAST past med as current, PLAN planned med as taken, REF refused med as taken, DEN denied symptom present, "
+          "ISX loaded symptom the source never mentions")
     if not quiet:
         print()
         print(f"{'note':>6} {'seed':>4} {'dx':>6} {'meds':>6} {'output':<18} {'original':<14} {'excess':<18} "
