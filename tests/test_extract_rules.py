@@ -462,6 +462,9 @@ def test_misuse_of_prescribed_drugs_as_a_cause_is_no_use_disorder() -> None:
     "Her mother believes that she is being followed by the neighbours and she is paranoid.",
     "He does not believe that his food is poisoned, although he is paranoid.",
     "She never thought that anyone was watching her and denies paranoia; she is anxious.",
+    # a passive "thought/believed/said to" has no holder: nobody's belief, least of all the patient's
+    "He has a globus sensation thought to represent reflux.",
+    "He is anxious; the tremor is believed to be drug induced and is said to worsen at night.",
 ])
 def test_steb_thought_is_only_the_patients_affirmed_belief(sentence: str) -> None:
     for m in lexicon.find_terms(sentence, "symptom"):

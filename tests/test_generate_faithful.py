@@ -446,3 +446,15 @@ def test_llm_closing_whose_disposition_contradicts_a_status_drops_the_dispositio
     assert [c.node_id for c in rec.first_pass] == ["tx_fluoxetine"]
     assert "closing" in rec.repaired and rec.remaining == [] and violations == []
     assert "discontinuing" not in text and "The plan is to start fluoxetine." in text
+
+
+@pytest.mark.parametrize(("situation", "expected"), [
+    ("When she awakens", "The fatigue arose when she awakens."),
+    ("During the night", "The fatigue arose during the night."),
+    ("The loss of her job", "The fatigue arose in the context of the loss of her job."),
+    ("ADHD testing at school", "The fatigue arose in the context of ADHD testing at school."),
+])
+def test_a_situation_cut_from_a_sentence_start_is_not_capitalised_inside_a_sentence(situation: str,
+                                                                                    expected: str) -> None:
+    g = CaseGraph(case_id="c", demographics=Demographics(age=40, sex=Sex.female))
+    assert Renderer(g, 0).frame_sentences("The fatigue", STEB(situation=situation))[0] == expected

@@ -148,6 +148,22 @@ _PRESENT_VERB = re.compile(r"^(?:avoids|checks|sits|refuses|keeps|washes|stays|g
                            r"watches|listens|tries|needs|wants|insists|has|does|is)$")
 _PREPOSITIONS = ("after", "when", "while", "during", "following", "at ", "in ", "on ", "before", "since", "as ",
                  "whenever", "once", "amid", "because")
+#: Function words that start a phrase taken from the start of a source sentence ("When she awakens"): inside an
+#: output sentence they are written in lower case.
+_INLINE_LOWER = frozenset({"after", "when", "while", "during", "following", "at", "in", "on", "before", "since", "as",
+                           "whenever", "once", "amid", "because", "the", "a", "an", "his", "her", "their", "this",
+                           "that", "these", "those", "every", "each", "upon", "with", "without", "if"})
+
+
+def _inline(phrase: str) -> str:
+    """A phrase cut from the start of a source sentence, for the middle of an output sentence: a capitalised
+    function word first ("When she awakens") is lower-cased; a name or an abbreviation is kept."""
+    first = phrase.split(" ", 1)[0]
+    if first[:1].isupper() and first[1:].islower() and first.lower() in _INLINE_LOWER:
+        return first.lower() + phrase[len(first):]
+    return phrase
+
+
 _THOUGHT_VERB_RE = re.compile(
     r"^(?:believes?|believed|thinks?|thought|worrie[sd]|worry|fears?|feared|(?:is|was) convinced|feels? that|"
     r"felt that|(?:is|was) afraid|expects?|expected|assumed?|wondered|insists?|insisted|reports?|reported|"
@@ -383,7 +399,7 @@ class Renderer:
         v = self.voice
         out: list[str] = []
         if frame.situation:
-            sit = strip_end(frame.situation)
+            sit = _inline(strip_end(frame.situation))
             if sit.lower().startswith(_PREPOSITIONS):
                 out.append(f"{subject} arose {sit}.")
             else:
