@@ -20,7 +20,7 @@ from anonpsy.extract import extract
 from anonpsy.generate.facts import dx_status, graph_facts, symptom_status
 from anonpsy.generate.faithful import COPY_LIMIT, compare, generate, readability, round_trip_sections
 from anonpsy.generate.plain import plain_node
-from anonpsy.generate.templates import BARE, PLAIN, Renderer, assemble
+from anonpsy.generate.templates import BARE, PLAIN, Piece, Renderer, assemble
 from anonpsy.generate.words import Voice
 from anonpsy.graph import (
     STEB,
@@ -458,3 +458,20 @@ def test_a_situation_cut_from_a_sentence_start_is_not_capitalised_inside_a_sente
                                                                                     expected: str) -> None:
     g = CaseGraph(case_id="c", demographics=Demographics(age=40, sex=Sex.female))
     assert Renderer(g, 0).frame_sentences("The fatigue", STEB(situation=situation))[0] == expected
+
+
+@pytest.mark.parametrize(("phrase", "expected"), [
+    ("evaluation of alcohol withdrawal and dependance", "evaluation of alcohol withdrawal and dependence"),
+    ("Dependance on opioids.", "Dependence on opioids."),
+    ("ALCHOHOL DEPENDANCE", "ALCOHOL DEPENDENCE"),
+    ("independence and interdependent roles", "independence and interdependent roles"),
+])
+def test_a_misspelt_clinical_word_copied_from_a_note_is_spelt_correctly(phrase: str, expected: str) -> None:
+    assert assemble([Piece("lead", "lead", phrase)]).strip() == expected
+
+
+def test_the_reason_for_visit_copied_from_a_note_is_spelt_correctly() -> None:
+    text = ("REASON FOR CONSULT: Evaluation of alcohol withdrawal and dependance.\nHPI: The patient is a 50-year-old "
+            "man admitted for alcohol withdrawal. He drinks a fifth of vodka daily.\n")
+    out = generate(extract(text, case_id="sp"), seed=0).text
+    assert "dependance" not in out.lower()

@@ -919,7 +919,30 @@ def assemble(pieces: Iterable[Piece]) -> str:
     return tidy("\n\n".join(p for p in paras if p.strip()))
 
 
+#: Common misspellings of clinical words that a phrase copied from a note may carry ("alcohol withdrawal and
+#: dependance"): the output spells them correctly. Whole words, any case; the first letter's case is kept.
+_SPELLING: dict[str, str] = {
+    "dependance": "dependence", "dependancy": "dependency", "dependancies": "dependencies",
+    "alchohol": "alcohol", "alcohal": "alcohol", "seperation": "separation", "seperated": "separated",
+    "seperate": "separate", "halucination": "hallucination", "halucinations": "hallucinations",
+    "hallucinaton": "hallucination", "suicidial": "suicidal", "concious": "conscious",
+    "unconcious": "unconscious", "occured": "occurred", "recieved": "received", "recieve": "receive",
+    "recieves": "receives", "recieving": "receiving", "schizophrenai": "schizophrenia",
+    "perscribed": "prescribed", "perscription": "prescription", "medicaiton": "medication",
+    "medicaitons": "medications", "anxeity": "anxiety", "depresion": "depression",
+}
+_SPELLING_RE = re.compile(r"\b(?:" + "|".join(_SPELLING) + r")\b", re.I)
+
+
+def _respell(m: re.Match[str]) -> str:
+    word = m.group(0)
+    right = _SPELLING[word.lower()]
+    return right.upper() if word.isupper() and len(word) > 1 else (
+        right[:1].upper() + right[1:] if word[:1].isupper() else right)
+
+
 def tidy(text: str) -> str:
+    text = _SPELLING_RE.sub(_respell, text)
     text = re.sub(r"[ \t]+", " ", text)
     text = re.sub(r" ([,.;])", r"\1", text)
     text = re.sub(r"\.\.+", ".", text)
