@@ -83,6 +83,7 @@ from anonpsy.graph import (
     Treatment,
     TreatmentStatus,
     TreatmentType,
+    legal_status_stated,
 )
 from anonpsy.temporal import Interval
 
@@ -366,8 +367,6 @@ class Renderer:
         """The visit's legal status when the note states it ("admitted on a voluntary basis"), even where the
         setting and way of arriving imply the same; a status only implied (an outpatient visit is voluntary by
         default) is never told: a note that does not state it is not made to."""
-        from anonpsy.extract.assembly.visit import legal_status_stated
-
         ve = self.g.visit_event
         return LEGAL_PHRASE[ve.legal_status] if legal_status_stated(ve) else ""
 
