@@ -29,6 +29,7 @@ MUST_FLAG = [
     ("She reported obsessive thoughts about germs.", "obsessions"),
     ("She has a history of self-harm.", "self-harm"),
     ("Homicidal ideation was present.", "homicidal ideation"),
+    ("At the visit she was noted to have intoxication.", "intoxication"),
 ]
 
 MUST_NOT_FLAG = [
@@ -65,6 +66,7 @@ def test_negated_hypothetical_family_or_supported_mentions_are_not_flagged(sente
     ("History of bipolar I disorder.", "He had a manic episode."),
     ("Denies SI/HI.", "He had suicidal ideation."),
     ("Prior overdose on acetaminophen.", "He had a suicide attempt."),
+    ("He smelled of alcohol and was unsteady.", "He was intoxicated."),
     ("Hearing voices telling him to hide.", "He has auditory hallucinations."),
     ("Hearing voices telling him to hide.", "He has psychotic symptoms."),
 ])
@@ -101,7 +103,7 @@ EXAMPLES = {
     "tardive dyskinesia": "tardive dyskinesia", "extrapyramidal symptoms": "extrapyramidal side effects",
     "akathisia": "akathisia", "acute dystonia": "acute dystonic reaction",
     "neuroleptic malignant syndrome": "neuroleptic malignant syndrome", "serotonin syndrome": "serotonin toxicity",
-    "lithium toxicity": "lithium toxicity",
+    "lithium toxicity": "lithium toxicity", "intoxication": "acute alcohol intoxication",
 }
 
 

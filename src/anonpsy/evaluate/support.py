@@ -80,6 +80,12 @@ LOADED_SYMPTOMS: tuple[LoadedSymptom, ...] = (
     _s("overdose",
        (r"overdos(?:e|es|ed|ing)", r"intentional ingestions?"),
        (r"overdos\w*", r"(?-i:OD)", r"ingest\w*", r"took too many")),
+    _s("intoxication",
+       (r"(?:acute |alcohol |cannabis |opioid |stimulant |cocaine |substance |drug )?intoxicat(?:ion|ed)",
+        r"inebriat(?:ed|ion)", r"drunk(?:en|enness)?"),
+       (r"intoxicat\w*", r"inebriat\w*", r"drunk\w*", r"under the influence", r"high on",
+        r"(?:smell|odou?r)\w* of alcohol", r"alcohol on (?:his|her|their) breath", "(?-i:BAL|BAC)",
+        r"blood alcohol", r"breathaly[sz]\w*", r"overdos\w*")),
     # ------------------------------------------------------------------------------------------- psychosis
     _s("psychosis",
        (r"psychos[ie]s", r"psychotic(?! disorder)(?: (?:symptoms?|features|episodes?|break|decompensation|"
