@@ -30,6 +30,7 @@ MUST_FLAG = [
     ("She has a history of self-harm.", "self-harm"),
     ("Homicidal ideation was present.", "homicidal ideation"),
     ("At the visit she was noted to have intoxication.", "intoxication"),
+    ("She had metabolic syndrome in the past.", "metabolic syndrome"),
 ]
 
 MUST_NOT_FLAG = [
@@ -104,6 +105,7 @@ EXAMPLES = {
     "akathisia": "akathisia", "acute dystonia": "acute dystonic reaction",
     "neuroleptic malignant syndrome": "neuroleptic malignant syndrome", "serotonin syndrome": "serotonin toxicity",
     "lithium toxicity": "lithium toxicity", "intoxication": "acute alcohol intoxication",
+    "metabolic syndrome": "metabolic syndrome",
 }
 
 

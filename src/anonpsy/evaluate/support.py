@@ -181,6 +181,8 @@ LOADED_SYMPTOMS: tuple[LoadedSymptom, ...] = (
        (r"neuroleptic malignant", "(?-i:NMS)")),
     _s("serotonin syndrome", (r"serotonin(?:ergic)? (?:syndrome|toxicity)",),
        (r"serotonin(?:ergic)? (?:syndrome|toxicity)",)),
+    _s("metabolic syndrome", (r"metabolic syndrome",),
+       (r"metabolic syndrome", r"metabolic (?:side|adverse) effects?", r"syndrome x")),
     _s("lithium toxicity", (r"lithium (?:toxicity|intoxication|poisoning)",),
        (r"lithium (?:toxicity|intoxication|poisoning|level)\w*", r"toxic lithium")),
 )
