@@ -131,3 +131,18 @@ def test_an_original_scored_against_itself_has_no_unsupported_symptom(sentences:
     text = " ".join(sentences)
     assert SCORER.score(text).by_kind()["invented_symptom"] == 0
     assert SCORER.score(text, source=text).by_kind()["invented_symptom"] == 0
+
+
+def test_the_evaluation_report_has_an_unsupported_symptom_column() -> None:
+    from anonpsy.evaluate.fidelity import excess
+    from anonpsy.evaluate.runner import ORIGINAL, Evaluation, render_fidelity_markdown
+
+    orig = SCORER.score(SOURCE)
+    out = SCORER.score("She has compulsions.", source=SOURCE)
+    out.excess = excess(out, orig)
+    ev = Evaluation(case_ids=["syn"], methods=["m"], skipped=[], reference=None, model="-", seed=0, judged=False,
+                    rows=[], corpus={}, timing={}, cache={}, failures=[], judge_records=[], dx_sources={},
+                    seconds=0.0, fidelity={ORIGINAL: {"syn": orig}, "m": {"syn": out}})
+    md = "\n".join(render_fidelity_markdown(ev))
+    assert "| unsupported symptom |" in md
+    assert "unsupported symptom: compulsions (s0)" in md
