@@ -114,7 +114,8 @@ def test_scorer_does_not_flag_faithful_sentences(sentence: str) -> None:
 
 
 def test_every_kind_has_a_must_flag_case() -> None:
-    assert {k for _, k, _ in MUST_FLAG} == set(CONTRADICTION_KINDS)
+    # invented_symptom needs a source text: its cases are in test_eval_support.py
+    assert {k for _, k, _ in MUST_FLAG} | {"invented_symptom"} == set(CONTRADICTION_KINDS)
 
 
 def test_contradiction_reports_kind_fact_and_sentence_index_only() -> None:
@@ -193,7 +194,7 @@ def test_scorer_imports_nothing_from_the_extractor() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
     src = Path(__file__).resolve().parents[1] / "src" / "anonpsy" / "evaluate"
-    for name in ("fidelity.py", "cues.py", "sentences.py", "verbatim.py", "facts.py"):
+    for name in ("fidelity.py", "cues.py", "sentences.py", "verbatim.py", "facts.py", "support.py"):
         text = (src / name).read_text(encoding="utf-8")
         assert "anonpsy.extract" not in text.replace("from the project's extractor", "")
         assert "context_rules" not in text.split('"""', 2)[-1]

@@ -45,6 +45,17 @@ def test_prose_without_headers_is_history() -> None:
     assert sents[0].text == "Ms. A is a 40-year-old woman."
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Continue to taper off p.r.n. Ativan and discontinue all Ativan prior to discharge.", 1),
+    ("He was given his p.r.n. Haldol at noon.", 1),
+    # a p.r.n. after a dose or frequency ends a list item: the next drug starts a new one
+    ("Ativan 1 mg p.r.n. Zoloft 50 mg daily.", 2),
+    ("Lorazepam 1 mg IV q.6-8h. p.r.n. Clonazepam 0.5 mg bid.", 2),
+])
+def test_prn_before_a_drug_name_ends_a_sentence_only_after_a_dose(text: str, expected: int) -> None:
+    assert len(sentences(text)) == expected
+
+
 def test_bullet_and_numbered_lists_are_items() -> None:
     text = "PLAN:\n1. Start sertraline 50 mg daily.\n2. CBT weekly.\n- Follow up in 4 weeks."
     assert [s.text for s in sentences(text)] == ["Start sertraline 50 mg daily.", "CBT weekly.",
@@ -462,6 +473,9 @@ def test_misuse_of_prescribed_drugs_as_a_cause_is_no_use_disorder() -> None:
     "Her mother believes that she is being followed by the neighbours and she is paranoid.",
     "He does not believe that his food is poisoned, although he is paranoid.",
     "She never thought that anyone was watching her and denies paranoia; she is anxious.",
+    # a passive "thought/believed/said to" has no holder: nobody's belief, least of all the patient's
+    "He has a globus sensation thought to represent reflux.",
+    "He is anxious; the tremor is believed to be drug induced and is said to worsen at night.",
 ])
 def test_steb_thought_is_only_the_patients_affirmed_belief(sentence: str) -> None:
     for m in lexicon.find_terms(sentence, "symptom"):

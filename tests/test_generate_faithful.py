@@ -20,7 +20,7 @@ from anonpsy.extract import extract
 from anonpsy.generate.facts import dx_status, graph_facts, symptom_status
 from anonpsy.generate.faithful import COPY_LIMIT, compare, generate, readability, round_trip_sections
 from anonpsy.generate.plain import plain_node
-from anonpsy.generate.templates import BARE, PLAIN, Renderer, assemble
+from anonpsy.generate.templates import BARE, PLAIN, Piece, Renderer, assemble
 from anonpsy.generate.words import Voice
 from anonpsy.graph import (
     STEB,
@@ -446,3 +446,32 @@ def test_llm_closing_whose_disposition_contradicts_a_status_drops_the_dispositio
     assert [c.node_id for c in rec.first_pass] == ["tx_fluoxetine"]
     assert "closing" in rec.repaired and rec.remaining == [] and violations == []
     assert "discontinuing" not in text and "The plan is to start fluoxetine." in text
+
+
+@pytest.mark.parametrize(("situation", "expected"), [
+    ("When she awakens", "The fatigue arose when she awakens."),
+    ("During the night", "The fatigue arose during the night."),
+    ("The loss of her job", "The fatigue arose in the context of the loss of her job."),
+    ("ADHD testing at school", "The fatigue arose in the context of ADHD testing at school."),
+])
+def test_a_situation_cut_from_a_sentence_start_is_not_capitalised_inside_a_sentence(situation: str,
+                                                                                    expected: str) -> None:
+    g = CaseGraph(case_id="c", demographics=Demographics(age=40, sex=Sex.female))
+    assert Renderer(g, 0).frame_sentences("The fatigue", STEB(situation=situation))[0] == expected
+
+
+@pytest.mark.parametrize(("phrase", "expected"), [
+    ("evaluation of alcohol withdrawal and dependance", "evaluation of alcohol withdrawal and dependence"),
+    ("Dependance on opioids.", "Dependence on opioids."),
+    ("ALCHOHOL DEPENDANCE", "ALCOHOL DEPENDENCE"),
+    ("independence and interdependent roles", "independence and interdependent roles"),
+])
+def test_a_misspelt_clinical_word_copied_from_a_note_is_spelt_correctly(phrase: str, expected: str) -> None:
+    assert assemble([Piece("lead", "lead", phrase)]).strip() == expected
+
+
+def test_the_reason_for_visit_copied_from_a_note_is_spelt_correctly() -> None:
+    text = ("REASON FOR CONSULT: Evaluation of alcohol withdrawal and dependance.\nHPI: The patient is a 50-year-old "
+            "man admitted for alcohol withdrawal. He drinks a fifth of vodka daily.\n")
+    out = generate(extract(text, case_id="sp"), seed=0).text
+    assert "dependance" not in out.lower()

@@ -10,7 +10,6 @@ from pydantic import ValidationError
 from tests.strategies import case_graphs
 
 from anonpsy.extract import extract
-from anonpsy.extract.assembly.visit import implied_legal_status, legal_status_stated
 from anonpsy.generate.templates import LEGAL_PHRASE, render
 from anonpsy.graph import (
     LEGAL_IMPLIED_RULE,
@@ -20,6 +19,8 @@ from anonpsy.graph import (
     LegalStatus,
     Setting,
     VisitEvent,
+    implied_legal_status,
+    legal_status_stated,
 )
 from anonpsy.perturb import perturb
 from anonpsy.perturb.check import check
@@ -90,3 +91,17 @@ def test_property_implied_legal_status_is_never_told(g: CaseGraph, stated: bool,
         rule_id=LEGAL_IMPLIED_RULE)
     g = g.model_copy(update={"visit_event": ve.model_copy(update={"legal_status_evidence": ev})})
     assert (LEGAL_PHRASE[ve.legal_status] in render(g, seed=seed)) == stated
+
+
+def test_rendering_a_graph_reads_the_legal_status_without_the_extractor() -> None:
+    """Whether a status was stated is the graph's own reading: the templates need no extractor module."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom anonpsy.generate.templates import render\nfrom anonpsy.graph import CaseGraph, "
+            "VisitEvent, LegalStatus, Setting\n"
+            "g = CaseGraph(case_id='c', visit_event=VisitEvent(setting=Setting.inpatient, "
+            "legal_status=LegalStatus.involuntary))\nrender(g, seed=0)\n"
+            "print(sorted(m for m in sys.modules if m.startswith('anonpsy.extract')))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -515,6 +515,34 @@ class VisitEvent(_Model):
         return self
 
 
+#: Outpatient-like settings, where care is voluntary unless the text says otherwise.
+_VOLUNTARY_BY_DEFAULT = {Setting.outpatient, Setting.telehealth, Setting.community}
+#: Ways of arriving that are voluntary by definition (coming on one's own, a booked visit, a clinician referral).
+_VOLUNTARY_ARRIVALS = {ArrivalMode.self, ArrivalMode.scheduled, ArrivalMode.referral}
+
+
+def implied_legal_status(setting: Setting, arrival: ArrivalMode) -> LegalStatus:
+    """The legal status a visit has by its setting and way of arriving alone, when the note states none: voluntary
+    for outpatient-like settings and for patients who came on their own, for a booked visit or on a clinician's
+    referral (not in a forensic setting); else unknown. A text generated from the graph does not state it as a
+    fact of the note (it is inferred, not read)."""
+    voluntary = setting in _VOLUNTARY_BY_DEFAULT or (arrival in _VOLUNTARY_ARRIVALS and setting != Setting.forensic)
+    return LegalStatus.voluntary if voluntary else LegalStatus.unknown
+
+
+def legal_status_stated(visit: VisitEvent) -> bool:
+    """Whether the note states the visit's legal status (then a text made from the graph tells it): its evidence
+    names a sentence; ``implied.legal_status`` is only inferred. A graph that records no evidence (written before
+    the field existed, by hand, or by the language-model backend) counts a status as stated when it differs from
+    the one its setting and way of arriving imply."""
+    if visit.legal_status == LegalStatus.unknown:
+        return False
+    ev = visit.legal_status_evidence
+    if ev is None:
+        return visit.legal_status != implied_legal_status(visit.setting, visit.arrival_mode)
+    return ev.rule_id != LEGAL_IMPLIED_RULE
+
+
 class Edge(_Model):
     type: RelationType
     source: str

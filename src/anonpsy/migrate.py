@@ -15,7 +15,7 @@ not know its source text). The decisions:
 * family history: confirmed; past history keeps its status (nothing new is decided);
 * the visit's legal status keeps its value and gets no evidence (``legal_status_evidence`` absent: a version-1
   graph does not know whether its note stated it), so it reads as before: stated when it differs from the status
-  the setting and the way of arriving imply (:func:`anonpsy.extract.assembly.visit.legal_status_stated`). A
+  the setting and the way of arriving imply (:func:`anonpsy.graph.legal_status_stated`). A
   version-2 graph written before the field existed reads the same way;
 * the free-text ``test_results`` fields (labs, imaging, other) become structured values
   (:func:`anonpsy.extract.mentions.results.parse_results`) and the free-text ``mental_status`` becomes a

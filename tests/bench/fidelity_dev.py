@@ -20,7 +20,8 @@ Targets (the "done" line): affirmed-dx recall >= 0.95 and current-med recall >= 
 contradiction, longest copied run <= 12 words, leak audit clean, mean cosine <= 0.80, every output passes
 check, median <= 50 ms per ~1,000 words. ``--strict`` exits 1 when a target is missed.
 
-Run: python tests/bench/fidelity_dev.py [--seeds 0,1,2] [--outputs DIR] [--json OUT.json] [--quiet]
+Run: python tests/bench/fidelity_dev.py [--seeds 0,1,2] [--outputs DIR] [--write-outputs DIR] [--json OUT.json]
+     [--quiet]
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ DATA = ROOT.parent / "shared" / "data" / "mtsamples-psych-dev"
 KIND_SHORT = {
     "ruled_out_asserted": "RO", "possible_asserted": "POS", "family_as_patient": "FAM", "invented_diagnosis": "INV",
     "past_med_as_current": "PAST", "planned_med_as_taken": "PLAN", "refused_med_as_taken": "REF",
-    "denied_as_present": "DEN",
+    "denied_as_present": "DEN", "invented_symptom": "ISX",
 }
 TARGETS = {"dx_recall": 0.95, "med_recall": 0.95, "copy": 12, "cosine": 0.80, "median_ms": 50.0}
 
@@ -125,6 +126,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 ms = (time.perf_counter() - t0) * 1000
                 times.append(ms * 1000 / max(words, 1))
                 out_text, leaks = res.text, res.leaks
+                if args.write_outputs is not None:
+                    name = f"{cid}.txt" if len(seeds) == 1 else f"{cid}.s{seed}.txt"
+                    (args.write_outputs / name).write_text(out_text, encoding="utf-8")
                 check = "ok" if not res.audit.violations else f"{len(res.audit.violations)} violation(s)"
             sc = scorer.score(out_text, source=text)
             sc.excess = excess(sc, orig)
@@ -159,7 +163,8 @@ def report(res: dict[str, Any], quiet: bool) -> list[str]:
     print(f"# fidelity on {len(res['originals'])} MTSamples dev notes; method: {res['method']}; "
           f"seeds: {', '.join(str(s) for s in res['seeds'] if s is not None) or '-'}")
     print("kinds: RO ruled-out dx asserted, POS possible dx asserted, FAM family dx as patient's, INV invented dx, "
-          "PAST past med as current, PLAN planned med as taken, REF refused med as taken, DEN denied symptom present")
+          "PAST past med as current, PLAN planned med as taken, REF refused med as taken, DEN denied symptom present, "
+          "ISX loaded symptom the source never mentions")
     if not quiet:
         print()
         print(f"{'note':>6} {'seed':>4} {'dx':>6} {'meds':>6} {'output':<18} {'original':<14} {'excess':<18} "
@@ -253,6 +258,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--facts", type=Path, default=DATA / "facts.yaml", help="facts.v1 annotations")
     ap.add_argument("--seeds", default="0", help="comma-separated deid seeds (default 0)")
     ap.add_argument("--outputs", type=Path, help="score precomputed outputs DIR/<note_id>.txt instead of running deid")
+    ap.add_argument("--write-outputs", type=Path, metavar="DIR",
+                    help="also write each deid output to DIR/<note_id>.txt (<note_id>.s<seed>.txt with several "
+                         "seeds), readable back with --outputs")
     ap.add_argument("--json", type=Path, help="also write every figure to this JSON file")
     ap.add_argument("--no-cosine", action="store_true", help="skip the MiniLM cosine")
     ap.add_argument("--quiet", action="store_true", help="aggregate figures only")
@@ -262,6 +270,8 @@ def main(argv: list[str] | None = None) -> None:
         _fail(f"E100 {args.notes}: dev notes not found (../shared/data/mtsamples-psych-dev is not present)")
     if args.outputs is not None and not args.outputs.is_dir():
         _fail(f"E100 {args.outputs.name}: --outputs must be a directory of <note_id>.txt files")
+    if args.write_outputs is not None:
+        args.write_outputs.mkdir(parents=True, exist_ok=True)
     res = run(args)
     missed = report(res, args.quiet)
     if args.json is not None:

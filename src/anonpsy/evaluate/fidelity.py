@@ -31,6 +31,10 @@ Per text it reports:
   ``refused_med_as_taken``  presents as current a medication annotated ``refused``
   ``denied_as_present``   presents as present a symptom annotated ``denied`` (for a lifetime denial such as
                           "prior psychiatric hospitalization", also as past)
+  ``invented_symptom``    asserts for the patient a clinically loaded symptom (a delusion, hallucinations,
+                          compulsions, suicidal ideation, tardive dyskinesia, ...) that the source note does not
+                          mention at all, not even as a synonym or under negation (:mod:`~anonpsy.evaluate.support`;
+                          needs no annotation; an original scored alone is its own source, so it shows none)
   ======================  ==================================================================================
 
 A diagnosis mention is matched to the annotation in tiers: same surface or same canonical diagnosis first;
@@ -56,13 +60,14 @@ from typing import Any
 from anonpsy.evaluate.cues import ConceptType, CueHit, classify, cue_hits
 from anonpsy.evaluate.facts import DiagnosisFact, FactsNote, MedicationFact
 from anonpsy.evaluate.sentences import Sentence, split_sentences
+from anonpsy.evaluate.support import SourceSupport, loaded_mentions
 from anonpsy.evaluate.verbatim import CopyStats, copied_runs
 
-SCORER_VERSION = 1
+SCORER_VERSION = 2  # 2: the invented_symptom kind (anonpsy.evaluate.support)
 
 CONTRADICTION_KINDS: tuple[str, ...] = (
     "ruled_out_asserted", "possible_asserted", "family_as_patient", "invented_diagnosis",
-    "past_med_as_current", "planned_med_as_taken", "refused_med_as_taken", "denied_as_present",
+    "past_med_as_current", "planned_med_as_taken", "refused_med_as_taken", "denied_as_present", "invented_symptom",
 )
 KIND_LABELS: dict[str, str] = {
     "ruled_out_asserted": "ruled-out dx asserted",
@@ -73,6 +78,7 @@ KIND_LABELS: dict[str, str] = {
     "planned_med_as_taken": "planned med as taken",
     "refused_med_as_taken": "refused med as taken",
     "denied_as_present": "denied symptom as present",
+    "invented_symptom": "unsupported symptom",
 }
 # Diagnosis statuses of a mention that attribute the diagnosis to the patient.
 _PATIENT_ASSERTED = frozenset({"affirmed", "past", "resolved"})
@@ -528,6 +534,7 @@ class NoteScorer:
             for c in self.denied
         ]
         self._tiers: dict[str, tuple[list[int], list[int], list[int]]] = {}
+        self._support_cache: tuple[str, SourceSupport] | None = None
 
     # -- diagnosis resolution ------------------------------------------------------------------------------
 
@@ -552,8 +559,10 @@ class NoteScorer:
     # -- scoring -------------------------------------------------------------------------------------------
 
     def score(self, text: str, *, source: str | None = None, case_id: str | None = None) -> FidelityScore:
-        """Score ``text`` (an output, or the original itself); with ``source``, also its copied runs."""
+        """Score ``text`` (an output, or the original itself); with ``source``, also its copied runs and the
+        loaded symptoms it asserts that the source does not mention (without ``source``, the text is its own)."""
         sents = split_sentences(text)
+        support = self._support(text if source is None else source)
         dx_found: dict[int, int] = {}
         med_found: dict[int, int] = {}
         found: dict[tuple[str, str], list[int]] = {}
@@ -569,6 +578,7 @@ class NoteScorer:
             self._score_dx(s, dx_found, flag)
             self._score_med(s, med_found, flag)
             self._score_sx(s, flag)
+            self._score_unsupported(s, support, flag)
         affirmed = [FactHit(d.label, i in dx_found, dx_found.get(i)) for i, d in enumerate(self.dx)
                     if d.status == "affirmed"]
         current = [FactHit(m.name, i in med_found, med_found.get(i)) for i, m in enumerate(self.meds)
@@ -668,6 +678,22 @@ class NoteScorer:
                 if ctx.status == "present" or (concept.lifetime and ctx.status in ("past", "resolved")):
                     flag("denied_as_present", concept.item, s.index)
                     break
+
+
+    def _support(self, source: str) -> SourceSupport:
+        if self._support_cache is None or self._support_cache[0] != source:
+            self._support_cache = (source, SourceSupport(source))
+        return self._support_cache[1]
+
+    def _score_unsupported(self, s: Sentence, support: SourceSupport, flag: Any) -> None:
+        cache: dict[str, list[CueHit]] = {}
+        for a, b, label in loaded_mentions(s.text, label_end(s.text)):
+            if support.supports(label):
+                continue
+            ctx = classify(s.text, a, b, "sx", section=s.section, question=s.question,
+                           hits=self._hits(s, "sx", cache))
+            if ctx.status not in ("negated", "hypothetical", "family"):
+                flag("invented_symptom", label, s.index)
 
 
 def score_text(text: str, note: FactsNote, *, source: str | None = None) -> FidelityScore:

@@ -656,7 +656,10 @@ def render_fidelity_markdown(ev: Evaluation) -> list[str]:
     lines.append(f"- annotations: {ev.facts_source or 'given'}; {annotated} of {len(ev.case_ids)} cases annotated")
     lines.append("- judged sentence by sentence by `anonpsy.evaluate.fidelity` (own sentence splitter and cue "
                  "lexicon; no use of the project's extractor). `original` scores the source notes themselves: "
-                 "the scorer's noise floor. *Excess* counts contradicted facts the original does not show.")
+                 "the scorer's noise floor. *Excess* counts contradicted facts the original does not show. "
+                 "*Unsupported symptom* needs no annotation: a loaded symptom (a delusion, hallucinations, "
+                 "suicidal ideation, tardive dyskinesia, ...) asserted in the output that the source note never "
+                 "mentions (`anonpsy.evaluate.support`); an original is its own source, so it shows none.")
     lines.append("- the round-trip diagnosis soft-F1 above (`roundtrip_dx_f1`) is the project's extractor judging "
                  "its own output: a consistency check, not a fidelity measure")
     lines += ["", "| method | cases | affirmed dx recall | current med recall | "

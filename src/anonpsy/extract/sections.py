@@ -228,6 +228,12 @@ _SENT_END = re.compile(r"(?=[.!?\n,])(?:"
                        r"|(?<=[.!?])(?<!\.[a-z]\.),(?=\s*[A-Z])"
                        # '"No.",Any typical drinks...': answers in quotes run together the same way.
                        r"|(?<=[.!?][\"”]),(?=\s*[A-Z]))")
+#: "p.r.n." as a modifier before a drug name ("taper off p.r.n. Ativan", "given his p.r.n. Haldol"): the word before
+#: it is no dose or frequency, so the capital after it starts no sentence.
+_PRN_BEFORE_NAME = re.compile(r"\b(?:off|on|of|the|a|an|his|her|their|any|all|given|gets|got|receive[sd]?|receiving|"
+                              r"takes?|took|taking|use[sd]?|using|with|and|or|needs?|needed|request(?:s|ed)?|"
+                              r"requir(?:es|ed|ing)|continue[sd]?|discontinue[sd]?|stop(?:s|ped)?|give[sn]?|"
+                              r"tapered|tapering|taper)\s+p\.r\.n\.$", re.I)
 #: A field label at the start of a sentence ("Suicidal/Homicidal Ideation:", "AXIS I:"; at most six words).
 _LABEL = re.compile(r"^\s*(?P<label>[A-Za-z][\w'/&(),. -]{0,60}?)\s*,?\s*:(?=\s|$)")
 _INTERROGATIVE = re.compile(r"^(?:do|does|did|have|has|had|are|is|was|were|will|would|can|could|should|what|"
@@ -423,6 +429,8 @@ def sentences(text: str, table: SectionTable | None = None) -> list[Sentence]:
             continue
         cuts: list[tuple[int, int]] = []  # (end of previous sentence, start of next), absolute offsets
         for m in _SENT_END.finditer(body):
+            if _PRN_BEFORE_NAME.search(body, max(0, m.end() - 40), m.end()):
+                continue
             end = m.end() if m.group(0)[0] in ".!?" else m.start()
             cuts.append((sec.start + end, sec.start + m.end()))
         for pos in _line_breaks(text, sec.start, sec.end):

@@ -83,6 +83,7 @@ from anonpsy.graph import (
     Treatment,
     TreatmentStatus,
     TreatmentType,
+    legal_status_stated,
 )
 from anonpsy.temporal import Interval
 
@@ -148,6 +149,22 @@ _PRESENT_VERB = re.compile(r"^(?:avoids|checks|sits|refuses|keeps|washes|stays|g
                            r"watches|listens|tries|needs|wants|insists|has|does|is)$")
 _PREPOSITIONS = ("after", "when", "while", "during", "following", "at ", "in ", "on ", "before", "since", "as ",
                  "whenever", "once", "amid", "because")
+#: Function words that start a phrase taken from the start of a source sentence ("When she awakens"): inside an
+#: output sentence they are written in lower case.
+_INLINE_LOWER = frozenset({"after", "when", "while", "during", "following", "at", "in", "on", "before", "since", "as",
+                           "whenever", "once", "amid", "because", "the", "a", "an", "his", "her", "their", "this",
+                           "that", "these", "those", "every", "each", "upon", "with", "without", "if"})
+
+
+def _inline(phrase: str) -> str:
+    """A phrase cut from the start of a source sentence, for the middle of an output sentence: a capitalised
+    function word first ("When she awakens") is lower-cased; a name or an abbreviation is kept."""
+    first = phrase.split(" ", 1)[0]
+    if first[:1].isupper() and first[1:].islower() and first.lower() in _INLINE_LOWER:
+        return first.lower() + phrase[len(first):]
+    return phrase
+
+
 _THOUGHT_VERB_RE = re.compile(
     r"^(?:believes?|believed|thinks?|thought|worrie[sd]|worry|fears?|feared|(?:is|was) convinced|feels? that|"
     r"felt that|(?:is|was) afraid|expects?|expected|assumed?|wondered|insists?|insisted|reports?|reported|"
@@ -350,8 +367,6 @@ class Renderer:
         """The visit's legal status when the note states it ("admitted on a voluntary basis"), even where the
         setting and way of arriving imply the same; a status only implied (an outpatient visit is voluntary by
         default) is never told: a note that does not state it is not made to."""
-        from anonpsy.extract.assembly.visit import legal_status_stated
-
         ve = self.g.visit_event
         return LEGAL_PHRASE[ve.legal_status] if legal_status_stated(ve) else ""
 
@@ -383,7 +398,7 @@ class Renderer:
         v = self.voice
         out: list[str] = []
         if frame.situation:
-            sit = strip_end(frame.situation)
+            sit = _inline(strip_end(frame.situation))
             if sit.lower().startswith(_PREPOSITIONS):
                 out.append(f"{subject} arose {sit}.")
             else:
@@ -903,7 +918,30 @@ def assemble(pieces: Iterable[Piece]) -> str:
     return tidy("\n\n".join(p for p in paras if p.strip()))
 
 
+#: Common misspellings of clinical words that a phrase copied from a note may carry ("alcohol withdrawal and
+#: dependance"): the output spells them correctly. Whole words, any case; the first letter's case is kept.
+_SPELLING: dict[str, str] = {
+    "dependance": "dependence", "dependancy": "dependency", "dependancies": "dependencies",
+    "alchohol": "alcohol", "alcohal": "alcohol", "seperation": "separation", "seperated": "separated",
+    "seperate": "separate", "halucination": "hallucination", "halucinations": "hallucinations",
+    "hallucinaton": "hallucination", "suicidial": "suicidal", "concious": "conscious",
+    "unconcious": "unconscious", "occured": "occurred", "recieved": "received", "recieve": "receive",
+    "recieves": "receives", "recieving": "receiving", "schizophrenai": "schizophrenia",
+    "perscribed": "prescribed", "perscription": "prescription", "medicaiton": "medication",
+    "medicaitons": "medications", "anxeity": "anxiety", "depresion": "depression",
+}
+_SPELLING_RE = re.compile(r"\b(?:" + "|".join(_SPELLING) + r")\b", re.I)
+
+
+def _respell(m: re.Match[str]) -> str:
+    word = m.group(0)
+    right = _SPELLING[word.lower()]
+    return right.upper() if word.isupper() and len(word) > 1 else (
+        right[:1].upper() + right[1:] if word[:1].isupper() else right)
+
+
 def tidy(text: str) -> str:
+    text = _SPELLING_RE.sub(_respell, text)
     text = re.sub(r"[ \t]+", " ", text)
     text = re.sub(r" ([,.;])", r"\1", text)
     text = re.sub(r"\.\.+", ".", text)

@@ -17,7 +17,9 @@ _SITUATION = re.compile(r"\b(?:often\s+|usually\s+|especially\s+|mostly\s+|typic
 _THOUGHT_VERB = re.compile(r"\b(?:believes?|believed|believing|thinks?|thought(?!\s+(?:broadcasting|insertion|"
                            r"withdrawal|blocking|content|process|disorder|of|about))|worries|worried|fears?|feared|"
                            r"is convinced|was convinced|is certain|was certain|insists?|insisted|is sure|was sure|"
-                           r"feels? that|felt that|says|said|states|stated)\s+", re.I)
+                           r"feels? that|felt that|says|said|states|stated)\s+"
+                           # "X (is) thought/believed/said to represent Y": a passive with no holder, not a belief
+                           r"(?!to\b)", re.I)
 _SAYING = re.compile(r"^(?:says|said|states|stated)\s+$", re.I)
 _THOUGHT_LEAD = re.compile(r"^(?:that\s+|about\s+(?=\w+ing\b))", re.I)
 #: A new main clause inside a captured phrase: the subject of the sentence comes back ("after the assault she has").

@@ -18,7 +18,13 @@ from anonpsy.graph import (
     SafetyFlag,
     Setting,
     VisitEvent,
+    implied_legal_status,
+    legal_status_stated,
 )
+
+# The legal status a setting and a way of arriving imply, and whether a graph's status was stated, are the
+# graph's own reading (the generator uses them too): they live in anonpsy.graph and are re-exported here.
+__all__ = ["extract_visit", "implied_legal_status", "legal_status_stated"]
 
 _SETTING_CUES: list[tuple[re.Pattern[str], Setting]] = [
     (re.compile(r"\b(?:emergency (?:department|room)|ED\b|ER\b|psychiatric emergency|CPEP|crisis center)", re.I),
@@ -81,10 +87,6 @@ _LEGAL_CUES: list[tuple[re.Pattern[str], LegalStatus]] = [
                 r"mental health (?:act|hold)|placed on a hold|on a hold)\b", re.I), LegalStatus.legal_hold),
     (re.compile(r"\bvoluntar(?:y|ily)\b", re.I), LegalStatus.voluntary),
 ]
-#: Outpatient-like settings, where care is voluntary unless the text says otherwise.
-_VOLUNTARY_BY_DEFAULT = {Setting.outpatient, Setting.telehealth, Setting.community}
-#: Ways of arriving that are voluntary by definition (coming on one's own, a booked visit, a clinician referral).
-_VOLUNTARY_ARRIVALS = {ArrivalMode.self, ArrivalMode.scheduled, ArrivalMode.referral}
 SAFETY_FROM_HEADWORD: dict[str, SafetyFlag] = {
     "suicidal ideation": SafetyFlag.suicidal_ideation, "suicide plan": SafetyFlag.suicidal_ideation,
     "suicide attempt": SafetyFlag.suicide_attempt, "passive death wish": SafetyFlag.suicidal_ideation,
@@ -144,28 +146,6 @@ def _priority_cue(text: str, cues: Sequence[tuple[re.Pattern[str], _V]]) -> _V |
         if pat.search(text):
             return value
     return None
-
-
-def implied_legal_status(setting: Setting, arrival: ArrivalMode) -> LegalStatus:
-    """The legal status a visit has by its setting and way of arriving alone, when the note states none: voluntary
-    for outpatient-like settings and for patients who came on their own, for a booked visit or on a clinician's
-    referral (not in a forensic setting); else unknown. A text generated from the graph does not state it as a
-    fact of the note (it is inferred, not read)."""
-    voluntary = setting in _VOLUNTARY_BY_DEFAULT or (arrival in _VOLUNTARY_ARRIVALS and setting != Setting.forensic)
-    return LegalStatus.voluntary if voluntary else LegalStatus.unknown
-
-
-def legal_status_stated(visit: VisitEvent) -> bool:
-    """Whether the note states the visit's legal status (then a text made from the graph tells it): its evidence
-    names a sentence; ``implied.legal_status`` is only inferred. A graph that records no evidence (written before
-    the field existed, by hand, or by the language-model backend) counts a status as stated when it differs from
-    the one its setting and way of arriving imply."""
-    if visit.legal_status == LegalStatus.unknown:
-        return False
-    ev = visit.legal_status_evidence
-    if ev is None:
-        return visit.legal_status != implied_legal_status(visit.setting, visit.arrival_mode)
-    return ev.rule_id != LEGAL_IMPLIED_RULE
 
 
 def _legal_status(text: str, sents: list[Sentence], setting: Setting,
