@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
+from anonpsy.caseless import Caseless
 from anonpsy.graph import (
     UNIT_DAYS,
     CaseGraph,
@@ -147,7 +148,7 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
 
 
 #: Any of :data:`_PATTERNS`: most clauses hold no temporal expression, and one search tells so.
-_ANY_PATTERN = re.compile("|".join(f"(?:{p.pattern})" for p, _ in _PATTERNS), re.I)
+_ANY_PATTERN = Caseless(re.compile("|".join(f"(?:{p.pattern})" for p, _ in _PATTERNS), re.I))
 #: Words one of which every match of :data:`_PATTERNS` holds (lower case): a unit ("day", "night", "week", "wk",
 #: "mo", "year", "yr"), "for", a word of the past ("past", "last", "previous", "preceding", "late", "recent"), an
 #: age ("age", "yo"), a stage of life or a time of day. An ASCII clause that holds none of them holds no temporal

@@ -8,6 +8,7 @@ from functools import lru_cache
 from typing import TypeVar
 
 from anonpsy import kinship
+from anonpsy.caseless import Caseless
 from anonpsy.extract.assertion.scope import classify_in_sentence
 from anonpsy.extract.sections import Sentence, title_line
 from anonpsy.graph import (
@@ -130,13 +131,14 @@ def _first_cue(text: str, cues: Sequence[tuple[re.Pattern[str], _V]], default: _
 
 
 @lru_cache(maxsize=8)
-def _any_cue(patterns: tuple[re.Pattern[str], ...]) -> re.Pattern[str] | None:
+def _any_cue(patterns: tuple[re.Pattern[str], ...]) -> re.Pattern[str] | Caseless | None:
     """The cues as one alternation, each in its own named group (None when their flags differ or a cue refers to
-    its own groups, which the alternation would renumber)."""
+    its own groups, which the alternation would renumber); case-insensitive cues as a :class:`Caseless`."""
     if len({p.flags for p in patterns}) != 1 or any(re.search(r"\\\d|\(\?P[<=]|\(\?[aiLmsux]+\)", p.pattern)
                                                      for p in patterns):
         return None
-    return re.compile("|".join(f"(?P<c{i}>{p.pattern})" for i, p in enumerate(patterns)), patterns[0].flags)
+    union = re.compile("|".join(f"(?P<c{i}>{p.pattern})" for i, p in enumerate(patterns)), patterns[0].flags)
+    return Caseless(union) if union.flags & re.I else union
 
 
 def _priority_cue(text: str, cues: Sequence[tuple[re.Pattern[str], _V]]) -> _V | None:
