@@ -82,6 +82,8 @@ _LEGAL_CUES: list[tuple[re.Pattern[str], LegalStatus]] = [
                 r"mental health (?:act|hold)|placed on a hold|on a hold)\b", re.I), LegalStatus.legal_hold),
     (re.compile(r"\bvoluntar(?:y|ily)\b", re.I), LegalStatus.voluntary),
 ]
+#: The legal cues as they search the whole note.
+_LEGAL_SEARCH = [(Caseless(pat), value) for pat, value in _LEGAL_CUES]
 #: Outpatient-like settings, where care is voluntary unless the text says otherwise.
 _VOLUNTARY_BY_DEFAULT = {Setting.outpatient, Setting.telehealth, Setting.community}
 #: Ways of arriving that are voluntary by definition (coming on one's own, a booked visit, a clinician referral).
@@ -109,6 +111,7 @@ _SOURCES = re.compile(r"\b(?:history (?:was )?(?:obtained|provided|taken) from|p
                       r"family|parents?|mother|father|wife|husband|police|EMS|staff|teachers?|school)"
                       r"(?:\s*(?:,|and)\s*(?:the\s+)?(?:patient|chart|records?|(?:his|her|their)\s+\w+|family|"
                       r"parents?|mother|father|wife|husband|police|EMS|staff|teachers?|school))*)", re.I)
+_SOURCES_SEARCH = Caseless(_SOURCES)
 
 
 _V = TypeVar("_V")
@@ -174,7 +177,7 @@ def _legal_status(text: str, sents: list[Sentence], setting: Setting,
                   arrival: ArrivalMode) -> tuple[LegalStatus, Evidence | None]:
     """The legal status the note states, with the sentence that states it (``cue.legal_status.<value>``; the cues
     by priority, the first match of the first cue that matches), else the implied one (``implied.legal_status``)."""
-    for pat, value in _LEGAL_CUES:
+    for pat, value in _LEGAL_SEARCH:
         m = pat.search(text)
         if m is None:
             continue
@@ -216,7 +219,7 @@ def extract_visit(text: str, sents: list[Sentence], current_headwords: set[str])
                 if not (ctx.negated or ctx.hypothetical or ctx.uncertain or ctx.experiencer != "patient"):
                     flags.add(flag)
     sources: list[str] = []
-    m = _SOURCES.search(text)
+    m = _SOURCES_SEARCH.search(text)
     if m:
         sources = [x.strip() for x in re.split(r",|\band\b", m.group(1)) if x.strip()]
     reason = None
