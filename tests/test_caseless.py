@@ -23,8 +23,7 @@ def _project_patterns() -> list[Caseless]:
     treatments._groups()
     for cues in (visit._SETTING_CUES, visit._ARRIVAL_CUES):
         visit._any_cue(tuple(p for p, _ in cues))
-    made = {id(c): c for c in caseless.MADE}
-    return sorted(made.values(), key=lambda c: c.pattern)
+    return sorted(caseless.MADE, key=lambda c: c.pattern)
 
 
 PROJECT = _project_patterns()

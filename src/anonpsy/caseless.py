@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import sys
+import weakref
 from collections.abc import Iterator
 from functools import cache
 from re import _compiler, _parser  # type: ignore[attr-defined]
@@ -44,8 +45,8 @@ from typing import Any
 _ASCII = [chr(i) for i in range(128)]
 
 
-#: Every :class:`Caseless` made (the property tests check each against its pattern).
-MADE: list[Caseless] = []
+#: Every :class:`Caseless` alive (the property tests check each against its pattern).
+MADE: weakref.WeakSet[Caseless] = weakref.WeakSet()
 
 
 class _Unsupported(Exception):
@@ -156,10 +157,10 @@ class Caseless:
     """A case-insensitive pattern with the faster search on ASCII text (see the module). Offers ``search``,
     ``match``, ``finditer`` and ``findall`` with the arguments and results of :class:`re.Pattern`'s."""
 
-    __slots__ = ("_iter_fast", "fast", "slow")
+    __slots__ = ("__weakref__", "_iter_fast", "fast", "slow")
 
     def __init__(self, pattern: re.Pattern[str]) -> None:
-        MADE.append(self)
+        MADE.add(self)
         self.slow = pattern
         self.fast = lowered(pattern)
         # finditer's handling of empty matches is left to the engine
