@@ -82,8 +82,6 @@ _LEGAL_CUES: list[tuple[re.Pattern[str], LegalStatus]] = [
                 r"mental health (?:act|hold)|placed on a hold|on a hold)\b", re.I), LegalStatus.legal_hold),
     (re.compile(r"\bvoluntar(?:y|ily)\b", re.I), LegalStatus.voluntary),
 ]
-#: The legal cues as they search the whole note.
-_LEGAL_SEARCH = [(Caseless(pat), value) for pat, value in _LEGAL_CUES]
 #: Outpatient-like settings, where care is voluntary unless the text says otherwise.
 _VOLUNTARY_BY_DEFAULT = {Setting.outpatient, Setting.telehealth, Setting.community}
 #: Ways of arriving that are voluntary by definition (coming on one's own, a booked visit, a clinician referral).
@@ -111,6 +109,8 @@ _SOURCES = re.compile(r"\b(?:history (?:was )?(?:obtained|provided|taken) from|p
                       r"family|parents?|mother|father|wife|husband|police|EMS|staff|teachers?|school)"
                       r"(?:\s*(?:,|and)\s*(?:the\s+)?(?:patient|chart|records?|(?:his|her|their)\s+\w+|family|"
                       r"parents?|mother|father|wife|husband|police|EMS|staff|teachers?|school))*)", re.I)
+#: The legal cues and the sources of information as they search the whole note.
+_LEGAL_SEARCH = [(Caseless(pat), value) for pat, value in _LEGAL_CUES]
 _SOURCES_SEARCH = Caseless(_SOURCES)
 
 
