@@ -6,6 +6,7 @@ Texts here are synthetic look-alikes of ICU nursing lines written for these test
 from __future__ import annotations
 
 import itertools
+import re
 
 from hypothesis import example, given
 from tests.strategies import note_texts
@@ -22,6 +23,12 @@ def test_tokens_keep_offsets(text: str) -> None:
     assert len(view.spaced) == len(text) + 2
     for s, e, w in zip(view.starts, view.ends, view.words, strict=True):
         assert view.folded[s:e] == w and 0 <= s < e <= len(text)
+
+
+@given(note_texts())
+@example("Kelvin \u212a, long \u017f, İstanbul")  # letters outside ASCII whose case maps to ASCII ones
+def test_letter_case_counts_the_ascii_letters_of_each_case(text: str) -> None:
+    assert TextView(text).letter_case == (len(re.findall("[A-Z]", text)), len(re.findall("[a-z]", text)))
 
 
 @given(note_texts())

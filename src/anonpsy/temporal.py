@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
+from anonpsy.caseless import Caseless
 from anonpsy.graph import (
     UNIT_DAYS,
     CaseGraph,
@@ -148,6 +149,7 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
 
 #: Any of :data:`_PATTERNS`: most clauses hold no temporal expression, and one search tells so.
 _ANY_PATTERN = re.compile("|".join(f"(?:{p.pattern})" for p, _ in _PATTERNS), re.I)
+_ANY_SEARCH = Caseless(_ANY_PATTERN)
 #: Words one of which every match of :data:`_PATTERNS` holds (lower case): a unit ("day", "night", "week", "wk",
 #: "mo", "year", "yr"), "for", a word of the past ("past", "last", "previous", "preceding", "late", "recent"), an
 #: age ("age", "yo"), a stage of life or a time of day. An ASCII clause that holds none of them holds no temporal
@@ -172,7 +174,7 @@ def parse_expression(expr: str, *, age: int | None = None) -> TimeSpec | None:
     Coarse expressions map to the coarsest compatible offset/span ("for several years" → 3 years up to the visit,
     "in childhood" → the whole childhood window given the present age, "recently" → within the past month).
     """
-    if not _may_hold_expression(expr) or not _ANY_PATTERN.search(expr):
+    if not _may_hold_expression(expr) or not _ANY_SEARCH.search(expr):
         return None
     for pattern, kind in _PATTERNS:
         m = pattern.search(expr)

@@ -10,12 +10,11 @@ same word.
 from __future__ import annotations
 
 import re
+import string
 from dataclasses import dataclass, field
 from functools import cached_property
 
 _NONWORD = re.compile(r"[^\w']")
-_UPPER = re.compile(r"[A-Z]")
-_LOWER = re.compile(r"[a-z]")
 WORD_RE = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*(?:-[^\W\d_]+)*")
 
 
@@ -104,19 +103,23 @@ class TextView:
         return self.text[self.ends[i - 1] if i > 0 else 0 : self.starts[i]]
 
     @cached_property
+    def letter_case(self) -> tuple[int, int]:
+        """How many ASCII capitals and ASCII lower-case letters the text holds."""
+        return (sum(map(self.text.count, string.ascii_uppercase)),
+                sum(map(self.text.count, string.ascii_lowercase)))
+
+    @cached_property
     def uncased(self) -> bool:
         """Whether case carries no signal here: the text is written mostly in capitals, or almost all in lower
         case (as many nursing notes are)."""
-        upper = len(_UPPER.findall(self.text))
-        lower = len(_LOWER.findall(self.text))
+        upper, lower = self.letter_case
         return upper > lower or upper * 40 < lower
 
     @cached_property
     def lower_case(self) -> bool:
         """Whether the text is written almost all in lower case: there the rare capital is a signal ("psych
         doctor Sullivan phoned") even though a lower-case word may still be a name."""
-        upper = len(_UPPER.findall(self.text))
-        lower = len(_LOWER.findall(self.text))
+        upper, lower = self.letter_case
         return upper * 40 < lower and upper <= lower
 
     def capitalised_at(self, start: int) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from anonpsy.caseless import Caseless
 from anonpsy.extract.assembly.accumulator import Accumulator
 from anonpsy.extract.assembly.nodes import (
     add_conditions,
@@ -45,6 +46,7 @@ from anonpsy.graph import CaseGraph, Demographics, Omission, TestResults, TestVa
 #: A sentence outside the labs section that reports a score or a level.
 _SCORE_SENTENCE = re.compile(r"\b(?:PHQ-9|GAD-7|MMSE|MoCA|HAM-?D|MADRS|YMRS|Y-BOCS|PCL-5|AUDIT|CIWA|COWS|BDI|PANSS|"
                              r"EPDS|lithium level|level (?:of|was))\b[^.]{0,30}\d", re.I)
+_SCORE_SEARCH = Caseless(_SCORE_SENTENCE)
 
 
 def extract(text: str, *, case_id: str = "case") -> CaseGraph:
@@ -110,7 +112,7 @@ def _extract(text: str, case_id: str, *, whole: bool, validate: bool = True) -> 
         times = time_mentions(s.text, age=age, visit=visit)
         if whole and s.section == "mse":
             mse.append((s.text, s.start))
-        elif whole and (s.section == "labs" or _SCORE_SENTENCE.search(s.text)):
+        elif whole and (s.section == "labs" or _SCORE_SEARCH.search(s.text)):
             in_labs = s.section == "labs"
             found, skipped = parse_results(s.text, "labs" if in_labs else "other", offset=s.start, section=s.section,
                                            rule_id="section.labs" if in_labs else "cue.test_score")

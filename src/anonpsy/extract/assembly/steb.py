@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from anonpsy import kinship, lexicon
+from anonpsy.caseless import Caseless
 from anonpsy.extract.sections import segment_index, segments
 from anonpsy.graph import STEB
 
@@ -34,6 +35,8 @@ _BEHAVIOR_VERBS = re.compile(r"\b((?:stopped|started|began|refused|refuses|quit|
                              r"climbs|blurts|interrupts|rehearses|spends|drove|texted|pounded|"
                              r"left (?:the|her|his|their|work|school|home)|walked out|ran away|runs off)\b"
                              r"[^,;.:]{0,120})", re.I)
+#: Thought and behaviour verbs as each sentence is searched for them.
+_THOUGHT_SEARCH, _BEHAVIOR_SEARCH = Caseless(_THOUGHT_VERB), Caseless(_BEHAVIOR_VERBS)
 #: Where the holder of a thought verb's clause begins: the last clause break or reporting verb before the verb
 #: ("Her mother says | she believes", "… and that | his partner feels").
 _HOLDER_START = re.compile(r"[,;:]|\b(?:that|and|but|because|says|said|states|stated|reports|reported|notes|noted|"
@@ -161,7 +164,7 @@ def _frame(sentence: str, span: tuple[int, int], others: tuple[tuple[int, int], 
         break
 
     thought = None
-    for m in _THOUGHT_VERB.finditer(sentence):
+    for m in _THOUGHT_SEARCH.finditer(sentence):
         got = _thought_at(sentence, m)
         if got is None or not _patients_belief(sentence, m.start()):
             continue
@@ -187,7 +190,7 @@ def _frame(sentence: str, span: tuple[int, int], others: tuple[tuple[int, int], 
         emotion = best[1]
 
     behavior = None
-    m = _BEHAVIOR_VERBS.search(sentence, a, b)
+    m = _BEHAVIOR_SEARCH.search(sentence, a, b)
     if m and _patients_belief(sentence, m.start(1)):
         phrase = re.split(r"\s+and\s+(?=\w+s\b|\w+ed\b)|\s+(?:but|although|though|whereas|yet)\s+", m.group(1),
                           maxsplit=1)[0]

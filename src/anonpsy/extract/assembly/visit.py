@@ -8,6 +8,7 @@ from functools import lru_cache
 from typing import TypeVar
 
 from anonpsy import kinship
+from anonpsy.caseless import Caseless
 from anonpsy.extract.assertion.scope import classify_in_sentence
 from anonpsy.extract.sections import Sentence, title_line
 from anonpsy.graph import (
@@ -110,6 +111,9 @@ _SOURCES = re.compile(r"\b(?:history (?:was )?(?:obtained|provided|taken) from|p
                       r"family|parents?|mother|father|wife|husband|police|EMS|staff|teachers?|school)"
                       r"(?:\s*(?:,|and)\s*(?:the\s+)?(?:patient|chart|records?|(?:his|her|their)\s+\w+|family|"
                       r"parents?|mother|father|wife|husband|police|EMS|staff|teachers?|school))*)", re.I)
+#: The legal cues and the sources of information as they search the whole note.
+_LEGAL_SEARCH = [(Caseless(pat), value) for pat, value in _LEGAL_CUES]
+_SOURCES_SEARCH = Caseless(_SOURCES)
 
 
 _V = TypeVar("_V")
@@ -132,13 +136,14 @@ def _first_cue(text: str, cues: Sequence[tuple[re.Pattern[str], _V]], default: _
 
 
 @lru_cache(maxsize=8)
-def _any_cue(patterns: tuple[re.Pattern[str], ...]) -> re.Pattern[str] | None:
+def _any_cue(patterns: tuple[re.Pattern[str], ...]) -> re.Pattern[str] | Caseless | None:
     """The cues as one alternation, each in its own named group (None when their flags differ or a cue refers to
-    its own groups, which the alternation would renumber)."""
+    its own groups, which the alternation would renumber); case-insensitive cues as a :class:`Caseless`."""
     if len({p.flags for p in patterns}) != 1 or any(re.search(r"\\\d|\(\?P[<=]|\(\?[aiLmsux]+\)", p.pattern)
                                                      for p in patterns):
         return None
-    return re.compile("|".join(f"(?P<c{i}>{p.pattern})" for i, p in enumerate(patterns)), patterns[0].flags)
+    union = re.compile("|".join(f"(?P<c{i}>{p.pattern})" for i, p in enumerate(patterns)), patterns[0].flags)
+    return Caseless(union) if union.flags & re.I else union
 
 
 def _priority_cue(text: str, cues: Sequence[tuple[re.Pattern[str], _V]]) -> _V | None:
@@ -152,7 +157,7 @@ def _legal_status(text: str, sents: list[Sentence], setting: Setting,
                   arrival: ArrivalMode) -> tuple[LegalStatus, Evidence | None]:
     """The legal status the note states, with the sentence that states it (``cue.legal_status.<value>``; the cues
     by priority, the first match of the first cue that matches), else the implied one (``implied.legal_status``)."""
-    for pat, value in _LEGAL_CUES:
+    for pat, value in _LEGAL_SEARCH:
         m = pat.search(text)
         if m is None:
             continue
@@ -194,7 +199,7 @@ def extract_visit(text: str, sents: list[Sentence], current_headwords: set[str])
                 if not (ctx.negated or ctx.hypothetical or ctx.uncertain or ctx.experiencer != "patient"):
                     flags.add(flag)
     sources: list[str] = []
-    m = _SOURCES.search(text)
+    m = _SOURCES_SEARCH.search(text)
     if m:
         sources = [x.strip() for x in re.split(r",|\band\b", m.group(1)) if x.strip()]
     reason = None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from anonpsy import lexicon
+from anonpsy import caseless, lexicon
 from anonpsy.extract.mentions.family import MEMBER
 from anonpsy.extract.sections import Sentence
 from anonpsy.graph import Sex
@@ -21,9 +21,9 @@ _DECADE = re.compile(r"\bin (?:his|her|their) (early |mid-?|late )?(twenties|thi
                      r"seventies|eighties|nineties|teens|20s|30s|40s|50s|60s|70s|80s|90s)\b", re.I)
 _DECADES = {"teens": 15, "twenties": 25, "thirties": 35, "forties": 45, "fifties": 55, "sixties": 65,
             "seventies": 75, "eighties": 85, "nineties": 95}
-_FEMALE = re.compile(r"\b(she|her|hers|herself|woman|female|girl|lady|mrs|ms|miss|mother of|wife|daughter|"
-                     r"sister|pregnant|postpartum)\b", re.I)
-_MALE = re.compile(r"\b(he|him|his|himself|man|male|boy|gentleman|mr|father of|husband|son|brother)\b", re.I)
+_FEMALE = caseless.compile(r"\b(she|her|hers|herself|woman|female|girl|lady|mrs|ms|miss|mother of|wife|daughter|"
+                     r"sister|pregnant|postpartum)\b")
+_MALE = caseless.compile(r"\b(he|him|his|himself|man|male|boy|gentleman|mr|father of|husband|son|brother)\b")
 
 
 #: An age at some event of the past ("diagnosed when she was 5 years old", "since he was 12 years old"), not the

@@ -13,11 +13,12 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
+from anonpsy.caseless import Caseless
 from anonpsy.rules import dsm as dsm_rules
 
 
 @lru_cache(maxsize=2)
-def _dx_matcher(listed: bool = False) -> tuple[re.Pattern[str], dict[str, str]]:
+def _dx_matcher(listed: bool = False) -> tuple[Caseless, dict[str, str]]:
     names: dict[str, str] = {}
     for rule in dsm_rules.load_dsm().values():
         for alias in [rule.name, *rule.aliases, *(rule.list_aliases if listed else ())]:
@@ -27,7 +28,7 @@ def _dx_matcher(listed: bool = False) -> tuple[re.Pattern[str], dict[str, str]]:
             names.setdefault(key, rule.id)
     # Spaces, hyphens and slashes in a name match any run of them ("methamphetamine-induced", line wraps). The
     # alternation is a character trie so the engine tests each position against shared prefixes once.
-    pattern = re.compile(r"(?<![\w-])(" + _trie_regex(names) + r")(?![\w-])", re.I)
+    pattern = Caseless(re.compile(r"(?<![\w-])(" + _trie_regex(names) + r")(?![\w-])", re.I))
     return pattern, names
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from functools import lru_cache
 
+from anonpsy.caseless import Caseless
 from anonpsy.extract.sections import clause_bounds, segment_index, segments
 from anonpsy.graph import UNIT_DAYS, Unit
 from anonpsy.temporal import TimeSpec, parse_expression
@@ -25,13 +26,13 @@ _MONTHS["sept"] = 9
 _MONTH_RE = (r"(?:January|February|March|April|May|June|July|August|September|October|November|December|"
              r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?")
 _NUMERIC_DATE = r"(\d{1,2})/(\d{1,2})/(\d{4}|\d{2})(?![\d/])"
-_VISIT_HEADER = re.compile(
+_VISIT_HEADER = Caseless(re.compile(
     r"\b(?:date of (?:evaluation|visit|service|consultation|consult|exam(?:ination)?|admission|assessment|"
     r"encounter)|visit date|evaluation dates?|admission date|date of admission|admitted|dos|date(?:/time)?)"
-    r"\s*:\s*" + _NUMERIC_DATE, re.I)
-_VISIT_PROSE = re.compile(
+    r"\s*:\s*" + _NUMERIC_DATE, re.I))
+_VISIT_PROSE = Caseless(re.compile(
     r"\b(?:seen|evaluated|examined|assessed|interviewed|admitted|presented|presents)\s+(?:\w+\s+){0,3}?on\s+"
-    + _NUMERIC_DATE, re.I)
+    + _NUMERIC_DATE, re.I))
 _DOB = re.compile(r"\b(?:DOB|date of birth|born(?: on)?)\s*:?\s*$", re.I)
 
 _SEASONS = {"spring": (3, 3), "summer": (6, 3), "fall": (9, 3), "autumn": (9, 3), "winter": (12, 3)}

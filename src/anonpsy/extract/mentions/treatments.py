@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import Field
 
 from anonpsy import lexicon
+from anonpsy.caseless import Caseless
 from anonpsy.lexicon import IndexSpec, TermIndex, _FileHeader, _Strict, build_index, load_doc
 from anonpsy.rules.tables import load_medication_classes
 
@@ -50,7 +51,7 @@ class GroupMention:
 
 
 @lru_cache(maxsize=1)
-def _groups() -> tuple[re.Pattern[str] | None, dict[str, frozenset[str]]]:
+def _groups() -> tuple[Caseless | None, dict[str, frozenset[str]]]:
     names: dict[str, set[str]] = {}
     for c in load_medication_classes().rules:
         for g in c.group_names:
@@ -58,7 +59,7 @@ def _groups() -> tuple[re.Pattern[str] | None, dict[str, frozenset[str]]]:
     if not names:
         return None, {}
     alts = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    return re.compile(rf"(?<![\w-])({alts})(?![\w-])", re.I), {k: frozenset(v) for k, v in names.items()}
+    return Caseless(re.compile(rf"(?<![\w-])({alts})(?![\w-])", re.I)), {k: frozenset(v) for k, v in names.items()}
 
 
 def group_mentions(sentence: str) -> list[GroupMention]:
