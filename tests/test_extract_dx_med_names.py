@@ -136,3 +136,18 @@ def test_psychosis_or_catatonia_after_with_is_a_specifier_not_a_second_diagnosis
 def test_psychosis_alone_in_the_assessment_stays_a_diagnosis(text: str) -> None:
     found = {r for _s, _e, r in find_diagnoses(text, "assessment")}
     assert found == {"unspecified_schizophrenia_spectrum_disorder"}
+
+
+@pytest.mark.parametrize(
+    ("text", "rule_id"),
+    [
+        # synthetic assessment lines: an eponym written without its possessive, or without the apostrophe
+        ("ASSESSMENT: 299.80 Asperger disorder.", "autism_spectrum_disorder"),
+        ("Impression: Aspergers disorder, stable.", "autism_spectrum_disorder"),
+        ("Diagnosis: Alzheimer dementia.", "major_neurocognitive_disorder"),
+    ],
+)
+def test_an_eponym_without_its_possessive_names_the_same_diagnosis(text: str, rule_id: str) -> None:
+    """Current usage drops the eponym's possessive ("Asperger disorder", "Tourette syndrome"): the name still
+    names the diagnosis its possessive form names."""
+    assert rule_id in {r for _s, _e, r in find_diagnoses(text, section="assessment")}
