@@ -151,3 +151,14 @@ def test_an_eponym_without_its_possessive_names_the_same_diagnosis(text: str, ru
     """Current usage drops the eponym's possessive ("Asperger disorder", "Tourette syndrome"): the name still
     names the diagnosis its possessive form names."""
     assert rule_id in {r for _s, _e, r in find_diagnoses(text, section="assessment")}
+
+
+def test_a_drug_level_in_micrograms_per_millilitre_is_a_test_not_a_drug() -> None:
+    """Antiepileptic levels are written in mcg/mL ("DPH 12.5 mcg/mL"): a laboratory value, not a medication."""
+    assert extract("LAB: Valproate 65 mcg/mL. Carbamazepine 8 ug/mL.", case_id="lab").treatments == []
+
+
+def test_an_abbreviated_anticonvulsant_in_a_medication_list_is_kept() -> None:
+    """DPH (diphenylhydantoin) in a neurology medication list is phenytoin (synthetic list)."""
+    g = extract("MEDS: DPH 300 mg daily and ASA.", case_id="meds")
+    assert {t.name for t in g.treatments} == {"phenytoin", "aspirin"}
