@@ -137,7 +137,7 @@ PINNED_COUNTS: dict[str, int] = {
     "phi_patterns": 83,
     "phi_safelist": 7,
     "routes": 13,
-    "sections": 20,
+    "sections": 21,
     "sex_reassignment": 2,
     "sex_specific": 48,
     "stressors": 22,

@@ -383,8 +383,20 @@ def sections(text: str, table: SectionTable | None = None) -> list[Section]:
     for i, (s, body_start, name) in enumerate(marks):
         end = marks[i + 1][0] if i + 1 < len(marks) else len(text)
         assert name is not None
+        if table.by_id.get(name) is not None and table.by_id[name].medication_list == "current" and \
+                not table.by_id[name].treatment_decisions and _ADMISSION_LIST.match(text, body_start, end):
+            # "MEDICATIONS: On transfer, Celebrex, Coumadin, ...": the list the patient came in with
+            name = _HOME_LIST
         out.append(Section(name, body_start, end, s))
     return [s for s in out if s.end > s.start]
+
+
+#: A medication list whose body first says it is the list at admission ("MEDICATIONS: On admission, ...",
+#: "MEDS: On transfer, ...", "Medications: Prior to admission she took ..."): a home list, whatever its header.
+_ADMISSION_LIST = re.compile(r"[\s,:;.-]*(?:(?:on|upon|at)\s+(?:the\s+time\s+of\s+)?(?:her\s+|his\s+)?"
+                             r"(?:admission|transfer|arrival|presentation)|prior\s+to\s+(?:admission|transfer|"
+                             r"arrival)|at\s+home)\b", re.I)
+_HOME_LIST = "home_medications"
 
 
 def _line_breaks(text: str, start: int, end: int) -> list[int]:
