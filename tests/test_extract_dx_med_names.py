@@ -162,3 +162,21 @@ def test_an_abbreviated_anticonvulsant_in_a_medication_list_is_kept() -> None:
     """DPH (diphenylhydantoin) in a neurology medication list is phenytoin (synthetic list)."""
     g = extract("MEDS: DPH 300 mg daily and ASA.", case_id="meds")
     assert {t.name for t in g.treatments} == {"phenytoin", "aspirin"}
+
+
+@pytest.mark.parametrize(
+    ("text", "surface"),
+    [
+        # synthetic neurology write-ups: a stroke named by its site, a dissection, a spinal stenosis
+        ("COURSE: MRI showed a right lateral medullary stroke.", "lateral medullary stroke"),
+        ("COURSE: The angiogram was felt consistent with a right vertebral artery dissection.",
+         "vertebral artery dissection"),
+        ("HPI: Examination showed findings consistent with cervical stenosis and he had a laminectomy.",
+         "cervical stenosis"),
+    ],
+)
+def test_a_neurological_condition_keeps_its_written_name(text: str, surface: str) -> None:
+    """A neurological diagnosis of a neurology note is kept as the patient's condition under the name written
+    (the site of a stroke, the artery dissected), not dropped or reduced to a bare 'stroke'."""
+    g = extract(text, case_id="neuro")
+    assert any(surface in p.condition for p in g.past_history), [p.condition for p in g.past_history]
