@@ -51,3 +51,13 @@ def test_a_list_said_to_be_the_admission_list_is_a_home_list(opening: str) -> No
 def test_a_plain_medication_list_stays_current() -> None:
     text = "MEDICATIONS: Sertraline 50 mg, niacin.\nDISCHARGE MEDICATIONS: Sertraline 50 mg daily."
     assert _status(text)["niacin"] == "current"
+
+
+@pytest.mark.parametrize("header", ["SHX/FHX", "SOCIAL/FAMILY HISTORY", "FAMILY AND SOCIAL HISTORY"])
+def test_a_combined_social_and_family_header_keeps_the_patients_habits(header: str) -> None:
+    """Under a header that joins the social and the family history, the patient's drinking and smoking are his
+    own (no relative is named) and a relative's illness is still the relative's (synthetic)."""
+    g = extract(f"HPI: Low mood.\n{header}: 3 beers/day. 1 pack of cigarettes per day. Mother had depression.",
+                case_id="shx")
+    assert [(f.member, f.condition) for f in g.family_history] == [("mother", "depression")]
+    assert {"sx_alcohol_use", "sx_tobacco_use"} <= {s.id for s in g.symptoms}

@@ -118,11 +118,14 @@ class SectionTable:
             if len(a) > 3 and key.startswith(a + " "):
                 return name
         # "IDENTIFICATION AND REASON FOR ADMISSION", "REASON FOR ADMISSION/CHIEF COMPLAINT": the last part that
-        # names a section decides.
+        # names a section decides -- except the family history: under "SHX/FHX" or "SOCIAL/FAMILY HISTORY" the
+        # patient's own habits have no relative named while a relative's illness names the relative, so the
+        # other part decides.
         found = None
         for part in re.split(r"\s+(?:and|&)\s+|\s*/\s*|\s+-\s+", key):
             if part in self.alias_to_section and len(part) > 1:
-                found = self.alias_to_section[part]
+                if found is None or self.alias_to_section[part] != _FAMILY:
+                    found = self.alias_to_section[part]
         return found
 
     def is_subsection(self, raw: str, parent: str | None) -> bool:
@@ -397,6 +400,7 @@ _ADMISSION_LIST = re.compile(r"[\s,:;.-]*(?:(?:on|upon|at)\s+(?:the\s+time\s+of\
                              r"(?:admission|transfer|arrival|presentation)|prior\s+to\s+(?:admission|transfer|"
                              r"arrival)|at\s+home)\b", re.I)
 _HOME_LIST = "home_medications"
+_FAMILY = "family_history"
 
 
 def _line_breaks(text: str, start: int, end: int) -> list[int]:
