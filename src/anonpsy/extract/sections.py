@@ -123,9 +123,9 @@ class SectionTable:
         # other part decides.
         found = None
         for part in re.split(r"\s+(?:and|&)\s+|\s*/\s*|\s+-\s+", key):
-            if part in self.alias_to_section and len(part) > 1:
-                if found is None or self.alias_to_section[part] != _FAMILY:
-                    found = self.alias_to_section[part]
+            if part in self.alias_to_section and len(part) > 1 and (
+                    found is None or self.alias_to_section[part] != _FAMILY):
+                found = self.alias_to_section[part]
         return found
 
     def is_subsection(self, raw: str, parent: str | None) -> bool:

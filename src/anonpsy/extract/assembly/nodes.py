@@ -100,6 +100,8 @@ def add_symptoms(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) ->
     (``acc.unasserted_sx``) with no time, frame or relation; an asserted mention always wins over it."""
     if s.section in _NON_CLINICAL_SECTIONS:
         return
+    if s.section in _EXAM_SECTIONS:
+        acc.exam_text.append(s.text)
     matches = symptom_mentions(s.text)
     spans = [(m.start, m.end) for m in matches]
     mentions = [_mention(s, m.start, m.end, times, acc) for m in matches]
@@ -145,6 +147,10 @@ def add_symptoms(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) ->
         if not historical:
             acc.present.add(sid)
             acc.last_present[sid] = s.start
+            if _ADMITTED_FOR.search(s.text, max(0, m.start - 80), m.start):
+                acc.admission_reason.add(sid)
+            else:
+                acc.told_present.add(sid)
             if decision.evidence.rule_id != "default" or _REPORTED_NOW.search(s.text[:m.start]):
                 acc.cued_present.add(sid)
             if not _LAB_SURFACE.search(m.surface):
@@ -434,6 +440,36 @@ def denied_since(acc: Accumulator) -> None:
             continue
         sx.assertion, sx.current_symptom = Assertion.historical, False
         sx.assertion_evidence = ev.model_copy(update={"rule_id": "assembly.denied_since"})
+        acc.present.discard(sid)
+        acc.flaggable.discard(sx.headword)
+
+
+#: The reason an admission or a hold was made, right before the symptom: "was admitted for an acute agitation",
+#: "brought in for aggressive behavior", "hospitalized because of severe anxiety".
+_ADMITTED_FOR = re.compile(r"\b(?:admitted|admission|hospitali[sz]ed|hospitali[sz]ation|brought in|brought to the "
+                           r"(?:emergency (?:department|room)|ED|ER|hospital)|placed on (?:a|an) [\w -]{0,20}hold)"
+                           r"(?: to [\w ]{1,30}?)? (?:for|because of|due to|secondary to) (?:an? |the |)"
+                           r"(?:[a-z]+ ){0,2}$", re.I)
+_EXAM_SECTIONS = frozenset({"mse", "exam"})
+
+
+def admission_reason_before_exam(acc: Accumulator) -> None:
+    """A symptom told present only as the reason for the admission ("was admitted for an acute agitation") that
+    the examination of this visit denies ("no psychomotor agitation") was there at admission and is not now:
+    historical (rule ``assembly.admission_reason_before_exam``), wherever the two statements stand in the note.
+    A symptom the note also tells present otherwise is left as read."""
+    for sid in acc.admission_reason - acc.told_present:
+        sx = acc.symptoms.get(sid)
+        if sx is None or sx.assertion != Assertion.present or sid in acc.cued_present:
+            continue
+        word = re.escape(sx.headword).replace(r"\ ", r"\s+")
+        if not any(re.search(rf"\b(?:no|not|without|denies|denied|absent)\b[^.;:]{{0,30}}\b{word}\b", t, re.I)
+                   for t in acc.exam_text):
+            continue
+        sx.assertion, sx.current_symptom = Assertion.historical, False
+        if sx.assertion_evidence is not None:
+            sx.assertion_evidence = sx.assertion_evidence.model_copy(
+                update={"rule_id": "assembly.admission_reason_before_exam"})
         acc.present.discard(sid)
         acc.flaggable.discard(sx.headword)
 
