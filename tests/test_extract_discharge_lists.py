@@ -61,3 +61,20 @@ def test_a_combined_social_and_family_header_keeps_the_patients_habits(header: s
                 case_id="shx")
     assert [(f.member, f.condition) for f in g.family_history] == [("mother", "depression")]
     assert {"sx_alcohol_use", "sx_tobacco_use"} <= {s.id for s in g.symptoms}
+
+
+@pytest.mark.parametrize(
+    ("text", "past"),
+    [
+        ("MEDICATIONS: Pravachol, aspirin, Percocet, Ultram (has held the latter two medications for two weeks).",
+         {"oxycodone", "tramadol"}),
+        ("MEDICATIONS: sertraline and clonazepam; she stopped the latter in May.", {"clonazepam"}),
+        ("MEDICATIONS: sertraline, clonazepam.", set()),
+    ],
+)
+def test_drugs_an_anaphor_stops_are_past(text: str, past: set[str]) -> None:
+    """'the latter two' after a list names its last drugs: held or stopped, they are no longer taken; the drugs
+    before them stay current (synthetic lists)."""
+    st = _status(text)
+    assert {k for k, v in st.items() if v == "past"} == past
+    assert all(v == "current" for k, v in st.items() if k not in past)

@@ -48,6 +48,7 @@ from anonpsy.extract.assertion.scope import (
     unnamed_in_family_section,
 )
 from anonpsy.extract.mentions.time import ONSET_CUE, PAST_EVENT_CUE, TimeMention, is_past, onset_anchor
+from anonpsy.extract.mentions.treatments import medication_mentions
 from anonpsy.extract.sections import (
     Sentence,
     clause_bounds,
@@ -330,6 +331,8 @@ def treatment_status(m: Mention, frequency: str | None = None,
             return Decision(TreatmentStatus.refused, m.evidence("context.neg.refused"))
         return None
     listed = medication_list(s.section)
+    if _latter_stopped(s.text, m.start, m.end):
+        return Decision(TreatmentStatus.past, m.evidence("cue.latter_stopped"))
     if _PROPOSED_CHANGE in ctx.trigger_ids:
         # "I would recommend that we consider tapering Seroquel": a change of a drug taken now, whatever frames it
         if "cur.taking" in ctx.trigger_ids[ctx.trigger_ids.index(_PROPOSED_CHANGE) + 1:]:
@@ -383,6 +386,24 @@ def treatment_status(m: Mention, frequency: str | None = None,
     if frequency and _PRN.search(frequency):
         return Decision(TreatmentStatus.prn, m.evidence("cue.prn"))
     return Decision(TreatmentStatus.current, m.evidence("default"))
+
+
+#: A stop told of the last drugs of a list by an anaphor after them: "..., Percocet, Ultram (has held the latter two
+#: medications for the past two weeks)", "... and clonazepam; she stopped the last two in May", "the latter".
+_LATTER_STOPPED = re.compile(
+    r"\b(?:held|stopped|discontinued|quit|been off|is off|was off|stopped taking|no longer takes|no longer taking)\s+"
+    r"(?:taking\s+)?(?:both\s+of\s+)?the\s+(?:latter|last)(?:\s+(?P<n>two|three|four|2|3|4))?"
+    r"(?:\s+(?:medications?|meds|drugs|agents))?\b", re.I)
+_COUNT = {"two": 2, "three": 3, "four": 4, "2": 2, "3": 3, "4": 4}
+
+
+def _latter_stopped(sentence: str, start: int, end: int) -> bool:
+    """Is the drug at ``sentence[start:end]`` one of the last drugs before an anaphor that stops them?"""
+    a = _LATTER_STOPPED.search(sentence, end)
+    if a is None:
+        return False
+    n = _COUNT.get((a.group("n") or "").lower(), 1)
+    return any(d.start == start for d in medication_mentions(sentence[:a.start()])[-n:])
 
 
 #: A stop in the base form (an order) before the drug, and a deadline still to come: "discontinue all Ativan prior
