@@ -78,3 +78,10 @@ def test_drugs_an_anaphor_stops_are_past(text: str, past: set[str]) -> None:
     st = _status(text)
     assert {k for k, v in st.items() if v == "past"} == past
     assert all(v == "current" for k, v in st.items() if k not in past)
+
+
+def test_a_drug_then_switched_to_another_is_past() -> None:
+    """'placed on heparin, then converted to warfarin': the first drug was replaced (synthetic course)."""
+    st = _status("COURSE: She was placed on heparin then converted to warfarin. She was seen weekly.")
+    assert st["heparin"] == "past"
+    assert st["warfarin"] == "current"

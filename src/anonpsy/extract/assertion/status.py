@@ -333,6 +333,8 @@ def treatment_status(m: Mention, frequency: str | None = None,
     listed = medication_list(s.section)
     if _latter_stopped(s.text, m.start, m.end):
         return Decision(TreatmentStatus.past, m.evidence("cue.latter_stopped"))
+    if _then_switched(s.text, m.end):
+        return Decision(TreatmentStatus.past, m.evidence("cue.then_switched"))
     if _PROPOSED_CHANGE in ctx.trigger_ids:
         # "I would recommend that we consider tapering Seroquel": a change of a drug taken now, whatever frames it
         if "cur.taking" in ctx.trigger_ids[ctx.trigger_ids.index(_PROPOSED_CHANGE) + 1:]:
@@ -404,6 +406,21 @@ def _latter_stopped(sentence: str, start: int, end: int) -> bool:
         return False
     n = _COUNT.get((a.group("n") or "").lower(), 1)
     return any(d.start == start for d in medication_mentions(sentence[:a.start()])[-n:])
+
+
+#: The drug before "then switched to" another: "placed on heparin, then converted to Coumadin", "remained on
+#: Coumadin for 3 months and then was switched to aspirin". The first drug was replaced.
+_THEN_SWITCHED = re.compile(r"[^.;:()]{0,60}?\bthen\s+(?:was\s+|were\s+|had\s+been\s+|been\s+)?(?:converted|"
+                            r"switched|changed|transitioned|bridged|cross-tapered|crossed\s+over)\s+(?:over\s+)?to\b",
+                            re.I)
+
+
+def _then_switched(sentence: str, end: int) -> bool:
+    """Is the drug ending at ``end`` the one a later "then switched to" another drug replaced?"""
+    a = _THEN_SWITCHED.match(sentence, end)
+    if a is None or medication_mentions(sentence[end:a.end()]):
+        return False  # another drug in between is the one replaced
+    return bool(medication_mentions(sentence[a.end():a.end() + 60]))
 
 
 #: A stop in the base form (an order) before the drug, and a deadline still to come: "discontinue all Ativan prior
