@@ -28,3 +28,14 @@ def test_a_symptom_also_told_present_otherwise_is_left_as_read() -> None:
             "MENTAL STATUS EXAM: There is no psychomotor agitation.\n"
             "ASSESSMENT: He was admitted for agitation.")
     assert _sx(text)["sx_psychomotor_agitation"][0] != Assertion.historical
+
+
+def test_a_distant_history_in_a_diagnosis_list_is_over() -> None:
+    """'Distant history of migraine headaches' or 'Remote history of alcohol abuse' in a diagnosis list is a
+    history long over, not an active problem; a plain 'history of' there is still held (synthetic lists)."""
+    g = extract("DISCHARGE DIAGNOSES:\n1. Anxiety disorder.\n2. Distant history of migraine headaches.\n"
+                "3. Remote history of alcohol abuse.", case_id="hx")
+    assert {p.condition: p.status.value for p in g.past_history}["migraine headaches"] != "active"
+    assert {d.label: d.temporality.value for d in g.diagnoses}["Alcohol Use Disorder"] == "past"
+    g = extract("ASSESSMENT: 1. Major depressive disorder. 2. History of alcohol abuse.", case_id="hx")
+    assert {d.label: d.temporality.value for d in g.diagnoses}["Alcohol Use Disorder"] == "current"

@@ -88,6 +88,10 @@ _TX_ONSET = re.compile(r"\b(?:started|began|begun|placed on|put on|initiated|sin
                        r"taking|prescribed)\b", re.I)
 _PRESENT = re.compile(r"\b(?:has|have|is|are|now|still|continues?|currently|persists?|remains?)\b", re.I)
 _REMISSION = re.compile(r"\bremission|remitted|resolved\b", re.I)
+#: A history the note calls distant or remote ("distant history of migraine headaches some 30 years ago", "remote
+#: history of alcohol abuse"): long over, even in a diagnosis list.
+_REMOTE_HISTORY = re.compile(r"\b(?:distant|remote)\s+(?:past\s+)?(?:medical\s+|psychiatric\s+)?(?:history|hx)\s+of\s+"
+                             r"(?:[\w-]+\s+){0,3}$", re.I)
 
 
 @dataclass(frozen=True)
@@ -253,7 +257,8 @@ def diagnosis_status(m: Mention) -> DiagnosisStatus:
         certainty = Decision(Certainty.confirmed, m.evidence("default"))
     rule = _historical(m, ctx, time_words=False)
     episode = bool(re.search(r"\bepisode\b|\bMDE\b", s.text[m.start:m.end], re.I))
-    over = bool({"hist.backward", "hist.not_recently"} & set(ctx.trigger_ids)) or bool(_REMISSION.search(s.text))
+    over = bool({"hist.backward", "hist.not_recently"} & set(ctx.trigger_ids)) or bool(_REMISSION.search(s.text)) \
+        or bool(_REMOTE_HISTORY.search(s.text, max(0, m.start - 60), m.start))
     if rule in _HISTORY_OF and s.section in deciding_sections() and not episode and not over:
         rule = None  # "a history of schizophrenia" in the assessment: a diagnosis still held
     if rule is None and m.time is not None and is_past(m.time.spec):
