@@ -180,3 +180,10 @@ def test_a_neurological_condition_keeps_its_written_name(text: str, surface: str
     (the site of a stroke, the artery dissected), not dropped or reduced to a bare 'stroke'."""
     g = extract(text, case_id="neuro")
     assert any(surface in p.condition for p in g.past_history), [p.condition for p in g.past_history]
+
+
+def test_a_condition_told_by_its_adjective_is_named_by_its_noun() -> None:
+    """'She is obese.' or 'He is asthmatic.' names the condition; the graph calls it obesity and
+    asthma, not 'obese' (synthetic exam and history)."""
+    g = extract("PMH: He is asthmatic.\nEXAM: She is obese.", case_id="adj")
+    assert {p.condition for p in g.past_history} == {"obesity", "asthma"}

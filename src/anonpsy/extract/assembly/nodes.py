@@ -219,12 +219,16 @@ def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
 _LATERALITY = re.compile(r"\b(right|left|bilateral)[ -]$", re.I)
 
 
+#: A condition named by its adjective ("She is obese", "asthmatic", "dehydrated"): the graph names it by its noun.
+_ADJECTIVE = re.compile(r"(?i)(?:obese|overweight|\w+(?:atic|etic|ed))$")
+
+
 def condition_name(m: lexicon.TermMatch, text: str | None = None) -> str:
     """How a condition is named in the graph: the lexicon phrasing the note used ("cerebellar infarct",
     "glioblastoma") with the side written just before it ("right cerebellar infarct"), or the headword for an
     abbreviation ("CVA" -> "stroke"). Only lexicon phrases and a side, never other words of the note."""
     surface = " ".join(m.surface.split())
-    if surface.isupper() or len(surface) <= 4:
+    if surface.isupper() or len(surface) <= 4 or _ADJECTIVE.match(surface):
         return m.headword
     name = re.sub(r"[’']s\b", "", surface.lower())
     side = _LATERALITY.search(text[max(0, m.start - 12):m.start]) if text is not None else None
