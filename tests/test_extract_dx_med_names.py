@@ -136,3 +136,54 @@ def test_psychosis_or_catatonia_after_with_is_a_specifier_not_a_second_diagnosis
 def test_psychosis_alone_in_the_assessment_stays_a_diagnosis(text: str) -> None:
     found = {r for _s, _e, r in find_diagnoses(text, "assessment")}
     assert found == {"unspecified_schizophrenia_spectrum_disorder"}
+
+
+@pytest.mark.parametrize(
+    ("text", "rule_id"),
+    [
+        # synthetic assessment lines: an eponym written without its possessive, or without the apostrophe
+        ("ASSESSMENT: 299.80 Asperger disorder.", "autism_spectrum_disorder"),
+        ("Impression: Aspergers disorder, stable.", "autism_spectrum_disorder"),
+        ("Diagnosis: Alzheimer dementia.", "major_neurocognitive_disorder"),
+    ],
+)
+def test_an_eponym_without_its_possessive_names_the_same_diagnosis(text: str, rule_id: str) -> None:
+    """Current usage drops the eponym's possessive ("Asperger disorder", "Tourette syndrome"): the name still
+    names the diagnosis its possessive form names."""
+    assert rule_id in {r for _s, _e, r in find_diagnoses(text, section="assessment")}
+
+
+def test_a_drug_level_in_micrograms_per_millilitre_is_a_test_not_a_drug() -> None:
+    """Antiepileptic levels are written in mcg/mL ("DPH 12.5 mcg/mL"): a laboratory value, not a medication."""
+    assert extract("LAB: Valproate 65 mcg/mL. Carbamazepine 8 ug/mL.", case_id="lab").treatments == []
+
+
+def test_an_abbreviated_anticonvulsant_in_a_medication_list_is_kept() -> None:
+    """DPH (diphenylhydantoin) in a neurology medication list is phenytoin (synthetic list)."""
+    g = extract("MEDS: DPH 300 mg daily and ASA.", case_id="meds")
+    assert {t.name for t in g.treatments} == {"phenytoin", "aspirin"}
+
+
+@pytest.mark.parametrize(
+    ("text", "surface"),
+    [
+        # synthetic neurology write-ups: a stroke named by its site, a dissection, a spinal stenosis
+        ("COURSE: MRI showed a right lateral medullary stroke.", "lateral medullary stroke"),
+        ("COURSE: The angiogram was felt consistent with a right vertebral artery dissection.",
+         "vertebral artery dissection"),
+        ("HPI: Examination showed findings consistent with cervical stenosis and he had a laminectomy.",
+         "cervical stenosis"),
+    ],
+)
+def test_a_neurological_condition_keeps_its_written_name(text: str, surface: str) -> None:
+    """A neurological diagnosis of a neurology note is kept as the patient's condition under the name written
+    (the site of a stroke, the artery dissected), not dropped or reduced to a bare 'stroke'."""
+    g = extract(text, case_id="neuro")
+    assert any(surface in p.condition for p in g.past_history), [p.condition for p in g.past_history]
+
+
+def test_a_condition_told_by_its_adjective_is_named_by_its_noun() -> None:
+    """'She is obese.' or 'He is asthmatic.' names the condition; the graph calls it obesity and
+    asthma, not 'obese' (synthetic exam and history)."""
+    g = extract("PMH: He is asthmatic.\nEXAM: She is obese.", case_id="adj")
+    assert {p.condition for p in g.past_history} == {"obesity", "asthma"}

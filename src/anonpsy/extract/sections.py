@@ -118,10 +118,13 @@ class SectionTable:
             if len(a) > 3 and key.startswith(a + " "):
                 return name
         # "IDENTIFICATION AND REASON FOR ADMISSION", "REASON FOR ADMISSION/CHIEF COMPLAINT": the last part that
-        # names a section decides.
+        # names a section decides -- except the family history: under "SHX/FHX" or "SOCIAL/FAMILY HISTORY" the
+        # patient's own habits have no relative named while a relative's illness names the relative, so the
+        # other part decides.
         found = None
         for part in re.split(r"\s+(?:and|&)\s+|\s*/\s*|\s+-\s+", key):
-            if part in self.alias_to_section and len(part) > 1:
+            if part in self.alias_to_section and len(part) > 1 and (
+                    found is None or self.alias_to_section[part] != _FAMILY):
                 found = self.alias_to_section[part]
         return found
 
@@ -389,8 +392,21 @@ def sections(text: str, table: SectionTable | None = None) -> list[Section]:
     for i, (s, body_start, name) in enumerate(marks):
         end = marks[i + 1][0] if i + 1 < len(marks) else len(text)
         assert name is not None
+        if table.by_id.get(name) is not None and table.by_id[name].medication_list == "current" and \
+                not table.by_id[name].treatment_decisions and _ADMISSION_LIST.match(text, body_start, end):
+            # "MEDICATIONS: On transfer, Celebrex, Coumadin, ...": the list the patient came in with
+            name = _HOME_LIST
         out.append(Section(name, body_start, end, s))
     return [s for s in out if s.end > s.start]
+
+
+#: A medication list whose body first says it is the list at admission ("MEDICATIONS: On admission, ...",
+#: "MEDS: On transfer, ...", "Medications: Prior to admission she took ..."): a home list, whatever its header.
+_ADMISSION_LIST = re.compile(r"[\s,:;.-]*(?:(?:on|upon|at)\s+(?:the\s+time\s+of\s+)?(?:her\s+|his\s+)?"
+                             r"(?:admission|transfer|arrival|presentation)|prior\s+to\s+(?:admission|transfer|"
+                             r"arrival)|at\s+home)\b", re.I)
+_HOME_LIST = "home_medications"
+_FAMILY = "family_history"
 
 
 def _line_breaks(text: str, start: int, end: int) -> list[int]:

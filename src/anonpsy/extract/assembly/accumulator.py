@@ -56,6 +56,9 @@ class Accumulator:
     # symptom ids asserted by a cue (not by default), and where the last mention read as present sits
     cued_present: set[str] = field(default_factory=set)
     last_present: dict[str, int] = field(default_factory=dict)
+    admission_reason: set[str] = field(default_factory=set)  # symptoms told present only as an admission's reason
+    told_present: set[str] = field(default_factory=set)  # symptoms told present otherwise
+    exam_text: list[str] = field(default_factory=list)  # sentences of the mental status and physical examination
     index_is_admission: bool = False  # a discharge summary: day 0 is the admission
     patient_sex: Sex | None = None  # the patient's sex: a pronoun of the other sex is someone else
     # Symptoms only denied or hypothetical, and diagnoses only to be ruled out or ruled out: they join the graph

@@ -19,6 +19,7 @@ from anonpsy.extract.assembly.nodes import (
     add_diagnoses,
     add_symptoms,
     add_treatments,
+    admission_reason_before_exam,
     denied_over_possible,
     denied_since,
     finalize_conditions,
@@ -127,6 +128,7 @@ def _extract(text: str, case_id: str, *, whole: bool, validate: bool = True) -> 
         add_conditions(s, times, acc)
         add_treatments(s, times, acc)
     denied_since(acc)
+    admission_reason_before_exam(acc)
     denied_over_possible(acc)
     finalize_diagnoses(acc)
     finalize_conditions(acc)

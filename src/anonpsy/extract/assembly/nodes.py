@@ -100,6 +100,8 @@ def add_symptoms(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) ->
     (``acc.unasserted_sx``) with no time, frame or relation; an asserted mention always wins over it."""
     if s.section in _NON_CLINICAL_SECTIONS:
         return
+    if s.section in _EXAM_SECTIONS:
+        acc.exam_text.append(s.text)
     matches = symptom_mentions(s.text)
     spans = [(m.start, m.end) for m in matches]
     mentions = [_mention(s, m.start, m.end, times, acc) for m in matches]
@@ -145,6 +147,10 @@ def add_symptoms(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) ->
         if not historical:
             acc.present.add(sid)
             acc.last_present[sid] = s.start
+            if _ADMITTED_FOR.search(s.text, max(0, m.start - 80), m.start):
+                acc.admission_reason.add(sid)
+            else:
+                acc.told_present.add(sid)
             if decision.evidence.rule_id != "default" or _REPORTED_NOW.search(s.text[:m.start]):
                 acc.cued_present.add(sid)
             if not _LAB_SURFACE.search(m.surface):
@@ -213,12 +219,16 @@ def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
 _LATERALITY = re.compile(r"\b(right|left|bilateral)[ -]$", re.I)
 
 
+#: A condition named by its adjective ("She is obese", "asthmatic", "dehydrated"): the graph names it by its noun.
+_ADJECTIVE = re.compile(r"(?i)(?:obese|overweight|\w+(?:atic|etic|ed))$")
+
+
 def condition_name(m: lexicon.TermMatch, text: str | None = None) -> str:
     """How a condition is named in the graph: the lexicon phrasing the note used ("cerebellar infarct",
     "glioblastoma") with the side written just before it ("right cerebellar infarct"), or the headword for an
     abbreviation ("CVA" -> "stroke"). Only lexicon phrases and a side, never other words of the note."""
     surface = " ".join(m.surface.split())
-    if surface.isupper() or len(surface) <= 4:
+    if surface.isupper() or len(surface) <= 4 or _ADJECTIVE.match(surface):
         return m.headword
     name = re.sub(r"[’']s\b", "", surface.lower())
     side = _LATERALITY.search(text[max(0, m.start - 12):m.start]) if text is not None else None
@@ -434,6 +444,36 @@ def denied_since(acc: Accumulator) -> None:
             continue
         sx.assertion, sx.current_symptom = Assertion.historical, False
         sx.assertion_evidence = ev.model_copy(update={"rule_id": "assembly.denied_since"})
+        acc.present.discard(sid)
+        acc.flaggable.discard(sx.headword)
+
+
+#: The reason an admission or a hold was made, right before the symptom: "was admitted for an acute agitation",
+#: "brought in for aggressive behavior", "hospitalized because of severe anxiety".
+_ADMITTED_FOR = re.compile(r"\b(?:admitted|admission|hospitali[sz]ed|hospitali[sz]ation|brought in|brought to the "
+                           r"(?:emergency (?:department|room)|ED|ER|hospital)|placed on (?:a|an) [\w -]{0,20}hold)"
+                           r"(?: to [\w ]{1,30}?)? (?:for|because of|due to|secondary to) (?:an? |the |)"
+                           r"(?:[a-z]+ ){0,2}$", re.I)
+_EXAM_SECTIONS = frozenset({"mse", "exam"})
+
+
+def admission_reason_before_exam(acc: Accumulator) -> None:
+    """A symptom told present only as the reason for the admission ("was admitted for an acute agitation") that
+    the examination of this visit denies ("no psychomotor agitation") was there at admission and is not now:
+    historical (rule ``assembly.admission_reason_before_exam``), wherever the two statements stand in the note.
+    A symptom the note also tells present otherwise is left as read."""
+    for sid in acc.admission_reason - acc.told_present:
+        sx = acc.symptoms.get(sid)
+        if sx is None or sx.assertion != Assertion.present or sid in acc.cued_present:
+            continue
+        word = re.escape(sx.headword).replace(r"\ ", r"\s+")
+        if not any(re.search(rf"\b(?:no|not|without|denies|denied|absent)\b[^.;:]{{0,30}}\b{word}\b", t, re.I)
+                   for t in acc.exam_text):
+            continue
+        sx.assertion, sx.current_symptom = Assertion.historical, False
+        if sx.assertion_evidence is not None:
+            sx.assertion_evidence = sx.assertion_evidence.model_copy(
+                update={"rule_id": "assembly.admission_reason_before_exam"})
         acc.present.discard(sid)
         acc.flaggable.discard(sx.headword)
 

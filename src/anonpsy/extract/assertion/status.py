@@ -48,6 +48,7 @@ from anonpsy.extract.assertion.scope import (
     unnamed_in_family_section,
 )
 from anonpsy.extract.mentions.time import ONSET_CUE, PAST_EVENT_CUE, TimeMention, is_past, onset_anchor
+from anonpsy.extract.mentions.treatments import medication_mentions
 from anonpsy.extract.sections import (
     Sentence,
     clause_bounds,
@@ -87,6 +88,10 @@ _TX_ONSET = re.compile(r"\b(?:started|began|begun|placed on|put on|initiated|sin
                        r"taking|prescribed)\b", re.I)
 _PRESENT = re.compile(r"\b(?:has|have|is|are|now|still|continues?|currently|persists?|remains?)\b", re.I)
 _REMISSION = re.compile(r"\bremission|remitted|resolved\b", re.I)
+#: A history the note calls distant or remote ("distant history of migraine headaches some 30 years ago", "remote
+#: history of alcohol abuse"): long over, even in a diagnosis list.
+_REMOTE_HISTORY = re.compile(r"\b(?:distant|remote)\s+(?:past\s+)?(?:medical\s+|psychiatric\s+)?(?:history|hx)\s+of\s+"
+                             r"(?:[\w-]+\s+){0,3}$", re.I)
 
 
 @dataclass(frozen=True)
@@ -252,7 +257,8 @@ def diagnosis_status(m: Mention) -> DiagnosisStatus:
         certainty = Decision(Certainty.confirmed, m.evidence("default"))
     rule = _historical(m, ctx, time_words=False)
     episode = bool(re.search(r"\bepisode\b|\bMDE\b", s.text[m.start:m.end], re.I))
-    over = bool({"hist.backward", "hist.not_recently"} & set(ctx.trigger_ids)) or bool(_REMISSION.search(s.text))
+    over = bool({"hist.backward", "hist.not_recently"} & set(ctx.trigger_ids)) or bool(_REMISSION.search(s.text)) \
+        or bool(_REMOTE_HISTORY.search(s.text, max(0, m.start - 60), m.start))
     if rule in _HISTORY_OF and s.section in deciding_sections() and not episode and not over:
         rule = None  # "a history of schizophrenia" in the assessment: a diagnosis still held
     if rule is None and m.time is not None and is_past(m.time.spec):
@@ -330,6 +336,10 @@ def treatment_status(m: Mention, frequency: str | None = None,
             return Decision(TreatmentStatus.refused, m.evidence("context.neg.refused"))
         return None
     listed = medication_list(s.section)
+    if _latter_stopped(s.text, m.start, m.end):
+        return Decision(TreatmentStatus.past, m.evidence("cue.latter_stopped"))
+    if _then_switched(s.text, m.end):
+        return Decision(TreatmentStatus.past, m.evidence("cue.then_switched"))
     if _PROPOSED_CHANGE in ctx.trigger_ids:
         # "I would recommend that we consider tapering Seroquel": a change of a drug taken now, whatever frames it
         if "cur.taking" in ctx.trigger_ids[ctx.trigger_ids.index(_PROPOSED_CHANGE) + 1:]:
@@ -383,6 +393,39 @@ def treatment_status(m: Mention, frequency: str | None = None,
     if frequency and _PRN.search(frequency):
         return Decision(TreatmentStatus.prn, m.evidence("cue.prn"))
     return Decision(TreatmentStatus.current, m.evidence("default"))
+
+
+#: A stop told of the last drugs of a list by an anaphor after them: "..., Percocet, Ultram (has held the latter two
+#: medications for the past two weeks)", "... and clonazepam; she stopped the last two in May", "the latter".
+_LATTER_STOPPED = re.compile(
+    r"\b(?:held|stopped|discontinued|quit|been off|is off|was off|stopped taking|no longer takes|no longer taking)\s+"
+    r"(?:taking\s+)?(?:both\s+of\s+)?the\s+(?:latter|last)(?:\s+(?P<n>two|three|four|2|3|4))?"
+    r"(?:\s+(?:medications?|meds|drugs|agents))?\b", re.I)
+_COUNT = {"two": 2, "three": 3, "four": 4, "2": 2, "3": 3, "4": 4}
+
+
+def _latter_stopped(sentence: str, start: int, end: int) -> bool:
+    """Is the drug at ``sentence[start:end]`` one of the last drugs before an anaphor that stops them?"""
+    a = _LATTER_STOPPED.search(sentence, end)
+    if a is None:
+        return False
+    n = _COUNT.get((a.group("n") or "").lower(), 1)
+    return any(d.start == start for d in medication_mentions(sentence[:a.start()])[-n:])
+
+
+#: The drug before "then switched to" another: "placed on heparin, then converted to Coumadin", "remained on
+#: Coumadin for 3 months and then was switched to aspirin". The first drug was replaced.
+_THEN_SWITCHED = re.compile(r"[^.;:()]{0,60}?\bthen\s+(?:was\s+|were\s+|had\s+been\s+|been\s+)?(?:converted|"
+                            r"switched|changed|transitioned|bridged|cross-tapered|crossed\s+over)\s+(?:over\s+)?to\b",
+                            re.I)
+
+
+def _then_switched(sentence: str, end: int) -> bool:
+    """Is the drug ending at ``end`` the one a later "then switched to" another drug replaced?"""
+    a = _THEN_SWITCHED.match(sentence, end)
+    if a is None or medication_mentions(sentence[end:a.end()]):
+        return False  # another drug in between is the one replaced
+    return bool(medication_mentions(sentence[a.end():a.end() + 60]))
 
 
 #: A stop in the base form (an order) before the drug, and a deadline still to come: "discontinue all Ativan prior

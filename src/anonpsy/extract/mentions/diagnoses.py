@@ -25,11 +25,33 @@ def _dx_matcher(listed: bool = False) -> tuple[Caseless, dict[str, str]]:
             key = _dx_key(alias)
             if len(key) < 3 and not alias.isupper():
                 continue
-            names.setdefault(key, rule.id)
+            for form in eponym_forms(key):
+                names.setdefault(form, rule.id)
     # Spaces, hyphens and slashes in a name match any run of them ("methamphetamine-induced", line wraps). The
     # alternation is a character trie so the engine tests each position against shared prefixes once.
     pattern = Caseless(re.compile(r"(?<![\w-])(" + _trie_regex(names) + r")(?![\w-])", re.I))
     return pattern, names
+
+
+#: An eponym's possessive in a diagnosis name ("Asperger's disorder", "Tourette's syndrome").
+_EPONYM_POSSESSIVE = re.compile(r"(?<=[a-z])['’]s(?= )")
+
+
+def eponym_forms(key: str) -> tuple[str, ...]:
+    """A name and, when it holds an eponym's possessive, the forms written without it: current usage drops the
+    possessive ("Asperger disorder", "Tourette syndrome", "Alzheimer disease"), and it is often typed without the
+    apostrophe ("Aspergers disorder").
+
+    >>> eponym_forms("asperger's disorder")
+    ("asperger's disorder", 'asperger disorder', 'aspergers disorder', 'asperger’s disorder')
+    >>> eponym_forms("major depressive disorder")
+    ('major depressive disorder',)
+    """
+    if not _EPONYM_POSSESSIVE.search(key):
+        return (key,)
+    forms = (key, _EPONYM_POSSESSIVE.sub("", key), _EPONYM_POSSESSIVE.sub("s", key),
+             _EPONYM_POSSESSIVE.sub("’s", key))
+    return tuple(dict.fromkeys(forms))
 
 
 def _trie_regex(strings: Iterable[str]) -> str:

@@ -27,7 +27,7 @@ def therapy_types() -> dict[str, str]:
 
 LAB_AFTER = re.compile(r"^\s*(?:levels?\b|level was\b|concentrations?\b|(?:was |is )?(?:normal|low|high|"
                         r"undetectable|within normal|wnl|elevated|decreased|deficien)|[<>≤≥]?\s*\d+(?:[.,]\d+)?\s*"
-                        r"(?:mmol/L|mg/dL|ng/mL|ng/dL|pg/mL|ug/L|µg/L|mcg/L|U/L|IU/L|mIU/L|mEq/L|umol/L|µmol/L|g/L|"
+                        r"(?:mmol/L|mg/dL|ng/mL|ng/dL|pg/mL|ug/L|µg/L|mcg/L|mcg/mL|µg/mL|ug/mL|U/L|IU/L|mIU/L|mEq/L|umol/L|µmol/L|g/L|"
                         r"g/dL|nmol/L|pmol/L|fL)\b)", re.I)
 
 
