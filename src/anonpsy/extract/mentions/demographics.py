@@ -80,14 +80,45 @@ _OCC_CUE = re.compile(r"\b(?:works?|worked|working|employed)\s+(?:as|at)\b|\bret
                       r"\bstudent\b|\boccupation\b|\bby profession\b|\bis an?\b", re.I)
 
 
+_POSSESSED = re.compile(r"\b(?:his|her|their|my|your|our|its|patient's|the patient's)\s+$", re.I)
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
+             "eleventh", "twelfth")
+_SCHOOL_GRADE = re.compile(r"\b(?:(\d{1,2})(?:st|nd|rd|th)|(" + "|".join(_ORDINALS) + r"))[ -]grade", re.I)
+
+
+def school_level(surface: str) -> str | None:
+    """The school level a grade names ("in the 10th grade" is a high school student), else None.
+
+    A grade is a year of age as precise as the age itself, so it is kept as its level, named as the occupation
+    pools name it (grade placement by age: 1-5 elementary, 6-8 middle, 9-12 high school).
+
+    >>> school_level("in the 10th grade"), school_level("a third grader"), school_level("sophomore")
+    ('high school student', 'elementary school student', None)
+    """
+    m = _SCHOOL_GRADE.search(surface)
+    if m is None:
+        return None
+    grade = int(m.group(1)) if m.group(1) else _ORDINALS.index(m.group(2).lower()) + 1
+    if not 1 <= grade <= 12:
+        return None
+    return "elementary school student" if grade <= 5 else "middle school student" if grade <= 8 else \
+        "high school student"
+
+
 def extract_occupation(sents: list[Sentence]) -> str | None:
-    """The patient's occupation from the history or social history (a lexicon term with an occupation cue)."""
+    """The patient's occupation from the history or social history (a lexicon term with an occupation cue).
+
+    A school grade is read as its school level (see :func:`school_level`), so the grade is neither copied nor
+    rendered as a noun ("an in the 10th grade").
+    """
     for s in sents:
         if s.section not in ("hpi", "social_history", "chief_complaint"):
             continue
-        matches = lexicon.find_terms(s.text, "occupation")
+        # "referred by his school counselor", "her teacher's concern": a possessive names someone else's role.
+        matches = [m for m in lexicon.find_terms(s.text, "occupation") if not _POSSESSED.search(s.text, 0, m.start)]
         if matches and (_OCC_CUE.search(s.text) or s.section == "social_history"):
-            return matches[0].surface.lower()
+            surface = matches[0].surface.lower()
+            return school_level(surface) or surface
     return None
 
 
