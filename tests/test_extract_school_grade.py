@@ -16,9 +16,9 @@ _NOTE = ("IDENTIFYING DATA: The patient is a boy referred by his school counselo
          "HISTORY OF PRESENT ILLNESS: He has had low mood and poor sleep for two months.")
 
 
-@pytest.mark.parametrize(("grade", "level"), [("2nd", "elementary school student"), ("fifth", "elementary school student"),
-                                              ("7th", "middle school student"), ("10th", "high school student"),
-                                              ("twelfth", "high school student")])
+@pytest.mark.parametrize(("grade", "level"), [
+    ("2nd", "elementary school student"), ("fifth", "elementary school student"), ("7th", "middle school student"),
+    ("10th", "high school student"), ("twelfth", "high school student")])
 def test_a_grade_is_read_as_its_school_level(grade: str, level: str) -> None:
     assert extract(_NOTE.format(grade=grade), case_id="sg").demographics.occupation == level
 
@@ -33,7 +33,8 @@ def test_a_grade_is_not_copied_when_the_age_is_unknown() -> None:
 @given(grade=st.integers(min_value=1, max_value=12))
 def test_school_level_of_a_grade_is_a_pool_occupation_for_its_usual_age(grade: int) -> None:
     """Property: the level of grade g is an occupation the pools allow at the usual age of grade g (g + 5)."""
-    level = school_level(f"in the {grade}{'st' if grade == 1 else 'nd' if grade == 2 else 'rd' if grade == 3 else 'th'} grade")
+    suffix = {1: "st", 2: "nd", 3: "rd"}.get(grade, "th")
+    level = school_level(f"in the {grade}{suffix} grade")
     assert level is not None
     assert level in {o.name for o in tables.occupation_pool(grade + 5, None)}
 
