@@ -103,6 +103,12 @@ SETTING_PHRASE = {
     Setting.forensic: "a forensic psychiatric evaluation",
     Setting.unknown: "psychiatric evaluation",
 }
+#: The lead sentence names no specialty the graph does not hold: an admission read from a discharge summary or a
+#: hospital course may be to a medical ward, and a visit of unknown setting is no psychiatric evaluation.
+_LEAD_SETTING = {
+    Setting.inpatient: "an inpatient unit",
+    Setting.unknown: "evaluation",
+}
 ARRIVAL_PHRASE = {
     ArrivalMode.self: "on {pos} own initiative",
     ArrivalMode.family: "brought by family",
@@ -324,9 +330,10 @@ class Renderer:
         article = "an" if who[:1].lower() in "aeiou" or who.startswith(("8", "11", "18")) else "a"
         occ = f", {'an' if d.occupation and d.occupation[0].lower() in 'aeiou' else 'a'} {d.occupation}," \
             if d.occupation else ""
-        where = SETTING_PHRASE[ve.setting]
+        where = _LEAD_SETTING.get(ve.setting, SETTING_PHRASE[ve.setting])
         verb = "was seen in" if ve.setting in (Setting.outpatient, Setting.telehealth, Setting.community) else (
-            "was admitted to" if ve.setting == Setting.inpatient else "presented to")
+            "was admitted to" if ve.setting == Setting.inpatient else
+            "presented for" if ve.setting == Setting.unknown else "presented to")
         if ve.setting == Setting.consultation_liaison:
             verb = "was evaluated by"
         tail = ", ".join(x for x in [ARRIVAL_PHRASE[ve.arrival_mode].format(pos=v.pos), self._legal_phrase()] if x)
