@@ -78,6 +78,7 @@ from anonpsy.graph import (
     PastHistory,
     RelationType,
     Setting,
+    Sex,
     Symptom,
     Temporality,
     Treatment,
@@ -326,7 +327,9 @@ class Renderer:
     def lead(self) -> Piece:
         level = self._start("lead")
         d, v, ve = self.g.demographics, self.voice, self.g.visit_event
-        who = " ".join(x for x in [f"{d.age}-year-old" if d.age is not None else "", d.ethnicity or "", v.noun] if x)
+        # With no age, "man" or "woman" would assert an adult: the sex alone is told ("a male"), as notes do.
+        noun = v.noun if d.age is not None else {Sex.female: "female", Sex.male: "male"}.get(d.sex, v.noun)
+        who = " ".join(x for x in [f"{d.age}-year-old" if d.age is not None else "", d.ethnicity or "", noun] if x)
         article = "an" if who[:1].lower() in "aeiou" or who.startswith(("8", "11", "18")) else "a"
         occ = f", {'an' if d.occupation and d.occupation[0].lower() in 'aeiou' else 'a'} {d.occupation}," \
             if d.occupation else ""
