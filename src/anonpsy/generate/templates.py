@@ -78,7 +78,6 @@ from anonpsy.graph import (
     PastHistory,
     RelationType,
     Setting,
-    Sex,
     Symptom,
     Temporality,
     Treatment,
@@ -95,19 +94,15 @@ __all__ = [
 
 SETTING_PHRASE = {
     Setting.emergency_department: "the emergency department",
-    Setting.inpatient: "the inpatient psychiatric unit",
+    # An admission read from a discharge summary or hospital course may be to a medical ward: no specialty.
+    Setting.inpatient: "an inpatient unit",
     Setting.outpatient: "the outpatient clinic",
     Setting.consultation_liaison: "the consultation-liaison psychiatry service",
     Setting.telehealth: "a telehealth appointment",
     Setting.community: "the community mental health team",
     Setting.residential: "a residential treatment program",
     Setting.forensic: "a forensic psychiatric evaluation",
-    Setting.unknown: "psychiatric evaluation",
-}
-#: The lead sentence names no specialty the graph does not hold: an admission read from a discharge summary or a
-#: hospital course may be to a medical ward, and a visit of unknown setting is no psychiatric evaluation.
-_LEAD_SETTING = {
-    Setting.inpatient: "an inpatient unit",
+    # A visit of unknown setting is no psychiatric evaluation.
     Setting.unknown: "evaluation",
 }
 ARRIVAL_PHRASE = {
@@ -327,13 +322,11 @@ class Renderer:
     def lead(self) -> Piece:
         level = self._start("lead")
         d, v, ve = self.g.demographics, self.voice, self.g.visit_event
-        # With no age, "man" or "woman" would assert an adult: the sex alone is told ("a male"), as notes do.
-        noun = v.noun if d.age is not None else {Sex.female: "female", Sex.male: "male"}.get(d.sex, v.noun)
-        who = " ".join(x for x in [f"{d.age}-year-old" if d.age is not None else "", d.ethnicity or "", noun] if x)
+        who = " ".join(x for x in [f"{d.age}-year-old" if d.age is not None else "", d.ethnicity or "", v.noun] if x)
         article = "an" if who[:1].lower() in "aeiou" or who.startswith(("8", "11", "18")) else "a"
         occ = f", {'an' if d.occupation and d.occupation[0].lower() in 'aeiou' else 'a'} {d.occupation}," \
             if d.occupation else ""
-        where = _LEAD_SETTING.get(ve.setting, SETTING_PHRASE[ve.setting])
+        where = SETTING_PHRASE[ve.setting]
         verb = "was seen in" if ve.setting in (Setting.outpatient, Setting.telehealth, Setting.community) else (
             "was admitted to" if ve.setting == Setting.inpatient else
             "presented for" if ve.setting == Setting.unknown else "presented to")

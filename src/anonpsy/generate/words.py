@@ -36,8 +36,10 @@ class Voice:
             self.noun = "girl" if fem else "boy" if masc else "child"
         elif age is not None and age < 18:
             self.noun = "adolescent girl" if fem else "adolescent boy" if masc else "adolescent"
-        else:
+        elif age is not None:
             self.noun = "woman" if fem else "man" if masc else "person"
+        else:  # with no age, "man" or "woman" would assert an adult: the sex alone is told, as notes do
+            self.noun = "female" if fem else "male" if masc else "person"
 
     def was(self) -> str:
         return "were" if self.plural else "was"
