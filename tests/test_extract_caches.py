@@ -78,3 +78,22 @@ def test_classify_in_sentence_skips_only_sentences_without_asides(sentence: str,
     if blanked == sentence:
         assert classify_in_sentence(sentence, start, end, "symptom") == classify(sentence, start, end, "symptom")
     assert _quote_blanked(sentence) == re.sub(r"[\"“”]", " ", sentence)
+
+
+_MED_WORDS = st.sampled_from(["He", "takes", "sertraline", "Zoloft", "lithium", "haloperidol", "decanoate", "50",
+                              "mg", "IM", "every", "4", "weeks", "p.o.", "b.i.d.", "daily", "at", "bedtime", "of",
+                              "100", "and", "quetiapine", ",", ".", ";", "was", "stopped", "prn"])
+
+
+@given(st.lists(_MED_WORDS, min_size=1, max_size=18).map(" ".join))
+@example("haloperidol decanoate 50 mg IM every 4 weeks")
+@example("100 mg of sertraline daily and lithium 300 mg p.o. b.i.d.")
+def test_parse_medication_memoised_equals_unmemoised(sentence: str) -> None:
+    """Property (memo is transparent): the dose, route and frequency remembered for a medication mention are what
+    reading the sentence afresh gives, asked once or again."""
+    from anonpsy.lexicon import _parse_medication, find_terms, parse_medication
+
+    for match in find_terms(sentence, "medication"):
+        expected = _parse_medication.__wrapped__(sentence, match)
+        assert parse_medication(sentence, match) == expected
+        assert parse_medication(sentence, match) == expected

@@ -811,6 +811,13 @@ def parse_medication(sentence: str, match: TermMatch) -> MedicationMention:
     MedicationMention(name='haloperidol', class_id='first_generation_antipsychotic', dose='50 mg', \
 route=<Route.long_acting_injectable: 'long_acting_injectable'>, frequency='every 4 weeks')
     """
+    return _parse_medication(sentence, match)
+
+
+@lru_cache(maxsize=_MEMO_SIZE)
+def _parse_medication(sentence: str, match: TermMatch) -> MedicationMention:
+    # pure in its arguments, and asked again for every text that holds the sentence (the round trip reads
+    # the generated sentences again after each repair, and a probe's sentence again in the text)
     entry = medication_by_id().get(match.id)
     class_id = entry.class_id if entry is not None else "other_medical"
     name = entry.headword if entry is not None else match.headword
