@@ -168,8 +168,10 @@ def add_symptoms(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) ->
 def add_diagnoses(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -> None:
     """Diagnosis mentions of one sentence: a relative's goes to the family history; a patient's is recorded with
     its status (``acc.dx_votes``) and resolved into one node by :func:`finalize_diagnoses`."""
-    rules = dsm_rules.rules_by_id()
     found = sorted(find_diagnoses(s.text, s.section))
+    if not found:
+        return
+    rules = dsm_rules.rules_by_id()
     for i, (start, end, rule_id) in enumerate(found):
         rule = rules[rule_id]
         next_start = next((b for b, _, _ in found[i + 1:] if b >= end), len(s.text))
