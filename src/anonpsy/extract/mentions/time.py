@@ -319,6 +319,8 @@ def governing_time(sentence: str, span: tuple[int, int], times: Sequence[TimeMen
     """The temporal expression that governs a mention: the nearest one in its clause, preferring one before it.
     One after it governs only within the mention's comma segment unless it is a duration ("for the past 3
     weeks"); one inside an example aside dates only the example."""
+    if not times:  # most sentences name no time: nothing to choose from
+        return None
     lo, hi = clause_bounds(sentence, span[0])
     asides = [(m.start(), m.end()) for m in _EXAMPLE_ASIDE.finditer(sentence)]
 
