@@ -97,3 +97,18 @@ def test_parse_medication_memoised_equals_unmemoised(sentence: str) -> None:
         expected = _parse_medication.__wrapped__(sentence, match)
         assert parse_medication(sentence, match) == expected
         assert parse_medication(sentence, match) == expected
+
+
+@given(sentences_, st.integers(0, 200))
+@example("He has felt low for the past 3 weeks; she sleeps.", 30)
+def test_governing_time_without_times_is_none(sentence: str, pos: int) -> None:
+    """Property (shortcut is transparent): with no time mentions no mention has a governing time (what the full
+    search over an empty list gives), and with the sentence's own mentions the time chosen is one of them."""
+    from anonpsy.extract.mentions.time import governing_time, time_mentions
+
+    pos = min(pos, max(0, len(sentence) - 1))
+    span = (pos, min(len(sentence), pos + 1))
+    assert governing_time(sentence, span, []) is None
+    times = time_mentions(sentence, age=40, visit=None)
+    got = governing_time(sentence, span, times)
+    assert got is None or got in times
