@@ -59,7 +59,7 @@ EXPECTED_PER_CHAPTER = {
     "personality": 11,
     "paraphilic": 8,
 }
-EXPECTED_CASES = 572
+EXPECTED_CASES = 587
 
 REQUIRED_IDS = [
     "adhd",
@@ -204,6 +204,33 @@ def test_run_case_reports_wrong_expectations() -> None:
     assert "unknown violation code" in kind.run_case(doc, unknown_code)[0]
     assert "does not define" in kind.run_case(doc, {**wrong, "rule": "schizophrenia"})[0]
     assert "unknown fact(s) age" in kind.run_case(doc, {**wrong, "input": {"age": 3}})[0]
+
+
+def test_text_cases_check_mentions_and_look_alikes() -> None:
+    """A text case says whether the text names the rule; an ``excludes`` look-alike ("bipolar cautery",
+    "respiratory depression") holds an alias without naming the diagnosis."""
+    kind = load_all_kinds()["dsm"]
+    doc = _load(DSM_DIR / "bipolar.yaml")
+    rule = "unspecified_bipolar_and_related_disorder"
+    case = {"id": "t", "rule": rule, "input": {"text": "Hemostasis with a bipolar cautery.", "names": False},
+            "expect": "pass"}
+    assert kind.run_case(doc, case) == []
+    assert kind.run_case(doc, {**case, "input": {**case["input"], "names": True}}) == [
+        f"the text does not name {rule}"]
+    bare = {**case, "input": {"text": "History of bipolar, on lithium.", "names": False}}
+    assert kind.run_case(doc, bare) == [f"the text names {rule}"]
+    assert "expects pass" in kind.run_case(doc, {**case, "expect": "fail", "violations": ["X"]})[0]
+
+
+def test_excludes_block_only_their_own_rule() -> None:
+    from anonpsy.extract.mentions.diagnoses import find_diagnoses
+
+    assert find_diagnoses("Admitted for respiratory depression after sedation.") == []
+    assert find_diagnoses("ECG: 1 mm ST depression.") == []
+    assert [r for *_, r in find_diagnoses("Depression; no respiratory depression.")] == [
+        "unspecified_depressive_disorder"]
+    assert [r for *_, r in find_diagnoses("Bipolar disorder. Bipolar electrocautery was used.")] == [
+        "unspecified_bipolar_and_related_disorder"]
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -463,7 +490,7 @@ def test_match_label_finds_every_id_name_and_alias() -> None:
 
 def test_only_dsm_names_share_a_core_symptom_headword() -> None:
     # A label that is also a symptom headword makes text extraction ambiguous; only DSM-5-TR names themselves
-    # and the everyday "erectile dysfunction" are allowed to coincide.
+    # are allowed to coincide (the everyday "erectile dysfunction" names the symptom, not Erectile Disorder).
     schema = json.loads((schemas_dir() / "rules" / "dsm.json").read_text(encoding="utf-8"))
     heads = {normalize_label(h) for h in schema["$defs"]["symptom"]["enum"]}
     heads |= {f"{h}s" for h in heads}
@@ -478,7 +505,6 @@ def test_only_dsm_names_share_a_core_symptom_headword() -> None:
         ("dissociative_amnesia", "Dissociative Amnesia"),
         ("encopresis", "Encopresis"),
         ("enuresis", "Enuresis"),
-        ("erectile_disorder", "erectile dysfunction"),
     ]
 
 

@@ -66,9 +66,10 @@ LEAK_TYPES = {
     "DEVICE_IDENTIFIER": "NUMBER", "VEHICLE_IDENTIFIER_US": "NUMBER", "VEHICLE_LICENSE_PLATE_US": "NUMBER",
     "CERTIFICATE_NUMBER": "NUMBER", "FIN": "NUMBER", "CREDIT_DEBIT_NUMBER": "NUMBER", "GUID": "NUMBER",
 }
-# Long numbers are identifying unless they are a dose or a measurement (clinical content kept on purpose).
-_LONG_NUMBER = re.compile(r"(?<![\w.,])\d{4,}(?![\w.,])(?!\s*(?:mg|mcg|µg|ug|g|mL|ml|units?|IU|mmol|mEq|kcal|cal|"
-                          r"steps|ng|pg|%|/))")
+# Long numbers are identifying unless they are a dose or a measurement (clinical content kept on purpose): a mass,
+# a volume ('1000 cc of saline', '2 L'), units, energy, a count of steps, a percentage or a rate.
+_LONG_NUMBER = re.compile(r"(?<![\w.,])\d{4,}(?![\w.,])(?!\s*(?:mg|mcg|µg|ug|g|mL|ml|cc\b|L\b|lit(?:er|re)s?\b|units?|"
+                          r"IU|mmol|mEq|kcal|cal|steps|ng|pg|%|/))")
 
 
 @lru_cache(maxsize=1024)  # one per number of at most three digits: bounded by what it is keyed on

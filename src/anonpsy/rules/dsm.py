@@ -245,6 +245,7 @@ class DsmRule(_Model):
     source: str = Field(min_length=1)
     aliases: tuple[str, ...] = ()
     list_aliases: tuple[str, ...] = ()
+    excludes: tuple[str, ...] = ()
     due_to_medical_condition: bool = False
     symptoms: tuple[str, ...] = ()
     medication_classes: tuple[str, ...] = ()

@@ -33,6 +33,38 @@ def _dx_matcher(listed: bool = False) -> tuple[Caseless, dict[str, str]]:
     return pattern, names
 
 
+@lru_cache(maxsize=1)
+def _excludes_matcher() -> tuple[Caseless, dict[str, str]] | None:
+    """The rules' ``excludes``: look-alike phrases ("bipolar cautery", "respiratory depression") that hold a name
+    or alias of a diagnosis without naming it; key -> the rule they block."""
+    from anonpsy.lexicon import expand_phrase
+
+    blocks: dict[str, str] = {}
+    for rule in dsm_rules.load_dsm().values():
+        for phrase in rule.excludes:
+            for form in expand_phrase(phrase):
+                key = _dx_key(form)
+                if key:
+                    blocks.setdefault(key, rule.id)
+    if not blocks:
+        return None
+    return Caseless(re.compile(r"(?<![\w-])(" + _trie_regex(blocks) + r")(?![\w-])", re.I)), blocks
+
+
+def _excluded_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, rule id) of every look-alike phrase in ``text`` (see :func:`_excludes_matcher`)."""
+    matcher = _excludes_matcher()
+    if matcher is None:
+        return []
+    pattern, blocks = matcher
+    out = []
+    for m in pattern.finditer(text):
+        rule_id = blocks.get(_dx_key(m.group(1)))
+        if rule_id is not None:
+            out.append((m.start(1), m.end(1), rule_id))
+    return out
+
+
 #: An eponym's possessive in a diagnosis name ("Asperger's disorder", "Tourette's syndrome").
 _EPONYM_POSSESSIVE = re.compile(r"(?<=[a-z])['’]s(?= )")
 
@@ -189,6 +221,7 @@ def _find_diagnoses(text: str, listed: bool) -> tuple[tuple[int, int, str], ...]
     pattern, names = _dx_matcher(listed)
     out: list[tuple[int, int, str]] = []
     seen: set[tuple[int, int]] = set()
+    blocked = _excluded_spans(text)
     for source in (text, _blank_parentheticals(text)) if "(" in text else (text,):
         for m in pattern.finditer(source):
             surface = m.group(1)
@@ -210,6 +243,8 @@ def _find_diagnoses(text: str, listed: bool) -> tuple[tuple[int, int, str], ...]
                            for _s, e, _r in out)):
                 continue
             if any(a < m.end(1) and m.start(1) < b for a, b in seen):
+                continue
+            if any(a <= m.start(1) and m.end(1) <= b and names[key] == r for a, b, r in blocked):
                 continue
             seen.add((m.start(1), m.end(1)))
             out.append(_due_to_medical(text, m.start(1), m.end(1), names[key]))

@@ -1,7 +1,9 @@
 """Rule kind ``dsm``: DSM-5-TR diagnosis constraints (``rules/dsm/<chapter>.yaml``).
 
 A case names one rule and gives the facts of one diagnosis under ``input``, with the field names of
-:class:`anonpsy.rules.dsm.DiagnosisFacts`::
+:class:`anonpsy.rules.dsm.DiagnosisFacts`, or a text whose mentions of the rule's names are checked
+(``input: {text, names: true|false, section?}``: the text names the diagnosis, or only holds a look-alike
+listed under the rule's ``excludes``)::
 
     - id: adhd-onset-12
       rule: adhd
@@ -59,6 +61,8 @@ def run_case(doc: Doc, case: Case) -> list[str]:
         raw = {}
     if not isinstance(raw, Mapping):
         return ["case input must be a mapping of diagnosis facts"]
+    if "text" in raw:
+        return _run_text_case(str(rule_id), raw, case.get("expect"))
     try:
         facts = facts_from_mapping(raw)
     except ValueError as err:
@@ -84,6 +88,23 @@ def run_case(doc: Doc, case: Case) -> list[str]:
             return [f"expected {', '.join(want)} but got {shown}"]
         return []
     return [f"expect must be pass or fail, not {expect!r}"]
+
+
+def _run_text_case(rule_id: str, raw: Mapping[str, Any], expect: Any) -> list[str]:
+    """A mention case, ``input: {text, names, section?}``: the text names rule ``rule_id`` (``names: true``, the
+    default) or holds a look-alike of its names that is not this diagnosis (``names: false``)."""
+    from anonpsy.extract.mentions.diagnoses import find_diagnoses
+
+    if expect != "pass":
+        return ["a text case expects pass; say under input.names whether the text names the rule"]
+    text, section = raw.get("text"), raw.get("section")
+    if not isinstance(text, str) or (section is not None and not isinstance(section, str)):
+        return ["input.text (and input.section, when given) must be strings"]
+    named = any(r == rule_id for _s, _e, r in find_diagnoses(text, section))
+    want = bool(raw.get("names", True))
+    if named != want:
+        return [f"the text {'does not name' if want else 'names'} {rule_id}"]
+    return []
 
 
 # ------------------------------------------------------------------------------------------------------------

@@ -1,0 +1,27 @@
+"""The leak audit counts a long number as an identifier unless it is a dose or a measurement."""
+
+from __future__ import annotations
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from anonpsy.pipeline import leak_audit
+
+_UNITS = ["mg", "mL", "ml", "cc", "L", "liters", "units", "kcal", "mEq", "%"]
+
+
+@given(n=st.integers(min_value=1000, max_value=99999), unit=st.sampled_from(_UNITS), space=st.sampled_from(["", " "]))
+@example(n=1000, unit="cc", space=" ")
+def test_leak_audit_measurements_are_no_number_leak(n: int, unit: str, space: str) -> None:
+    """A dose or volume repeated in the output ('1000 cc of saline') is clinical content, not an identifier."""
+    dose = f"{n}{space}{unit}"
+    report = leak_audit(f"The wound was irrigated with {dose} of saline.", f"Irrigation used {dose} of saline.")
+    assert not [lk for lk in report.leaks if lk.kind == "NUMBER"]
+
+
+@given(n=st.integers(min_value=1000, max_value=99999), word=st.sampled_from(["Lincoln Street", "Lane", "ccc", "cases"]))
+@example(n=4321, word="Lane")
+def test_leak_audit_numbers_before_other_words_still_leak(n: int, word: str) -> None:
+    """A long number before a word that only starts like a unit ('L' of 'Lane', 'cc' of 'ccc') is still reported."""
+    report = leak_audit(f"Reference {n} {word} was noted.", f"Record {n} {word}.")
+    assert [lk.kind for lk in report.leaks if lk.kind == "NUMBER"] == ["NUMBER"]
