@@ -591,6 +591,48 @@ def street_address_hits(words: Sequence[Word]) -> list[WordHit]:
     return out
 
 
+#: Hits whose words can be the name part of a street: a name or a place the other rules found.
+_STREET_NAME_TYPES = frozenset({"PERSON", "LOCATION"})
+
+
+def house_number_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[WordHit]:
+    """A house number and the street name after it when the recogniser missed the street type.
+
+    A street is a house number, a name and a street type; a name from another language is often heard as a
+    name the other rules find ("two hundred Jason and" for "two hundred Jason End") or as a made-up lower-case
+    word no dictionary or clinical lexicon lists ("ten hundred nickel-a-ro" for "ten hundred Nikola Row"),
+    and the street type as a short function word or not at all. Spoken number words directly before such a
+    word, with no comma between, are its house number: the hit runs from the number over up to three name
+    words, and over one short function word after them that stands where the street type was said
+    (:data:`_SYLLABLE_WORDS`), within the phrase.
+    """
+    from anonpsy.audio.cues import is_number_word
+
+    known = lexicon()
+    n = len(words)
+    cores = [_core(w.text) for w in words]
+    named = {k for h in hits if h.type in _STREET_NAME_TYPES for k in range(h.first, h.last + 1)}
+
+    def streetlike(k: int) -> bool:
+        return k in named or _rare_lower(words, k, known)
+
+    out: list[WordHit] = []
+    for k in range(1, n):
+        if not streetlike(k) or not is_number_word(cores[k - 1]) or _ends(words[k - 1].text, _PHRASE_END):
+            continue
+        first = k - 1
+        while first > 0 and first > k - 8 and is_number_word(cores[first - 1]) \
+                and not _ends(words[first - 1].text, _PHRASE_END):
+            first -= 1
+        last = k
+        while last + 1 < n and last - k < 2 and not _ends(words[last].text, _PHRASE_END) and streetlike(last + 1):
+            last += 1
+        if last + 1 < n and not _ends(words[last].text, _PHRASE_END) and cores[last + 1] in _SYLLABLE_WORDS:
+            last += 1
+        out.append(WordHit(first, last, "ADDRESS", "phi", "rules:audio.house-number"))
+    return out
+
+
 _ORDINAL_DIGITS = re.compile(r"^(\d{1,2})(st|nd|rd|th)?$")
 _NOT_IN_DATES = frozenset({"and", "or", "but", "in", "at", "for", "since", "until", "when", "with", "to", "she",
                            "he", "they", "i", "we", "was", "is"})
@@ -906,6 +948,7 @@ def detect_words(
     hits += number_bridge_hits(words, hits)
     hits += number_edge_hits(words, hits)
     hits += name_extensions(words, hits, cues)
+    hits += house_number_hits(words, hits)
     if llm_detector is not None and words:
         hits += llm_hits(norm, hits, llm_detector, on_llm_failure)
     hits.sort(key=lambda h: (h.first, h.last, h.type, h.detector))
@@ -919,6 +962,7 @@ __all__ = [
     "analyzer_hits",
     "cue_hits",
     "detect_words",
+    "house_number_hits",
     "lexicon",
     "llm_hits",
     "misheard_month_date_hits",
