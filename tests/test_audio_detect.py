@@ -126,6 +126,11 @@ def _extended(text: str, hits: list[tuple[int, int, str]], known: frozenset[str]
         ("she told Maria I was in March", [(2, 2, "PERSON")], []),
         ("she told Maria Lexapro helps", [(2, 2, "PERSON")], []),
         ("she told Maria. Then", [(2, 2, "PERSON")], []),
+        # a name set off by commas runs to its closing comma; a clause word or a sentence end comes first
+        ("The emergency contact is the brother, Attavio again, Acquisienne, and", [(6, 6, "PERSON")],
+         ["Attavio again,"]),
+        ("She told her sister, Maria was tired, and", [(4, 4, "PERSON")], []),
+        ("She told her sister, Maria. Then later, she", [(4, 4, "PERSON")], []),
         # a street type after an address
         ("He lives on Cedar the court in Spokane", [(3, 4, "ADDRESS")], ["Cedar the court"]),
         ("She reports low mood.", [], []),

@@ -265,6 +265,8 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
     * After a name cue ("my name is", "doctor", "mister"), the words up to a capitalised or unknown word
       within four words ("name in use of Miller", "doctor, a kever") are the name, dictionary words or not,
       and a short lower-case word the recogniser closed with a comma right after it ("Mr. said, Look over,").
+    * A name hit right after a comma takes the words up to the next comma, within two words and with no clause
+      word among them: a name in apposition ("the brother, Attavio again, ...") ends at its closing comma.
     * An address hit followed by a street type ("Cedar | Court") takes it.
     * Any hit followed by a conjunction, article or preposition that ends the transcript or a pause
       ("name is Jane Perlin, and | Concentration ...") takes it (:func:`_dangling`).
@@ -308,6 +310,17 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
                     ):
                         last += 1
                         taken += 1
+            if (h.first >= 1 and _ends(words[h.first - 1].text, (",",)) and not _ends(words[last].text, _PHRASE_END)):
+                # A name set off by commas ("the brother, Attavio again, Acquisienne"): the words up to the
+                # closing comma, within two and no clause word among them, are the rest of the name.
+                for k in range(last + 1, min(n, last + 3)):
+                    if _core(words[k].text) in _CLAUSE_WORDS or _ends(words[k].text, _SENTENCE_END) or (
+                        words[k].start - words[k - 1].end >= SENTENCE_PAUSE_S
+                    ):
+                        break
+                    if _ends(words[k].text, (",", ";")):
+                        last = k
+                        break
         elif h.type in ("ADDRESS", "LOCATION") and last + 1 < n and not _ends(words[last].text, _SENTENCE_END):
             from anonpsy.audio.spoken import STREET_TYPES
 
