@@ -131,6 +131,10 @@ def _extended(text: str, hits: list[tuple[int, int, str]], known: frozenset[str]
          ["Attavio again,"]),
         ("She told her sister, Maria was tired, and", [(4, 4, "PERSON")], []),
         ("She told her sister, Maria. Then later, she", [(4, 4, "PERSON")], []),
+        # an article after a cue that names a report's source, before a made-up word: the name's first syllable
+        ("Dictated by the masclerct, no strac", [], ["the masclerct,"]),
+        ("Referred by the emergency department", [], []),
+        ("Dictated by the. Masclerct", [], []),
         # a street type after an address
         ("He lives on Cedar the court in Spokane", [(3, 4, "ADDRESS")], ["Cedar the court"]),
         ("She reports low mood.", [], []),

@@ -187,6 +187,10 @@ def proper_noun_hits(words: Sequence[Word], known: frozenset[str] | None = None)
 
 
 _NAME_CUES = ("audio.person.name-intro", "audio.person.title")
+#: Cues that name the source of a report ("dictated by", "referred by"): an article after them stops their
+#: region, but an article before a made-up word is the name's first syllable ("dictated by the masclerct").
+_SOURCE_CUES = ("audio.person.collateral",)
+_ARTICLES = frozenset({"the", "a", "an"})
 _TITLES = frozenset({"dr", "mr", "mrs", "ms", "st", "prof"})
 _CLAUSE_WORDS = frozenset({"and", "or", "but", "was", "is", "are", "were", "who", "which", "that", "has", "had",
                            "have", "with", "from", "for", "at", "in", "on", "of", "to", "the", "a", "an", "she", "he",
@@ -267,6 +271,8 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
       and a short lower-case word the recogniser closed with a comma right after it ("Mr. said, Look over,").
     * A name hit right after a comma takes the words up to the next comma, within two words and with no clause
       word among them: a name in apposition ("the brother, Attavio again, ...") ends at its closing comma.
+    * After a cue that names a report's source ("dictated by", "referred by"), an article before a made-up
+      lower-case word no dictionary or clinical lexicon lists ("dictated by the masclerct") is a name with it.
     * An address hit followed by a street type ("Cedar | Court") takes it.
     * Any hit followed by a conjunction, article or preposition that ends the transcript or a pause
       ("name is Jane Perlin, and | Concentration ...") takes it (:func:`_dangling`).
@@ -354,6 +360,13 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
                 break
             if _ends(words[k].text, _SENTENCE_END):
                 break
+    for p in range(1, n - 1):
+        hit = cues.before_match(cores, p, with_gap_rules=False)
+        if hit is None or hit[0].id not in _SOURCE_CUES or cores[p] not in _ARTICLES:
+            continue
+        k = p + 1
+        if not _ends(words[p].text, _PHRASE_END) and _rare_lower(words, k, known):
+            out.append(WordHit(p, k, "PERSON", "phi", "rules:audio.name-cue-reach"))
     return out
 
 
