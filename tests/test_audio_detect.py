@@ -16,6 +16,7 @@ from anonpsy.audio.asr import Word
 from anonpsy.audio.cues import default_cues
 from anonpsy.audio.detect import (
     WordHit,
+    house_number_hits,
     misheard_month_date_hits,
     name_extensions,
     number_bridge_hits,
@@ -125,6 +126,15 @@ def _extended(text: str, hits: list[tuple[int, int, str]], known: frozenset[str]
         ("she told Maria I was in March", [(2, 2, "PERSON")], []),
         ("she told Maria Lexapro helps", [(2, 2, "PERSON")], []),
         ("she told Maria. Then", [(2, 2, "PERSON")], []),
+        # a name set off by commas runs to its closing comma; a clause word or a sentence end comes first
+        ("The emergency contact is the brother, Attavio again, Acquisienne, and", [(6, 6, "PERSON")],
+         ["Attavio again,"]),
+        ("She told her sister, Maria was tired, and", [(4, 4, "PERSON")], []),
+        ("She told her sister, Maria. Then later, she", [(4, 4, "PERSON")], []),
+        # an article after a cue that names a report's source, before a made-up word: the name's first syllable
+        ("Dictated by the masclerct, no strac", [], ["the masclerct,"]),
+        ("Referred by the emergency department", [], []),
+        ("Dictated by the. Masclerct", [], []),
         # a street type after an address
         ("He lives on Cedar the court in Spokane", [(3, 4, "ADDRESS")], ["Cedar the court"]),
         ("She reports low mood.", [], []),
@@ -366,6 +376,47 @@ def test_a_gap_next_to_an_identifier_is_muted_with_it() -> None:
     assert not plain.phi
     long_gaps = find_gaps([(0.0, 6.0)], words[:-1])
     assert not classify_rules(long_gaps, words[:-1], default_cues(), [place])[0].phi
+
+
+@pytest.mark.parametrize(
+    ("text", "names", "addresses"),
+    [
+        # the street type heard as a short function word after a name the other rules found
+        ("Police found him outside, two hundred Jason and last night,", ["Jason"], ["two hundred Jason and"]),
+        # or not heard at all; the name may run over a few words
+        ("She lives at eighty five Hawkins Ring, apartment ten", ["Hawkins Ring,"], ["eighty five Hawkins Ring,"]),
+        # a made-up lower-case word after the number is the street's name as heard
+        ("Police found him outside forty two zarakovny last night", [], ["forty two zarakovny"]),
+        # a comma after the number, a name that no number precedes, an ordinary word: no address
+        ("She is forty two, Jason called", ["Jason"], []),
+        ("Her brother Jason and her mother called", ["Jason"], []),
+        ("She has two children and a dog", [], []),
+    ],
+)
+def test_a_house_number_before_a_street_name_is_an_address(text: str, names: list[str], addresses: list[str]) -> None:
+    words = _words(text)
+    hits = []
+    for name in names:
+        n = len(name.split())
+        first = next(k for k in range(len(words)) if " ".join(w.text for w in words[k : k + n]) == name)
+        hits.append(WordHit(first, first + n - 1, "PERSON", "phi", "rules:test"))
+    found = [" ".join(w.text for w in words[h.first : h.last + 1]) for h in house_number_hits(words, hits)]
+    assert found == addresses
+
+
+@given(cased_transcripts(), st.data())
+@example(["one", "Jason"], None)
+def test_house_number_hits_start_on_a_number_and_stay_in_range(words: list[str], data: Any) -> None:
+    from anonpsy.audio.cues import is_number_word
+
+    ws = _words(" ".join(words)) if words else []
+    hits = []
+    if ws and data is not None:
+        k = data.draw(st.integers(0, len(ws) - 1))
+        hits.append(WordHit(k, k, "PERSON", "phi", "rules:test"))
+    for h in house_number_hits(ws, hits):
+        assert 0 <= h.first < h.last < len(ws)
+        assert is_number_word(ws[h.first].text.strip(".,;:?!").lower())
 
 
 def test_street_types_follow_the_usps_suffix_list() -> None:

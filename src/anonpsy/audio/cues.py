@@ -57,6 +57,7 @@ class CueRuleModel(_Model):
     reach_words: int = Field(default=3, ge=1, le=30)
     phrase_reach_words: int = Field(default=0, ge=0, le=10)
     year_after_day_words: int = Field(default=0, ge=0, le=6)
+    closed_by: tuple[str, ...] = ()
     reach_seconds: float = Field(default=2.0, gt=0, le=15)
     stop_at_pause_ms: int = Field(default=400, ge=50, le=5000)
     stop_words: tuple[str, ...] = ()
@@ -157,6 +158,7 @@ class CueRule:
     gaps_only: bool = False
     phrase_reach_words: int = 0
     year_after_day_words: int = 0
+    closed_by: frozenset[str] = frozenset()
 
 
 def _misheard_year_end(
@@ -224,6 +226,7 @@ class CueSet:
                 r.gaps_only,
                 r.phrase_reach_words,
                 r.year_after_day_words,
+                frozenset(_core(w) for w in r.closed_by),
             )
             for r in f.rules
         )
@@ -333,6 +336,8 @@ class CueSet:
                 reached = last == end - 1 and end - first == rule.reach_words
             if reached and rule.phrase_reach_words:
                 last = self._to_phrase_end(words, cores, rule, last)
+            if rule.closed_by:
+                last = max(last, self._to_closing_word(words, cores, rule, first))
             if rule.year_after_day_words and last >= first:
                 last = _misheard_year_end(words, cores, rule, first, last)
             if last >= first:
@@ -390,6 +395,20 @@ class CueSet:
             if words[k].text.rstrip().endswith((",", ";", *_SENTENCE_END)):
                 return k
         return last
+
+    @staticmethod
+    def _to_closing_word(words: Sequence[TimedWord], cores: Sequence[str], rule: CueRule, first: int) -> int:
+        """The word before the first of ``rule.closed_by`` within ``reach_words`` words from ``first``, or
+        ``first - 1``: "this is all after all calling about my appointment" names the caller with every word
+        between, stop words too. A sentence end or a pause before the closing word ends the search."""
+        for k in range(first, min(len(words), first + rule.reach_words + 1)):
+            if k > first and words[k].start - words[k - 1].end >= rule.stop_at_pause:
+                break
+            if cores[k] in rule.closed_by:
+                return k - 1
+            if _ends_sentence(words[k].text):
+                break
+        return first - 1
 
     def number_rules(self) -> tuple[CueRule, ...]:
         """Rules on spoken numbers (``digits_at_least``)."""

@@ -187,6 +187,10 @@ def proper_noun_hits(words: Sequence[Word], known: frozenset[str] | None = None)
 
 
 _NAME_CUES = ("audio.person.name-intro", "audio.person.title")
+#: Cues that name the source of a report ("dictated by", "referred by"): an article after them stops their
+#: region, but an article before a made-up word is the name's first syllable ("dictated by the masclerct").
+_SOURCE_CUES = ("audio.person.collateral",)
+_ARTICLES = frozenset({"the", "a", "an"})
 _TITLES = frozenset({"dr", "mr", "mrs", "ms", "st", "prof"})
 _CLAUSE_WORDS = frozenset({"and", "or", "but", "was", "is", "are", "were", "who", "which", "that", "has", "had",
                            "have", "with", "from", "for", "at", "in", "on", "of", "to", "the", "a", "an", "she", "he",
@@ -265,6 +269,10 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
     * After a name cue ("my name is", "doctor", "mister"), the words up to a capitalised or unknown word
       within four words ("name in use of Miller", "doctor, a kever") are the name, dictionary words or not,
       and a short lower-case word the recogniser closed with a comma right after it ("Mr. said, Look over,").
+    * A name hit right after a comma takes the words up to the next comma, within two words and with no clause
+      word among them: a name in apposition ("the brother, Attavio again, ...") ends at its closing comma.
+    * After a cue that names a report's source ("dictated by", "referred by"), an article before a made-up
+      lower-case word no dictionary or clinical lexicon lists ("dictated by the masclerct") is a name with it.
     * An address hit followed by a street type ("Cedar | Court") takes it.
     * Any hit followed by a conjunction, article or preposition that ends the transcript or a pause
       ("name is Jane Perlin, and | Concentration ...") takes it (:func:`_dangling`).
@@ -308,6 +316,17 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
                     ):
                         last += 1
                         taken += 1
+            if (h.first >= 1 and _ends(words[h.first - 1].text, (",",)) and not _ends(words[last].text, _PHRASE_END)):
+                # A name set off by commas ("the brother, Attavio again, Acquisienne"): the words up to the
+                # closing comma, within two and no clause word among them, are the rest of the name.
+                for k in range(last + 1, min(n, last + 3)):
+                    if _core(words[k].text) in _CLAUSE_WORDS or _ends(words[k].text, _SENTENCE_END) or (
+                        words[k].start - words[k - 1].end >= SENTENCE_PAUSE_S
+                    ):
+                        break
+                    if _ends(words[k].text, (",", ";")):
+                        last = k
+                        break
         elif h.type in ("ADDRESS", "LOCATION") and last + 1 < n and not _ends(words[last].text, _SENTENCE_END):
             from anonpsy.audio.spoken import STREET_TYPES
 
@@ -341,6 +360,13 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
                 break
             if _ends(words[k].text, _SENTENCE_END):
                 break
+    for p in range(1, n - 1):
+        hit = cues.before_match(cores, p, with_gap_rules=False)
+        if hit is None or hit[0].id not in _SOURCE_CUES or cores[p] not in _ARTICLES:
+            continue
+        k = p + 1
+        if not _ends(words[p].text, _PHRASE_END) and _rare_lower(words, k, known):
+            out.append(WordHit(p, k, "PERSON", "phi", "rules:audio.name-cue-reach"))
     return out
 
 
@@ -588,6 +614,48 @@ def street_address_hits(words: Sequence[Word]) -> list[WordHit]:
         if not _ends(words[k].text, _SENTENCE_END):
             last = max(last, _unit_end(words, k + 1))
         out.append(WordHit(first, last, "ADDRESS", "phi", "rules:audio.street-address"))
+    return out
+
+
+#: Hits whose words can be the name part of a street: a name or a place the other rules found.
+_STREET_NAME_TYPES = frozenset({"PERSON", "LOCATION"})
+
+
+def house_number_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[WordHit]:
+    """A house number and the street name after it when the recogniser missed the street type.
+
+    A street is a house number, a name and a street type; a name from another language is often heard as a
+    name the other rules find ("two hundred Jason and" for "two hundred Jason End") or as a made-up lower-case
+    word no dictionary or clinical lexicon lists ("ten hundred nickel-a-ro" for "ten hundred Nikola Row"),
+    and the street type as a short function word or not at all. Spoken number words directly before such a
+    word, with no comma between, are its house number: the hit runs from the number over up to three name
+    words, and over one short function word after them that stands where the street type was said
+    (:data:`_SYLLABLE_WORDS`), within the phrase.
+    """
+    from anonpsy.audio.cues import is_number_word
+
+    known = lexicon()
+    n = len(words)
+    cores = [_core(w.text) for w in words]
+    named = {k for h in hits if h.type in _STREET_NAME_TYPES for k in range(h.first, h.last + 1)}
+
+    def streetlike(k: int) -> bool:
+        return k in named or _rare_lower(words, k, known)
+
+    out: list[WordHit] = []
+    for k in range(1, n):
+        if not streetlike(k) or not is_number_word(cores[k - 1]) or _ends(words[k - 1].text, _PHRASE_END):
+            continue
+        first = k - 1
+        while first > 0 and first > k - 8 and is_number_word(cores[first - 1]) \
+                and not _ends(words[first - 1].text, _PHRASE_END):
+            first -= 1
+        last = k
+        while last + 1 < n and last - k < 2 and not _ends(words[last].text, _PHRASE_END) and streetlike(last + 1):
+            last += 1
+        if last + 1 < n and not _ends(words[last].text, _PHRASE_END) and cores[last + 1] in _SYLLABLE_WORDS:
+            last += 1
+        out.append(WordHit(first, last, "ADDRESS", "phi", "rules:audio.house-number"))
     return out
 
 
@@ -906,6 +974,7 @@ def detect_words(
     hits += number_bridge_hits(words, hits)
     hits += number_edge_hits(words, hits)
     hits += name_extensions(words, hits, cues)
+    hits += house_number_hits(words, hits)
     if llm_detector is not None and words:
         hits += llm_hits(norm, hits, llm_detector, on_llm_failure)
     hits.sort(key=lambda h: (h.first, h.last, h.type, h.detector))
@@ -919,6 +988,7 @@ __all__ = [
     "analyzer_hits",
     "cue_hits",
     "detect_words",
+    "house_number_hits",
     "lexicon",
     "llm_hits",
     "misheard_month_date_hits",
