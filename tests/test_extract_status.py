@@ -734,3 +734,23 @@ def test_the_condition_a_test_looks_for_in_the_patient_is_not_diagnosed(text: st
     "evaluate for X": it does not diagnose X."""
     (dx,) = extract(text, case_id="evaluate").diagnoses
     assert dx.certainty.value == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("PAST MEDICAL HISTORY: History of dementia.", "a history of major neurocognitive disorder"),
+        ("HISTORY OF PRESENT ILLNESS: She is an 82-year-old woman with a history of dementia who fell.",
+         "a history of major neurocognitive disorder"),
+        ("PAST PSYCHIATRIC HISTORY: Major depressive disorder, in full remission since 2015.",
+         "had major depressive disorder in the past, now in remission"),
+    ],
+)
+def test_a_history_of_a_diagnosis_is_over_only_when_the_note_says_so(text: str, expected: str) -> None:
+    """"A history of dementia" is told as a history, not as "had dementia in the past" (which reads as
+    resolved); a remitted or resolved diagnosis is told as past, with its course."""
+    from anonpsy.pipeline import deid_text
+
+    g = extract(text, case_id="history")
+    out = deid_text(text, seed=0, case_id="history").text
+    assert g.past_history and expected in out.lower()

@@ -106,10 +106,10 @@ def plain_diagnosis(d: Diagnosis, v: Voice) -> str:
 
 
 def plain_history(p: PastHistory, v: Voice) -> str:
-    """A past-history item with its status: a diagnosis the patient had is "in the past" (with "now in
-    remission" / "since resolved" when so); another condition that is chronic or active is had now ("She has
-    chronic asthma."), one that resolved is past, one of unknown course is "a history of", a denied one is
-    "no history of"."""
+    """A past-history item with its status: a diagnosis that remitted or resolved is "in the past" ("now in
+    remission" / "since resolved"), any other diagnosis is "a history of" (the note did not say it is over);
+    another condition that is chronic or active is had now ("She has chronic asthma."), one that resolved is
+    past, one of unknown course is "a history of", a denied one is "no history of"."""
     from anonpsy.generate.facts import dx_key
 
     cond = strip_end(p.condition)
@@ -119,7 +119,10 @@ def plain_history(p: PastHistory, v: Voice) -> str:
         return f"{cap(v.subj)} had no history of {name}."
     tail = {"remitted": ", now in remission", "resolved": ", since resolved"}.get(status, "")
     if dx_key(cond).startswith("dsm:"):
-        return f"{cap(v.subj)} had {dx_name(cond)} in the past{tail}."
+        if tail:
+            return f"{cap(v.subj)} had {dx_name(cond)} in the past{tail}."
+        # "a history of dementia" is not over: a history told as "in the past" would read as resolved
+        return f"{cap(v.subj)} {v.has()} a history of {dx_name(cond)}."
     if status in ("chronic", "active"):
         return f"{cap(v.subj)} {v.has()} {status} {cond}."
     if tail:
