@@ -734,3 +734,29 @@ def test_the_condition_a_test_looks_for_in_the_patient_is_not_diagnosed(text: st
     "evaluate for X": it does not diagnose X."""
     (dx,) = extract(text, case_id="evaluate").diagnoses
     assert dx.certainty.value == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "condition"),
+    [
+        ("MEDICAL PROBLEM LIST:,1.  Status post multiple cerebrovascular accidents in 2006.,2.  Hypertension.",
+         "cerebrovascular accidents"),
+        ("DIAGNOSES:,1. S/P CVA.,2. Major depressive disorder.", "stroke"),
+        ("IMPRESSION:,1. History of stroke.,2. Schizophrenia.", "stroke"),
+        ("ASSESSMENT: She is status post hip fracture and walks with a cane.", "hip fracture"),
+    ],
+)
+def test_an_event_that_is_over_is_not_active_in_a_problem_list(text: str, condition: str) -> None:
+    """'Status post' an event, or a history of one, in a problem list or an assessment is an event of the past,
+    never an active one: a problem list that names a stroke of 2006 does not say the patient has a stroke now."""
+    g = extract(text, case_id="event-over")
+    ph = next(p for p in g.past_history if p.condition == condition)
+    assert ph.status == HistoryStatus.pre_existing
+
+
+@pytest.mark.parametrize("header", ["MEDICAL PROBLEM LIST", "PROBLEM LIST", "ACTIVE PROBLEMS"])
+def test_a_problem_list_holds_current_problems(header: str) -> None:
+    """A problem list names what the patient has now: its dementia is a current diagnosis, not past history."""
+    g = extract(f"{header}:,1.  Dementia and depression.,2.  Hypertension.", case_id="problem-list")
+    assert {d.label for d in g.diagnoses if d.temporality == Temporality.current} >= {
+        "Major Neurocognitive Disorder", "Unspecified Depressive Disorder"}

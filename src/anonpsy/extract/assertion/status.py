@@ -212,14 +212,15 @@ def _only_features_of_a_symptom(m: Mention, ctx: ContextResult) -> bool:
     return any(t.start == 0 and t.end == len(surface) for t in lexicon.find_terms(surface, "symptom"))
 
 
-def diagnosis_status(m: Mention) -> DiagnosisStatus:
+def diagnosis_status(m: Mention, *, event: bool = False) -> DiagnosisStatus:
     """Certainty and temporality of a diagnosis mention.
 
     Negated: ruled out when the trigger sets a diagnosis aside ("does not meet criteria for", "unlikely", "was
     ruled out") or the mention is in the assessment, else (and always in the family history) nothing is
     asserted. Uncertain: rule-out after "rule out" / "r/o", else provisional. Past: a historical trigger, a
     past-history section or a time that ends before day 0; a past diagnosis outside the assessment (or an
-    episode) is past history.
+    episode) is past history. "History of" in the assessment names a disorder still held, but never an
+    ``event`` that is over (a stroke, a fracture: "History of stroke" in an impression list is a past stroke).
     """
     s = m.sentence
     default_time = Decision(Temporality.current, m.evidence("default"))
@@ -259,7 +260,7 @@ def diagnosis_status(m: Mention) -> DiagnosisStatus:
     episode = bool(re.search(r"\bepisode\b|\bMDE\b", s.text[m.start:m.end], re.I))
     over = bool({"hist.backward", "hist.not_recently"} & set(ctx.trigger_ids)) or bool(_REMISSION.search(s.text)) \
         or bool(_REMOTE_HISTORY.search(s.text, max(0, m.start - 60), m.start))
-    if rule in _HISTORY_OF and s.section in deciding_sections() and not episode and not over:
+    if rule in _HISTORY_OF and s.section in deciding_sections() and not episode and not over and not event:
         rule = None  # "a history of schizophrenia" in the assessment: a diagnosis still held
     if rule is None and m.time is not None and is_past(m.time.spec):
         rule = "time.past"
