@@ -760,3 +760,19 @@ def test_a_problem_list_holds_current_problems(header: str) -> None:
     g = extract(f"{header}:,1.  Dementia and depression.,2.  Hypertension.", case_id="problem-list")
     assert {d.label for d in g.diagnoses if d.temporality == Temporality.current} >= {
         "Major Neurocognitive Disorder", "Unspecified Depressive Disorder"}
+
+
+@pytest.mark.parametrize(
+    ("text", "drug", "status"),
+    [
+        ("TREATMENT PLAN: I will see him in two weeks and probably suggest switching over from OxyContin to "
+         "methadone.", "oxycodone", TreatmentStatus.current),
+        ("PLAN: Consider changing him from sertraline to escitalopram.", "sertraline", TreatmentStatus.current),
+        ("He was switched from Zoloft to Lexapro last month.", "sertraline", TreatmentStatus.past),
+    ],
+)
+def test_the_drug_a_switch_leaves(text: str, drug: str, status: TreatmentStatus) -> None:
+    """The drug after 'switch(ing) from' is taken now when the switch is only proposed, past when it is done:
+    a proposed switch never makes the drug the patient takes a planned one."""
+    g = extract(text, case_id="switch")
+    assert next(t for t in g.treatments if t.name == drug).status == status

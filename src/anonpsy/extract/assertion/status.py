@@ -341,6 +341,15 @@ def treatment_status(m: Mention, frequency: str | None = None,
         return Decision(TreatmentStatus.past, m.evidence("cue.latter_stopped"))
     if _then_switched(s.text, m.end):
         return Decision(TreatmentStatus.past, m.evidence("cue.then_switched"))
+    switch = _SWITCH_FROM.search(s.text[max(0, m.start - 80):m.start])
+    if switch is not None:
+        # "probably suggest switching over from OxyContin to methadone": the drug a proposed switch leaves is the
+        # one taken now; "he was switched from Zoloft to Lexapro": the switch is done and the drug is past
+        if switch.group("done"):
+            return Decision(TreatmentStatus.past, m.evidence("cue.switched_from"))
+        if frequency and _PRN.search(frequency):
+            return Decision(TreatmentStatus.prn, m.evidence("cue.switch_from"))
+        return Decision(TreatmentStatus.current, m.evidence("cue.switch_from"))
     if _PROPOSED_CHANGE in ctx.trigger_ids:
         # "I would recommend that we consider tapering Seroquel": a change of a drug taken now, whatever frames it
         if "cur.taking" in ctx.trigger_ids[ctx.trigger_ids.index(_PROPOSED_CHANGE) + 1:]:
@@ -413,6 +422,14 @@ def _latter_stopped(sentence: str, start: int, end: int) -> bool:
     n = _COUNT.get((a.group("n") or "").lower(), 1)
     return any(d.start == start for d in medication_mentions(sentence[:a.start()])[-n:])
 
+
+#: The drug right after "switch(ing) from": "suggest switching over from OxyContin to methadone", "was changed from
+#: Zoloft to Lexapro". A proposed switch (any form but the past) leaves a drug taken now; a done one, a past drug.
+_SWITCH_FROM = re.compile(
+    r"\b(?:(?P<done>switched|changed|converted|transitioned|rotated|weaned|crossed\s+over|cross-tapered)|switch(?:ing)?|"
+    r"chang(?:e|ing)|convert(?:ing)?|transition(?:ing)?|rotat(?:e|ing)|wean(?:ing)?|cross-taper(?:ing)?)"
+    r"\s+(?:(?:him|her|them|the\s+patient|patient|over|gradually|slowly)\s+){0,3}from\s+(?:(?:his|her|their|the)\s+)?$",
+    re.I)
 
 #: The drug before "then switched to" another: "placed on heparin, then converted to Coumadin", "remained on
 #: Coumadin for 3 months and then was switched to aspirin". The first drug was replaced.
