@@ -776,3 +776,18 @@ def test_the_drug_a_switch_leaves(text: str, drug: str, status: TreatmentStatus)
     a proposed switch never makes the drug the patient takes a planned one."""
     g = extract(text, case_id="switch")
     assert next(t for t in g.treatments if t.name == drug).status == status
+
+
+def test_a_denial_carried_on_by_as_were_denies_what_follows() -> None:
+    """'Serious injuries were denied as were a history of seizures': the seizures are denied, not a past event."""
+    g = extract("DEVELOPMENTAL HISTORY: Serious injuries or toileting problems were denied as were a history of "
+                "seizures.", case_id="denied-as-were")
+    assert not [x for x in g.symptoms if x.headword == "seizures" and x.assertion != Assertion.absent]
+
+
+def test_a_504_plan_is_not_special_education() -> None:
+    """A Section 504 plan gives accommodations in the general classroom: checking into one is no plan for the
+    special education services the mother denied."""
+    g = extract("The mother stated that she would check into possibly a 504-Plan. She denied any Special Education "
+                "Services.", case_id="504")
+    assert "special education services" not in {t.name for t in g.treatments}

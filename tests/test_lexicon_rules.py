@@ -84,11 +84,11 @@ def test_counts_are_pinned() -> None:
     assert counts == {
         "lexicon_symptoms": 296,
         "lexicon_medications": 397,
-        "lexicon_therapies": 87,
+        "lexicon_therapies": 88,
         "lexicon_emotions": 35,
         "lexicon_demographic": 193 + 31 + 30 + 8,
         "lexicon_mse": 19 + 111,
-        "context_rules": 92,
+        "context_rules": 93,
         "stressors": 22,
     }
     demo = _doc("lexicon_demographic")
