@@ -173,6 +173,8 @@ def test_an_abbreviated_anticonvulsant_in_a_medication_list_is_kept() -> None:
          "vertebral artery dissection"),
         ("HPI: Examination showed findings consistent with cervical stenosis and he had a laminectomy.",
          "cervical stenosis"),
+        ("IMPRESSION:,1.  Post-laminectomy low back syndrome.,2.  Left L5-S1 radiculopathy.", "radiculopathy"),
+        ("PAST MEDICAL HISTORY: Myasthenia gravis on Mestinon.", "myasthenia gravis"),
     ],
 )
 def test_a_neurological_condition_keeps_its_written_name(text: str, surface: str) -> None:
@@ -187,3 +189,21 @@ def test_a_condition_told_by_its_adjective_is_named_by_its_noun() -> None:
     asthma, not 'obese' (synthetic exam and history)."""
     g = extract("PMH: He is asthmatic.\nEXAM: She is obese.", case_id="adj")
     assert {p.condition for p in g.past_history} == {"obesity", "asthma"}
+
+
+@pytest.mark.parametrize(
+    ("text", "label"),
+    [
+        ("IMPRESSION:,1.  Severe cognitive impairment with minimal potential for rehabilitation.",
+         "Major Neurocognitive Disorder"),
+        ("The findings are consistent with a progressive dementia syndrome such as Alzheimer's disease.",
+         "Major Neurocognitive Disorder"),
+        ("ASSESSMENT: Moderate to severe dementia.", "Major Neurocognitive Disorder"),
+        ("ASSESSMENT: Amnestic mild cognitive impairment.", "Mild Neurocognitive Disorder"),
+    ],
+)
+def test_a_neurocognitive_disorder_is_read_from_its_clinical_names(text: str, label: str) -> None:
+    """Dementia and cognitive impairment are named by severity ('severe cognitive impairment' is a major
+    neurocognitive disorder, 'mild cognitive impairment' a mild one) and by syndrome in medical notes."""
+    g = extract(text, case_id="ncd")
+    assert label in {d.label for d in g.diagnoses}, [d.label for d in g.diagnoses]

@@ -754,3 +754,60 @@ def test_a_history_of_a_diagnosis_is_over_only_when_the_note_says_so(text: str, 
     g = extract(text, case_id="history")
     out = deid_text(text, seed=0, case_id="history").text
     assert g.past_history and expected in out.lower()
+
+
+@pytest.mark.parametrize(
+    ("text", "condition"),
+    [
+        ("MEDICAL PROBLEM LIST:,1.  Status post multiple cerebrovascular accidents in 2006.,2.  Hypertension.",
+         "cerebrovascular accidents"),
+        ("DIAGNOSES:,1. S/P CVA.,2. Major depressive disorder.", "stroke"),
+        ("IMPRESSION:,1. History of stroke.,2. Schizophrenia.", "stroke"),
+        ("ASSESSMENT: She is status post hip fracture and walks with a cane.", "hip fracture"),
+    ],
+)
+def test_an_event_that_is_over_is_not_active_in_a_problem_list(text: str, condition: str) -> None:
+    """'Status post' an event, or a history of one, in a problem list or an assessment is an event of the past,
+    never an active one: a problem list that names a stroke of 2006 does not say the patient has a stroke now."""
+    g = extract(text, case_id="event-over")
+    ph = next(p for p in g.past_history if p.condition == condition)
+    assert ph.status == HistoryStatus.pre_existing
+
+
+@pytest.mark.parametrize("header", ["MEDICAL PROBLEM LIST", "PROBLEM LIST", "ACTIVE PROBLEMS"])
+def test_a_problem_list_holds_current_problems(header: str) -> None:
+    """A problem list names what the patient has now: its dementia is a current diagnosis, not past history."""
+    g = extract(f"{header}:,1.  Dementia and depression.,2.  Hypertension.", case_id="problem-list")
+    assert {d.label for d in g.diagnoses if d.temporality == Temporality.current} >= {
+        "Major Neurocognitive Disorder", "Unspecified Depressive Disorder"}
+
+
+@pytest.mark.parametrize(
+    ("text", "drug", "status"),
+    [
+        ("TREATMENT PLAN: I will see him in two weeks and probably suggest switching over from OxyContin to "
+         "methadone.", "oxycodone", TreatmentStatus.current),
+        ("PLAN: Consider changing him from sertraline to escitalopram.", "sertraline", TreatmentStatus.current),
+        ("He was switched from Zoloft to Lexapro last month.", "sertraline", TreatmentStatus.past),
+    ],
+)
+def test_the_drug_a_switch_leaves(text: str, drug: str, status: TreatmentStatus) -> None:
+    """The drug after 'switch(ing) from' is taken now when the switch is only proposed, past when it is done:
+    a proposed switch never makes the drug the patient takes a planned one."""
+    g = extract(text, case_id="switch")
+    assert next(t for t in g.treatments if t.name == drug).status == status
+
+
+def test_a_denial_carried_on_by_as_were_denies_what_follows() -> None:
+    """'Serious injuries were denied as were a history of seizures': the seizures are denied, not a past event."""
+    g = extract("DEVELOPMENTAL HISTORY: Serious injuries or toileting problems were denied as were a history of "
+                "seizures.", case_id="denied-as-were")
+    assert not [x for x in g.symptoms if x.headword == "seizures" and x.assertion != Assertion.absent]
+
+
+def test_a_504_plan_is_not_special_education() -> None:
+    """A Section 504 plan gives accommodations in the general classroom: checking into one is no plan for the
+    special education services the mother denied."""
+    g = extract("The mother stated that she would check into possibly a 504-Plan. She denied any Special Education "
+                "Services.", case_id="504")
+    assert "special education services" not in {t.name for t in g.treatments}

@@ -197,9 +197,10 @@ def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
     if s.section in _NON_CLINICAL_SECTIONS:
         return
     whole_only = _denied_only_conditions()
+    entries = _condition_entries()
     for m in lexicon.find_terms(s.text, "condition"):
         mention = _mention(s, m.start, m.end, times, acc)
-        status = diagnosis_status(mention)
+        status = diagnosis_status(mention, event=entries[m.id].course == "event")
         denial = condition_denial(mention)
         if denial is not None:
             acc.condition_denials.setdefault(m.id, (denial, s.text.strip()))

@@ -212,14 +212,15 @@ def _only_features_of_a_symptom(m: Mention, ctx: ContextResult) -> bool:
     return any(t.start == 0 and t.end == len(surface) for t in lexicon.find_terms(surface, "symptom"))
 
 
-def diagnosis_status(m: Mention) -> DiagnosisStatus:
+def diagnosis_status(m: Mention, *, event: bool = False) -> DiagnosisStatus:
     """Certainty and temporality of a diagnosis mention.
 
     Negated: ruled out when the trigger sets a diagnosis aside ("does not meet criteria for", "unlikely", "was
     ruled out") or the mention is in the assessment, else (and always in the family history) nothing is
     asserted. Uncertain: rule-out after "rule out" / "r/o", else provisional. Past: a historical trigger, a
     past-history section or a time that ends before day 0; a past diagnosis outside the assessment (or an
-    episode) is past history.
+    episode) is past history. "History of" in the assessment names a disorder still held, but never an
+    ``event`` that is over (a stroke, a fracture: "History of stroke" in an impression list is a past stroke).
     """
     s = m.sentence
     default_time = Decision(Temporality.current, m.evidence("default"))
@@ -259,7 +260,7 @@ def diagnosis_status(m: Mention) -> DiagnosisStatus:
     episode = bool(re.search(r"\bepisode\b|\bMDE\b", s.text[m.start:m.end], re.I))
     over = bool({"hist.backward", "hist.not_recently"} & set(ctx.trigger_ids)) or bool(_REMISSION.search(s.text)) \
         or bool(_REMOTE_HISTORY.search(s.text, max(0, m.start - 60), m.start))
-    if rule in _HISTORY_OF and s.section in deciding_sections() and not episode and not over:
+    if rule in _HISTORY_OF and s.section in deciding_sections() and not episode and not over and not event:
         rule = None  # "a history of schizophrenia" in the assessment: a diagnosis still held
     if rule is None and m.time is not None and is_past(m.time.spec):
         rule = "time.past"
@@ -340,6 +341,15 @@ def treatment_status(m: Mention, frequency: str | None = None,
         return Decision(TreatmentStatus.past, m.evidence("cue.latter_stopped"))
     if _then_switched(s.text, m.end):
         return Decision(TreatmentStatus.past, m.evidence("cue.then_switched"))
+    switch = _SWITCH_FROM.search(s.text[max(0, m.start - 80):m.start])
+    if switch is not None:
+        # "probably suggest switching over from OxyContin to methadone": the drug a proposed switch leaves is the
+        # one taken now; "he was switched from Zoloft to Lexapro": the switch is done and the drug is past
+        if switch.group("done"):
+            return Decision(TreatmentStatus.past, m.evidence("cue.switched_from"))
+        if frequency and _PRN.search(frequency):
+            return Decision(TreatmentStatus.prn, m.evidence("cue.switch_from"))
+        return Decision(TreatmentStatus.current, m.evidence("cue.switch_from"))
     if _PROPOSED_CHANGE in ctx.trigger_ids:
         # "I would recommend that we consider tapering Seroquel": a change of a drug taken now, whatever frames it
         if "cur.taking" in ctx.trigger_ids[ctx.trigger_ids.index(_PROPOSED_CHANGE) + 1:]:
@@ -412,6 +422,14 @@ def _latter_stopped(sentence: str, start: int, end: int) -> bool:
     n = _COUNT.get((a.group("n") or "").lower(), 1)
     return any(d.start == start for d in medication_mentions(sentence[:a.start()])[-n:])
 
+
+#: The drug right after "switch(ing) from": "suggest switching over from OxyContin to methadone", "was changed from
+#: Zoloft to Lexapro". A proposed switch (any form but the past) leaves a drug taken now; a done one, a past drug.
+_SWITCH_FROM = re.compile(
+    r"\b(?:(?P<done>switched|changed|converted|transitioned|rotated|weaned|crossed\s+over|cross-tapered)|switch(?:ing)?|"
+    r"chang(?:e|ing)|convert(?:ing)?|transition(?:ing)?|rotat(?:e|ing)|wean(?:ing)?|cross-taper(?:ing)?)"
+    r"\s+(?:(?:him|her|them|the\s+patient|patient|over|gradually|slowly)\s+){0,3}from\s+(?:(?:his|her|their|the)\s+)?$",
+    re.I)
 
 #: The drug before "then switched to" another: "placed on heparin, then converted to Coumadin", "remained on
 #: Coumadin for 3 months and then was switched to aspirin". The first drug was replaced.
