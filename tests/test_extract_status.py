@@ -798,6 +798,24 @@ def test_the_drug_a_switch_leaves(text: str, drug: str, status: TreatmentStatus)
     assert next(t for t in g.treatments if t.name == drug).status == status
 
 
+@pytest.mark.parametrize(
+    ("text", "drug", "status"),
+    [
+        ("He was switched from Zoloft to Lexapro last month.", "escitalopram", TreatmentStatus.current),
+        ("He was changed from Prozac 20 mg daily to Paxil 10 mg daily.", "paroxetine", TreatmentStatus.current),
+        ("PLAN: We will switch her from Haldol to Risperdal.", "risperidone", TreatmentStatus.planned),
+        ("TREATMENT PLAN: probably suggest switching over from OxyContin to methadone.", "methadone",
+         TreatmentStatus.planned),
+        ("She was switched from Zoloft to Lexapro, which she stopped in May.", "escitalopram", TreatmentStatus.past),
+    ],
+)
+def test_the_drug_a_switch_goes_to(text: str, drug: str, status: TreatmentStatus) -> None:
+    """The drug after 'switched from X to' is taken now (the stop cue before it ends X, not it); after a proposed
+    switch it is planned; a stop told after it still ends it."""
+    g = extract(text, case_id="switch-to")
+    assert next(t for t in g.treatments if t.name == drug).status == status
+
+
 def test_a_denial_carried_on_by_as_were_denies_what_follows() -> None:
     """'Serious injuries were denied as were a history of seizures': the seizures are denied, not a past event."""
     g = extract("DEVELOPMENTAL HISTORY: Serious injuries or toileting problems were denied as were a history of "

@@ -341,6 +341,15 @@ def treatment_status(m: Mention, frequency: str | None = None,
         return Decision(TreatmentStatus.past, m.evidence("cue.latter_stopped"))
     if _then_switched(s.text, m.end):
         return Decision(TreatmentStatus.past, m.evidence("cue.then_switched"))
+    into = _SWITCH_TO.search(s.text[max(0, m.start - 160):m.start])
+    if into is not None and not _STOPPED_AFTER.match(s.text, m.end):
+        # "he was switched from Zoloft to Lexapro": the drug a done switch goes to is the one taken now; "suggest
+        # switching from OxyContin to methadone": the drug a proposed switch goes to is planned
+        if not into.group("done"):
+            return Decision(TreatmentStatus.planned, m.evidence("cue.switch_to"))
+        if frequency and _PRN.search(frequency):
+            return Decision(TreatmentStatus.prn, m.evidence("cue.switched_to"))
+        return Decision(TreatmentStatus.current, m.evidence("cue.switched_to"))
     switch = _SWITCH_FROM.search(s.text[max(0, m.start - 80):m.start])
     if switch is not None:
         # "probably suggest switching over from OxyContin to methadone": the drug a proposed switch leaves is the
@@ -430,6 +439,17 @@ _SWITCH_FROM = re.compile(
     r"chang(?:e|ing)|convert(?:ing)?|transition(?:ing)?|rotat(?:e|ing)|wean(?:ing)?|cross-taper(?:ing)?)"
     r"\s+(?:(?:him|her|them|the\s+patient|patient|over|gradually|slowly)\s+){0,3}from\s+(?:(?:his|her|their|the)\s+)?$",
     re.I)
+
+#: The drug right after "to" in "switch(ed) from X to": the drug a switch goes to. ``done`` as in :data:`_SWITCH_FROM`.
+_SWITCH_TO = re.compile(
+    r"\b(?:(?P<done>switched|changed|converted|transitioned|rotated|crossed\s+over|cross-tapered)|switch(?:ing)?|"
+    r"chang(?:e|ing)|convert(?:ing)?|transition(?:ing)?|rotat(?:e|ing)|cross-taper(?:ing)?)"
+    r"\s+(?:(?:him|her|them|the\s+patient|patient|over|gradually|slowly)\s+){0,3}from\s+[^.;:()]{1,100}?"
+    r"\s(?:over\s+)?to\s+(?:(?:his|her|their|the)\s+)?$",
+    re.I)
+
+#: A stop told right after a drug: "switched to Lexapro, which she stopped in May".
+_STOPPED_AFTER = re.compile(r"[^.;]{0,40}?\b(?:stopped|discontinued|no\s+longer|ran\s+out|came\s+off|quit)\b", re.I)
 
 #: The drug before "then switched to" another: "placed on heparin, then converted to Coumadin", "remained on
 #: Coumadin for 3 months and then was switched to aspirin". The first drug was replaced.
