@@ -108,8 +108,8 @@ def plain_diagnosis(d: Diagnosis, v: Voice) -> str:
 def plain_history(p: PastHistory, v: Voice) -> str:
     """A past-history item with its status: a diagnosis that remitted or resolved is "in the past" ("now in
     remission" / "since resolved"), any other diagnosis is "a history of" (the note did not say it is over);
-    another condition that is chronic or active is had now ("She has chronic asthma."), one that resolved is
-    past, one of unknown course is "a history of", a denied one is "no history of"."""
+    another condition that is chronic or active is had now ("She has asthma.", no course word added), one that
+    resolved is past, one of unknown course is "a history of", a denied one is "no history of"."""
     from anonpsy.generate.facts import dx_key
 
     cond = strip_end(p.condition)
@@ -124,7 +124,8 @@ def plain_history(p: PastHistory, v: Voice) -> str:
         # "a history of dementia" is not over: a history told as "in the past" would read as resolved
         return f"{cap(v.subj)} {v.has()} a history of {dx_name(cond)}."
     if status in ("chronic", "active"):
-        return f"{cap(v.subj)} {v.has()} {status} {cond}."
+        # had now, without a course word the note may not have used ("chronic radiculopathy")
+        return f"{cap(v.subj)} {v.has()} {cond}."
     if tail:
         return f"{cap(v.subj)} had {cond} in the past{tail}."
     return f"{cap(v.subj)} {v.has()} a history of {cond}."

@@ -768,9 +768,10 @@ class Renderer:
         return out
 
     def _history_item(self, p: PastHistory) -> str:
-        status = {"chronic": "chronic ", "active": "active "}.get(p.status.value, "")
+        """A condition of the history list with its course only when the note told it (remission, resolution):
+        no "chronic" or "active" the note may not have written."""
         tail = {"remitted": " (now in remission)", "resolved": " (since resolved)"}.get(p.status.value, "")
-        return f"{status}{_condition(p)}{tail}"
+        return f"{_condition(p)}{tail}"
 
     def family(self) -> list[Piece]:
         out: list[Piece] = []
