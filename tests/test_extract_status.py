@@ -604,7 +604,7 @@ def test_a_plain_plan_mention_repeats_the_decision_a_cue_made(text: str, expecte
         # MTSamples (CC0) discharge list: "MEDICATIONS: On discharge included: ... He was on nicotine patch 21 mg"
         ("MEDICATIONS: On discharge included:\n1. Ferrous sulfate 325 mg t.i.d.\n2. He was on nicotine patch 21 mg "
          "per 24 hours.\n3. He was on Vicodin p.r.n. for pain.",
-         {"ferrous sulfate": "current", "nicotine replacement therapy": "current", "hydrocodone": "prn"}),
+         {"ferrous sulfate": "current", "nicotine replacement therapy": "current", "hydrocodone/acetaminophen": "prn"}),
         # boundary: a past marker in the list still makes the drug past
         ("MEDICATIONS: He was previously on sertraline. He had been on lithium.",
          {"sertraline": "past", "lithium": "past"}),
