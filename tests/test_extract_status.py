@@ -785,3 +785,14 @@ def test_an_eye_measured_is_no_overdose(text: str, overdose: bool) -> None:
     """OD (oculus dexter) followed by a pupil size, an acuity or a pressure is the right eye, even when the
     sentence holding it has lost its "Pupils:" label: never an overdose."""
     assert ("overdose" in {s.headword for s in extract(text, case_id="eye").symptoms}) == overdose
+
+
+def test_sleep_hygiene_advice_is_no_cbt_for_insomnia() -> None:
+    """Tips for sleep hygiene and single behavioral techniques (stimulus control, sleep restriction) are advice,
+    not the structured cognitive behavioral therapy for insomnia; poor sleep hygiene is no treatment at all."""
+    g = extract("PLAN: I have provided her with tips for sleep hygiene. These include bedtime rituals, stimulus "
+                "control therapy, and sleep restriction.", case_id="hygiene")
+    names = {t.name for t in g.treatments}
+    assert "cognitive behavioral therapy for insomnia" not in names
+    assert {"sleep hygiene education", "behavioral techniques for insomnia"} <= names
+    assert not extract("HPI: She has poor sleep hygiene.", case_id="poor").treatments
