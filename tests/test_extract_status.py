@@ -796,3 +796,14 @@ def test_sleep_hygiene_advice_is_no_cbt_for_insomnia() -> None:
     assert "cognitive behavioral therapy for insomnia" not in names
     assert {"sleep hygiene education", "behavioral techniques for insomnia"} <= names
     assert not extract("HPI: She has poor sleep hygiene.", case_id="poor").treatments
+
+
+def test_a_childs_positive_test_is_not_the_parents_use() -> None:
+    """"His infant child tested positive for THC" tells the child's exposure: a relative's, named by its
+    headword, never the patient's cannabis use; the patient's own positive test stays his."""
+    g = extract("HPI: A recent stressor involved OCS involvement, apparently because his infant child tested "
+                "positive for THC.", case_id="child")
+    assert not g.symptoms
+    assert [(f.member, f.condition) for f in g.family_history] == [("child", "cannabis use")]
+    own = extract("HPI: He tested positive for THC.", case_id="own")
+    assert [s.headword for s in own.symptoms] == ["cannabis use"]
