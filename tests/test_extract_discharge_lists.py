@@ -67,7 +67,7 @@ def test_a_combined_social_and_family_header_keeps_the_patients_habits(header: s
     ("text", "past"),
     [
         ("MEDICATIONS: Pravachol, aspirin, Percocet, Ultram (has held the latter two medications for two weeks).",
-         {"oxycodone", "tramadol"}),
+         {"oxycodone/acetaminophen", "tramadol"}),
         ("MEDICATIONS: sertraline and clonazepam; she stopped the latter in May.", {"clonazepam"}),
         ("MEDICATIONS: sertraline, clonazepam.", set()),
     ],

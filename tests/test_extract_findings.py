@@ -141,3 +141,21 @@ def test_a_number_in_prose_is_no_named_result() -> None:
     assert values == [] and omitted
     listed, _ = parse_results("Ferritin 12, prolactin level 30.", "labs")
     assert [v.value for v in listed] == ["12", "30"] and listed[0].name == "Ferritin"
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        # MTSamples-style vital signs (synthetic): orthostatic readings named by the posture
+        ("Sitting BP 112/84 with a pulse of 84, standing after two minutes 130/90 with a pulse of 66.",
+         {"Systolic blood pressure", "Diastolic blood pressure", "Heart rate"}),
+        ("Supine 120/80; HbA1c 6.1", {"Haemoglobin A1c"}),
+        # boundary: an unmapped value with a name of its own stays
+        ("FK506 28", {"FK506"}),
+    ],
+)
+def test_a_posture_names_no_test(text: str, names: set[str]) -> None:
+    """A blood pressure taken in a posture ("standing after two minutes 130/90") is a vital sign the words before
+    it do not name as a test: it is never carried as a laboratory result called "standing after two minutes"."""
+    values, _ = parse_results(text, "labs")
+    assert {v.name for v in values} == names

@@ -604,7 +604,7 @@ def test_a_plain_plan_mention_repeats_the_decision_a_cue_made(text: str, expecte
         # MTSamples (CC0) discharge list: "MEDICATIONS: On discharge included: ... He was on nicotine patch 21 mg"
         ("MEDICATIONS: On discharge included:\n1. Ferrous sulfate 325 mg t.i.d.\n2. He was on nicotine patch 21 mg "
          "per 24 hours.\n3. He was on Vicodin p.r.n. for pain.",
-         {"ferrous sulfate": "current", "nicotine replacement therapy": "current", "hydrocodone": "prn"}),
+         {"ferrous sulfate": "current", "nicotine replacement therapy": "current", "hydrocodone/acetaminophen": "prn"}),
         # boundary: a past marker in the list still makes the drug past
         ("MEDICATIONS: He was previously on sertraline. He had been on lithium.",
          {"sertraline": "past", "lithium": "past"}),
@@ -829,3 +829,76 @@ def test_a_504_plan_is_not_special_education() -> None:
     g = extract("The mother stated that she would check into possibly a 504-Plan. She denied any Special Education "
                 "Services.", case_id="504")
     assert "special education services" not in {t.name for t in g.treatments}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # MTSamples-style neurology write-ups (synthetic)
+        ("COURSE: He underwent a temporal lobectomy following initial treatment with Decadron.",
+         {"dexamethasone": "past"}),
+        ("HPI: She remained on Coumadin for 3 months and then was switched to ASA for 1 year.",
+         {"warfarin": "past", "aspirin": "past"}),
+        ("HPI: He took Zoloft in the spring but he stopped it because of nausea.", {"sertraline": "past"}),
+        ("HPI: DVT prophylaxis was maintained with Lovenox 40 mg daily until the INR was 1.7 and it was "
+         "discontinued on 08/30 when the INR was 1.92.", {"enoxaparin": "past"}),
+        ("HPI: She was maintained on Lovenox daily. It was discontinued on 08/30 when the INR was 1.92.",
+         {"enoxaparin": "past"}),
+        ("IMPRESSION: Mild benign positional vertigo. I agree with symptomatic treatment with Antivert.",
+         {"meclizine": "planned"}),
+        ("MEDICATIONS: It includes potassium, Pravachol and aspirin.",
+         {"potassium chloride": "current", "pravastatin": "current", "aspirin": "current"}),
+        # boundaries: a course that goes on, a stop of another drug, a serum value
+        ("HPI: She has been on Zoloft for 2 years.", {"sertraline": "current"}),
+        ("HPI: He is taking lithium for 2 years now.", {"lithium": "current"}),
+        ("HPI: She takes Zoloft. Her Ativan was discontinued.", {"sertraline": "current", "lorazepam": "past"}),
+        ("HPI: She takes Zoloft and Ativan; it was discontinued last week.",
+         {"sertraline": "current", "lorazepam": "past"}),
+        ("HPI: Sodium 138, potassium 3.9, chloride 101. She takes Zoloft.", {"sertraline": "current"}),
+    ],
+)
+def test_a_course_the_narrative_closes_is_past(text: str, expected: dict[str, str]) -> None:
+    """A drug the narrative tells as over is past: a course that came before another event ("following
+    initial treatment with X"), a bounded course in the simple past ("switched to ASA for 1 year"), a stop told
+    of "it" after the drug (in its sentence or at the start of the next). A consultant who agrees with a
+    treatment recommends it (planned); a bare "potassium" among drugs of a list is the supplement."""
+    assert {t.name: t.status.value for t in extract(text, case_id="course").treatments} == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "overdose"),
+    [
+        # MTSamples-style neurology exams (synthetic): the field label stands on a line of its own
+        ("PHYSICAL EXAMINATION:\nPupils:\nOD 4 mm, OS 2 mm.", False),
+        ("EXAM: Visual acuity:\nOD 20/40, OS 20/30.", False),
+        ("EXAM: Intraocular pressure:\nOD 18 mmHg.", False),
+        # boundary: an overdose told with a time
+        ("HISTORY OF PRESENT ILLNESS: He had an OD 3 years ago.", True),
+    ],
+)
+def test_an_eye_measured_is_no_overdose(text: str, overdose: bool) -> None:
+    """OD (oculus dexter) followed by a pupil size, an acuity or a pressure is the right eye, even when the
+    sentence holding it has lost its "Pupils:" label: never an overdose."""
+    assert ("overdose" in {s.headword for s in extract(text, case_id="eye").symptoms}) == overdose
+
+
+def test_sleep_hygiene_advice_is_no_cbt_for_insomnia() -> None:
+    """Tips for sleep hygiene and single behavioral techniques (stimulus control, sleep restriction) are advice,
+    not the structured cognitive behavioral therapy for insomnia; poor sleep hygiene is no treatment at all."""
+    g = extract("PLAN: I have provided her with tips for sleep hygiene. These include bedtime rituals, stimulus "
+                "control therapy, and sleep restriction.", case_id="hygiene")
+    names = {t.name for t in g.treatments}
+    assert "cognitive behavioral therapy for insomnia" not in names
+    assert {"sleep hygiene education", "behavioral techniques for insomnia"} <= names
+    assert not extract("HPI: She has poor sleep hygiene.", case_id="poor").treatments
+
+
+def test_a_childs_positive_test_is_not_the_parents_use() -> None:
+    """"His infant child tested positive for THC" tells the child's exposure: a relative's, named by its
+    headword, never the patient's cannabis use; the patient's own positive test stays his."""
+    g = extract("HPI: A recent stressor involved OCS involvement, apparently because his infant child tested "
+                "positive for THC.", case_id="child")
+    assert not g.symptoms
+    assert [(f.member, f.condition) for f in g.family_history] == [("child", "cannabis use")]
+    own = extract("HPI: He tested positive for THC.", case_id="own")
+    assert [s.headword for s in own.symptoms] == ["cannabis use"]

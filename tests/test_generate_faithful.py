@@ -475,3 +475,23 @@ def test_the_reason_for_visit_copied_from_a_note_is_spelt_correctly() -> None:
             "man admitted for alcohol withdrawal. He drinks a fifth of vodka daily.\n")
     out = generate(extract(text, case_id="sp"), seed=0).text
     assert "dependance" not in out.lower()
+
+
+_EVENTS_NOTE = ("HISTORY OF PRESENT ILLNESS: Over the past two months he has had worsening depressed mood, a suicide "
+                "attempt and a psychiatric hospitalization. He has a positive drug screen.")
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_events_are_told_as_things_that_happened(seed: int) -> None:
+    """A suicide attempt, a hospitalization or a positive drug screen is an event: told with an article and as
+    something that happened ("he had a suicide attempt"), never as a state experienced ("has experienced suicide
+    attempt"), and the text still reads back with every status."""
+    g = extract(_EVENTS_NOTE, case_id="events")
+    gen = generate(g, seed=seed)
+    assert not gen.violations
+    text = gen.text
+    assert not re.search(r"\b(?:experienced|reported|have|had|included|of)\s+(?:suicide attempt|psychiatric "
+                         r"hospitalization|positive drug screen)\b", text)
+    assert re.search(r"\ba suicide attempt\b", text) and re.search(r"\ba positive drug screen\b", text)
+    # boundary: a state keeps its bare name
+    assert re.search(r"\bdepressed mood\b", text) and "a depressed mood" not in text

@@ -140,6 +140,9 @@ class MedicationEntry(_Strict):
     long_acting: tuple[str, ...] = Field(
         default=(), description="Surface forms that denote a long-acting injectable formulation."
     )
+    list_aliases: tuple[str, ...] = Field(
+        default=(), description="Bare forms that name the drug only as an item of a list of drugs ('potassium')."
+    )
     source: str | None = None
     note: str | None = None
 
@@ -719,6 +722,32 @@ def general_medicine_specs() -> list[IndexSpec]:
         if forms:
             out.append(IndexSpec(str(rule["id"]), head, tuple(str(f) for f in forms), (), ()))
     return out
+
+
+#: What joins two items of a list: a comma, a semicolon, "and", "or" (", and").
+_LIST_JOIN = re.compile(r"\s*(?:[,;]\s*(?:(?:and|or)\s+)?|\s(?:and|or)\s+)\s*", re.I)
+
+
+def list_alias_matches(text: str, matches: Sequence[TermMatch],
+                       entries: Iterable[MedicationEntry]) -> list[TermMatch]:
+    """``matches`` (drugs found in ``text``) with the entries' ``list_aliases`` that stand as an item of a list of
+    drugs: right after or right before another drug of ``matches``, joined by a comma, a semicolon, "and" or
+    "or" ("It includes potassium, Pravachol, Prevacid"). Outside such a list the bare word is mostly a laboratory
+    value ("potassium 3.2", "sodium, potassium and chloride were normal") and is not read as a drug."""
+    forms = {a.lower(): e for e in entries for a in e.list_aliases}
+    if not forms or not matches:
+        return list(matches)
+    alts = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
+    found = list(matches)
+    for hit in re.finditer(rf"(?<![\w-])(?:{alts})(?![\w-])", text, re.I):
+        a, b = hit.span()
+        if any(m.start < b and a < m.end for m in found):
+            continue
+        if any(_LIST_JOIN.fullmatch(text, b, m.start) for m in matches if m.start >= b) \
+                or any(_LIST_JOIN.fullmatch(text, m.end, a) for m in matches if m.end <= a):
+            e = forms[hit.group(0).lower()]
+            found.append(TermMatch(a, b, e.id, e.headword, hit.group(0)))
+    return sorted(found, key=lambda m: m.start)
 
 
 def find_terms(text: str, kind: TermKind) -> list[TermMatch]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from anonpsy.generate.words import Voice, cap, clinical_case, join, scoped_lists, strip_end
+from anonpsy.generate.words import Voice, cap, clinical_case, join, scoped_lists, strip_end, with_article
 from anonpsy.graph import (
     Assertion,
     CaseGraph,
@@ -154,14 +154,14 @@ def plain_symptom(s: Symptom, v: Voice) -> str:
 
     h = s.headword
     if symptom_status(s) == Assertion.historical.value:
-        return f"{cap(v.subj)} had {h} in the past."
+        return f"{cap(v.subj)} had {with_article(h)} in the past."
     if s.assertion == Assertion.absent:
         return f"{cap(v.subj)} denied {h}."
     if s.assertion == Assertion.possible:
         return f"Possible {h} {be(h)} noted."
     if s.assertion == Assertion.hypothetical:
         return f"{cap(v.subj)} {v.was()} advised to seek help if {h} occurred."
-    return f"{cap(v.subj)} reported {h}."
+    return f"{cap(v.subj)} reported {with_article(h)}."
 
 
 def be(headword: str) -> str:
@@ -178,6 +178,8 @@ def plain_symptoms(assertion: Assertion, headwords: list[str], v: Voice) -> list
     if assertion == Assertion.possible:
         items = [f"possible {h}" for h in headwords]
         return [f"{cap(join(c))} {'were' if len(c) > 1 else be(c[0])} noted." for c in scoped_lists(items, 12)]
+    if assertion in (Assertion.present, Assertion.historical):
+        headwords = [with_article(h) for h in headwords]  # "a suicide attempt", "a positive drug screen"
     chunks = scoped_lists(headwords, 12 if assertion == Assertion.present else 5)
     if assertion == Assertion.absent:
         return [f"{cap(v.subj)}{' also' if i else ''} denied {join(c)}." for i, c in enumerate(chunks)]

@@ -58,10 +58,12 @@ from anonpsy.generate.words import (
     amount,
     cap,
     clinical_case,
+    is_event,
     join,
     lead_in,
     scoped_lists,
     strip_end,
+    with_article,
     word_count,
 )
 from anonpsy.graph import (
@@ -224,6 +226,11 @@ def _symptom_name(s: Symptom) -> str:
     return head
 
 
+def _event_name(s: Symptom) -> str:
+    """The symptom's name, with an article when it names an event ("a suicide attempt")."""
+    return with_article(_symptom_name(s), s.headword)
+
+
 class Renderer:
     """Renders a graph as pieces. ``levels`` maps piece keys to the level they are written at (default 0)."""
 
@@ -316,7 +323,8 @@ class Renderer:
         raw = strip_end(self.g.visit_event.reason_for_visit or "").strip("\"'“”")
         if raw and not _FIRST_PERSON.search(raw) and not _NOT_A_COMPLAINT.search(raw) and len(raw.split()) <= 12:
             return raw[:1].lower() + raw[1:] if not raw[:2].isupper() else raw
-        current = [s.headword for s in self.g.symptoms if s.current_symptom and s.assertion == Assertion.present]
+        current = [with_article(s.headword) for s in self.g.symptoms
+                   if s.current_symptom and s.assertion == Assertion.present]
         return join(current[:3])
 
     def lead(self) -> Piece:
@@ -488,10 +496,15 @@ class Renderer:
             if possible and past_time:
                 sent.append(f"This was {when}.")
         else:
-            if present:
-                heads = join(list(dict.fromkeys(_symptom_name(s) for s in present)))
+            states = [s for s in present if not is_event(s.headword)]
+            events = [s for s in present if is_event(s.headword)]
+            if states:
+                heads = join(list(dict.fromkeys(_symptom_name(s) for s in states)))
                 sent.append(self._present_opener(b, heads, when))
-            for chunk in scoped_lists(list(dict.fromkeys(_symptom_name(s) for s in past))):
+            if events:
+                sent.append(self._events_sentence(b, join(list(dict.fromkeys(_event_name(s) for s in events))),
+                                                  when))
+            for chunk in scoped_lists(list(dict.fromkeys(_event_name(s) for s in past))):
                 past_heads = join(chunk)
                 if when and b.interval is not None and b.interval[1] < 1:
                     # how long it lasted in a sentence of its own: a duration beside the symptom is read as
@@ -521,6 +534,15 @@ class Renderer:
                 sent.append(self.pick([f"These symptoms were again attributed to {dx_name(dx.label)}.",
                                        f"This was understood as part of the same {dx_name(dx.label)}."]))
         return Piece(key, "body", " ".join(sent), tuple(nodes), level, tuple(dropped))
+
+    def _events_sentence(self, b: Block, heads: str, when: str) -> str:
+        """Events of the episode (a suicide attempt, a hospitalization) told as things that happened: "In the
+        past two months, he had a suicide attempt", never as a state experienced over that time."""
+        v = self.voice
+        iv = b.interval
+        if iv is not None and when and iv[0] < 0 and iv[1] >= 1:
+            when = re.sub(r"^(?:for|over) the past\b", "in the past", when)
+        return lead_in(when, f"{v.subj} had {heads}") + "."
 
     def _present_opener(self, b: Block, heads: str, when: str) -> str:
         """Symptoms present at the visit: since when, without any past-time cue."""

@@ -104,6 +104,27 @@ def amount(days: int) -> str:
     return f"{num(n)} {unit}{'s' if n != 1 else ''}"
 
 
+#: Symptom headwords that name an event (something that happens, once or more), not a state the patient is in:
+#: told with an article and as something that happened ("he had a suicide attempt and a psychiatric
+#: hospitalization", "she had a positive drug screen"), never as a state experienced or reported.
+EVENT_HEADWORDS = ("suicide attempt", "aborted suicide attempt", "interrupted suicide attempt",
+                   "psychiatric hospitalization", "overdose", "positive drug screen", "head injury",
+                   "withdrawal seizure")
+
+
+def is_event(headword: str) -> bool:
+    """Does the headword (possibly with its object: "overdose of citalopram") name an event?"""
+    h = headword.lower()
+    return any(h == e or h.startswith(e + " ") for e in EVENT_HEADWORDS)
+
+
+def with_article(name: str, headword: str | None = None) -> str:
+    """``name`` with "a"/"an" when its headword (``name`` itself by default) names an event, else unchanged."""
+    if not name or not is_event(headword if headword is not None else name):
+        return name
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
 def join(items: list[str]) -> str:
     items = [i for i in items if i]
     if len(items) <= 1:

@@ -5,6 +5,7 @@ A symptom that is present at the visit but whose only durations lie in the past 
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from functools import lru_cache
@@ -42,6 +43,7 @@ from anonpsy.graph import (
     Assertion,
     Certainty,
     Diagnosis,
+    Evidence,
     HistoryStatus,
     PastHistory,
     Route,
@@ -408,6 +410,7 @@ def finalize_treatments(acc: Accumulator, *, current_list: bool, sents: Sequence
         for tid, cls in acc.med_class.items():
             if cls in classes and tid in acc.tx_votes:
                 acc.tx_votes[tid].append(decision)
+    stopped_after(acc, sents)
     by_start = {s.start: i for i, s in enumerate(sents)}
     for tid, votes in acc.tx_votes.items():
         t = acc.treatments[tid]
@@ -417,6 +420,29 @@ def finalize_treatments(acc: Accumulator, *, current_list: bool, sents: Sequence
             t.frequency = "once"  # "was given 2 mg of lorazepam": a single dose, not a drug taken as needed
         if d.value == TreatmentStatus.past and sents:
             t.discontinued_reason = _stop_reason(votes, sents, by_start, t.type == TreatmentType.medication)
+
+
+#: A sentence that opens by telling a stop of "it": "It was discontinued on 08/30 when the INR was 1.92."
+_IT_STOPPED_LEAD = re.compile(r"^\W*(?:it|this)\s+(?:was|had\s+been)\s+(?:then\s+|later\s+|subsequently\s+|"
+                              r"eventually\s+|finally\s+)?(?:discontinued|stopped|held|d/c'?d|tapered\s+off|"
+                              r"weaned\s+off|withdrawn)\b", re.I)
+
+
+def stopped_after(acc: Accumulator, sents: Sequence[Sentence]) -> None:
+    """A sentence that opens with "It was discontinued" and names no drug of its own speaks of the last drug of
+    the sentence before: that drug gets a stop (rule ``cue.it_stopped``), which the resolution weighs like any
+    stop the note tells."""
+    for prev, nxt in itertools.pairwise(sents):
+        if not _IT_STOPPED_LEAD.match(nxt.text) or medication_mentions(nxt.text):
+            continue
+        meds = medication_mentions(prev.text)
+        if not meds:
+            continue
+        tid = f"tx_{slug(lexicon.parse_medication(prev.text, meds[-1]).name)}"
+        if tid in acc.tx_votes:
+            ev = Evidence(start=nxt.start, end=max(nxt.end, nxt.start + 1), section=nxt.section,
+                          rule_id="cue.it_stopped")
+            acc.tx_votes[tid].append(Decision(TreatmentStatus.past, ev))
 
 
 def _stop_reason(votes: Sequence[Decision[TreatmentStatus]], sents: Sequence[Sentence],

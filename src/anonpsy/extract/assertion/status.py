@@ -341,6 +341,12 @@ def treatment_status(m: Mention, frequency: str | None = None,
         return Decision(TreatmentStatus.past, m.evidence("cue.latter_stopped"))
     if _then_switched(s.text, m.end):
         return Decision(TreatmentStatus.past, m.evidence("cue.then_switched"))
+    if _PRIOR_COURSE.search(s.text, max(0, m.start - 80), m.start):
+        return Decision(TreatmentStatus.past, m.evidence("cue.prior_course"))
+    if _it_stopped(s.text, m.end):
+        return Decision(TreatmentStatus.past, m.evidence("cue.it_stopped"))
+    if _bounded_past_course(s.text, m.start, m.end):
+        return Decision(TreatmentStatus.past, m.evidence("cue.bounded_past_course"))
     into = _SWITCH_TO.search(s.text[max(0, m.start - 160):m.start])
     if into is not None and not _STOPPED_AFTER.match(s.text, m.end):
         # "he was switched from Zoloft to Lexapro": the drug a done switch goes to is the one taken now; "suggest
@@ -464,6 +470,52 @@ def _then_switched(sentence: str, end: int) -> bool:
     if a is None or medication_mentions(sentence[end:a.end()]):
         return False  # another drug in between is the one replaced
     return bool(medication_mentions(sentence[a.end():a.end() + 60]))
+
+
+#: A course of a drug that came before another event, told as the object of "following"/"after": "underwent
+#: lobectomy following initial treatment with Decadron", "after a course of prednisone". The course is over.
+_PRIOR_COURSE = re.compile(r"\b(?:following|after|subsequent\s+to)\s+(?:an?\s+|the\s+|his\s+|her\s+|their\s+)?"
+                           r"(?:(?:initial|prior|previous|preoperative|pre-operative|brief|short|\d+[- ](?:day|week|"
+                           r"month)s?)\s+)?(?:treatment|therapy|course|courses|pretreatment|premedication|"
+                           r"pre-treatment|dose|doses|infusion|infusions)\s+(?:with|of|on)\s+$", re.I)
+
+#: A stop told of the drug by a pronoun in the clause after it: "was maintained with Lovenox until the INR was
+#: 1.7 and it was discontinued on 08/30", "She took Zoloft briefly but she stopped it".
+_IT_STOPPED = re.compile(r"\b(?:it|this|that)\s+(?:was|had\s+been|has\s+been|got)\s+(?:then\s+|later\s+|"
+                         r"subsequently\s+|eventually\s+)?(?:discontinued|stopped|held|d/c'?d|tapered\s+off|"
+                         r"weaned\s+off|withdrawn)\b|\b(?:he|she|they|we)\s+(?:then\s+|later\s+|subsequently\s+)?"
+                         r"(?:stopped|discontinued|quit|self-discontinued)\s+(?:taking\s+)?it\b", re.I)
+
+
+def _it_stopped(sentence: str, end: int) -> bool:
+    """Is the drug ending at ``end`` the one a pronoun after it says was stopped, with no other drug between?"""
+    a = _IT_STOPPED.search(sentence, end)
+    return a is not None and not medication_mentions(sentence[end:a.start()])
+
+
+#: A bounded course told in the simple past right after the drug: "then was switched to ASA for 1 year",
+#: "was treated with lithium for two years", "remained on Coumadin for 3 months". A present perfect ("has been
+#: on X for 2 years") or a duration up to now ("for the past year") goes on.
+_BOUNDED_FOR = re.compile(r"(?:\s+(?:\d+(?:\.\d+)?\s*(?:mg|mcg|g|units?)\b|daily|nightly|a\s+day|"
+                          r"b\.?i\.?d\.?|t\.?i\.?d\.?|q\.?d\.?|p\.?o\.?)){0,3}\s+for\s+(?:about\s+|approximately\s+|"
+                          r"roughly\s+|nearly\s+|almost\s+|another\s+|an\s+additional\s+)?(?:\d+|one|two|three|four|"
+                          r"five|six|seven|eight|nine|ten|eleven|twelve|a|an|several|a\s+few)\s+(?:more\s+)?"
+                          r"(?:weeks?|months?|years?)\b", re.I)
+_SIMPLE_PAST = re.compile(r"\b(?:was|were)\s+(?:then\s+|later\s+|subsequently\s+)?(?:switched|changed|converted|"
+                          r"transitioned|treated|maintained|kept|continued|placed|put)\b|\b(?:remained|stayed|took|"
+                          r"received|used)\b", re.I)
+_GOES_ON = re.compile(r"\b(?:has|have|had)\s+been\b|\b(?:is|are|now|still|currently)\b|\bfor\s+the\s+"
+                      r"(?:past|last)\b|\b(?:will|to\s+continue|prescribed|started|begun|began)\b", re.I)
+
+
+def _bounded_past_course(sentence: str, start: int, end: int) -> bool:
+    """Is the drug at ``sentence[start:end]`` taken for a bounded time told in the simple past ("was switched to
+    ASA for 1 year")? The narrator tells the whole course, so it is over."""
+    lo, hi = clause_bounds(sentence, start)
+    if not _BOUNDED_FOR.match(sentence, end):
+        return False
+    before = sentence[lo:start]
+    return bool(_SIMPLE_PAST.search(before)) and not _GOES_ON.search(sentence[lo:hi])
 
 
 #: A stop in the base form (an order) before the drug, and a deadline still to come: "discontinue all Ativan prior
@@ -597,7 +649,7 @@ def resolve_diagnosis(votes: Sequence[DiagnosisStatus]) -> DiagnosisStatus:
 
 
 #: Rule ids that stop a treatment: in the plan, such a mention is a decision of this visit ("Discontinue X").
-_STOPPING = ("context.hist.stop",)
+_STOPPING = ("context.hist.stop", "cue.it_stopped", "cue.latter_stopped")
 
 
 def _plan_decision(d: Decision[TreatmentStatus]) -> bool:

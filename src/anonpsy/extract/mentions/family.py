@@ -105,8 +105,11 @@ _VERB_SURFACE = re.compile(r"^(?:has|had|have|is|was|with|feels|felt|gets|got)\s
                            r"drink|uses|smokes|cries|cried|hears|sees)$", re.I)
 
 
+_ABBREVIATION = re.compile(r"^[A-Z][A-Z0-9/+-]{1,5}$")
+
+
 def condition_words(m: lexicon.TermMatch) -> str:
     """How a relative's symptom is named in family history: as written ("panic attacks"), unless the text uses a
-    verb ("drank", "has panic") -- then the headword."""
+    verb ("drank", "has panic") or an abbreviation ("THC", "ETOH") -- then the headword."""
     surface = re.sub(r"^(?:has|had|have|is|was|with)\s+", "", m.surface, flags=re.I)
-    return m.headword if _VERB_SURFACE.search(surface) else surface
+    return m.headword if _VERB_SURFACE.search(surface) or _ABBREVIATION.match(surface) else surface

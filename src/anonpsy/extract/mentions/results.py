@@ -148,6 +148,10 @@ _FILLER = frozenset({"about", "approximately", "around", "nearly", "over", "unde
 #: ADHD was over 58 percent that ...") names nothing.
 _PROSE_NAME = re.compile(r"\b(?:is|are|was|were|has|have|had|as follows|showed|shows|reported|indicated)\b", re.I)
 _PROSE_WORDS = 14
+#: A blood pressure taken in a posture ("Sitting BP 112/84, standing after two minutes 130/90"): the words before
+#: the reading name the posture, not a test, and the reading is a vital sign, never a laboratory result.
+_POSTURE = re.compile(r"\b(?:sitting|seated|standing|supine|lying|upright|orthostatics?|recumbent)\b", re.I)
+_PAIR_AFTER = re.compile(r"\s*/\s*\d{2,3}\b")
 
 
 def _name_before(item: str, pos: int) -> str | None:
@@ -227,6 +231,9 @@ def parse_results(
                         continue
                     if _PROSE_NAME.search(name) or len(item.split()) > _PROSE_WORDS:
                         omit(m.start, m.end, "UNNAMED_VALUE")  # a number in a sentence, not a named result
+                        continue
+                    if _POSTURE.search(name) and _PAIR_AFTER.match(text, m.end):
+                        omit(m.start, m.end, "UNNAMED_VALUE")  # an orthostatic blood pressure, not a test named
                         continue
                     unit = unit_at(text, m.end)
                     rest = text[m.end:b]

@@ -32,8 +32,11 @@ LAB_AFTER = re.compile(r"^\s*(?:levels?\b|level was\b|concentrations?\b|(?:was |
 
 
 def medication_mentions(sentence: str) -> list[lexicon.TermMatch]:
-    """Drug names of the medication lexicon that are not followed by a laboratory value."""
-    return [m for m in lexicon.find_terms(sentence, "medication") if not LAB_AFTER.match(sentence[m.end:m.end + 30])]
+    """Drug names of the medication lexicon that are not followed by a laboratory value, with the bare forms
+    that name a drug only as an item of a list of drugs (``list_aliases``: "It includes potassium, Pravachol")."""
+    found = lexicon.list_alias_matches(sentence, lexicon.find_terms(sentence, "medication"),
+                                       lexicon.medication_lexicon().rules)
+    return [m for m in found if not LAB_AFTER.match(sentence[m.end:m.end + 30])]
 
 
 def therapy_mentions(sentence: str) -> list[lexicon.TermMatch]:

@@ -35,11 +35,13 @@ from typing import Any
 from anonpsy.extract.assertion.context import CONTEXT_LABELS, ContextEngine, ContextRules
 from anonpsy.lexicon import (
     AgeBand,
+    MedicationLexicon,
     StressorTaxonomy,
     TermIndex,
     TermKind,
     TermMatch,
     build_index,
+    list_alias_matches,
     medication_by_id,
     parse_medication,
     specs_for,
@@ -101,6 +103,8 @@ def _lexicon_runner(default_kind: TermKind, kinds: tuple[TermKind, ...]) -> Any:
             return _bad_input(f"'kind' must be one of {', '.join(kinds)}")
         expected = [str(x) for x in inp.get("expect_ids", [])]
         matches = _index(doc, kind).find(inp["text"])
+        if kind == "medication":
+            matches = list_alias_matches(inp["text"], matches, MedicationLexicon.model_validate(doc).rules)
         got = [m.id for m in matches]
         missing = Counter(expected) - Counter(got)
         extra = Counter(got) - Counter(expected)
