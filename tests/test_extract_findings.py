@@ -159,3 +159,12 @@ def test_a_posture_names_no_test(text: str, names: set[str]) -> None:
     it do not name as a test: it is never carried as a laboratory result called "standing after two minutes"."""
     values, _ = parse_results(text, "labs")
     assert {v.name for v in values} == names
+
+
+@pytest.mark.parametrize("text", ["Most recent labs from 11/07.", "Labs were drawn on 3/14/2021.", "Labs of 12-01-19."])
+def test_a_part_of_a_date_is_no_result(text: str) -> None:
+    """The digits of a written date are no unnamed result ("labs from 11/07" is no "from 07")."""
+    from anonpsy.extract.mentions.results import parse_results
+
+    values, _ = parse_results(text, "labs")
+    assert values == []

@@ -16,6 +16,9 @@ def _anchored(text: str) -> list[str]:
     [
         "Continue current medications.,PLAN:,  Discussed the plan with her mother.",
         "She was seen in clinic.,  Reviewed labs with the team.",
+        # MTSamples glue with a space before the comma: "LABORATORY DATA: , Most recent labs"
+        "Noncontributory.,LABORATORY DATA: , Serial hematocrits 42.4, and 40.4.",
+        "LABORATORY STUDIES: , Patient's H&H is 13 and 38.7.",
     ],
 )
 def test_a_word_after_a_comma_glued_header_opens_a_sentence(text: str) -> None:

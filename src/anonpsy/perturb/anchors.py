@@ -108,7 +108,8 @@ def _sentence_initial(text: str, pos: int) -> bool:
         return True
     # Comma-glued headers ("...Adderall.,PLAN:,  Discussed ..."): a comma right after a colon or full stop
     # is the glue between fields, and what follows it opens a sentence.
-    if tail[-1] == "," and len(tail) > 1 and tail[-2] in ".:":
+    # The glue may hold spaces on either side of the comma ("LABORATORY DATA: , Most recent labs").
+    if tail[-1] == "," and tail[:-1].rstrip(" \t")[-1:] in (".", ":"):
         return True
     return tail[-1] in ".!?:;\n\"“(" or bool(_LIST_MARK.search(tail))
 

@@ -152,6 +152,11 @@ _PROSE_WORDS = 14
 #: the reading name the posture, not a test, and the reading is a vital sign, never a laboratory result.
 _POSTURE = re.compile(r"\b(?:sitting|seated|standing|supine|lying|upright|orthostatics?|recumbent)\b", re.I)
 _PAIR_AFTER = re.compile(r"\s*/\s*\d{2,3}\b")
+#: A number that is a part of a written date ("from 11/07", "on 3/14/2021"): the digits and slash before it, or
+#: a slash and digits after it that are not a second reading of a pair (a blood pressure goes through
+#: :data:`_POSTURE`).
+_DATE_PART = re.compile(r"\d[/-]$")
+_DATE_REST = re.compile(r"[/-]\d{1,2}[/-]\d{2,4}\b")
 
 
 def _name_before(item: str, pos: int) -> str | None:
@@ -224,6 +229,9 @@ def parse_results(
                 for m in inside:
                     if m.mapped:
                         values.append(_mapped_value(m, field, evidence(a, b)))
+                        continue
+                    if _DATE_PART.search(text, max(0, m.start - 3), m.start) or _DATE_REST.match(text, m.end):
+                        omit(m.start, m.end, "UNNAMED_VALUE")  # a part of a date ("labs from 11/07"), no result
                         continue
                     name = _name_before(item, m.start - a)
                     if name is None or anchored(name):
