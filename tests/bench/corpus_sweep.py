@@ -3,8 +3,10 @@
 Data: ../shared/data/mtsamples-all/notes.jsonl.gz (MTSamples, CC0; see ../shared/data/LICENSES.md). A fixed,
 seeded sample stratified across ``medical_specialty`` (weighted to the specialties whose notes read most like a
 psychiatric narrative) is drawn, leaving out every note of the annotated sets (``mtsamples-psych-dev`` and every
-``heldout/*/notes.jsonl`` beside the worktree), the notes reserved for future held-out sets, and any note whose
-text is a near-duplicate of one of those (MTSamples files one text under several specialties).
+notes file given with ``--exclude``, e.g. annotated sets kept outside the repository), the notes reserved for
+future held-out sets, and any note whose text is a near-duplicate of one of those (MTSamples files one text under
+several specialties). The draw depends only on the corpus, the excluded notes and the seed, so two versions of the
+code see the same notes when given the same ``--exclude`` files.
 
 Per note it runs ``deid`` (rules backend) and records, without printing note text:
 
@@ -25,7 +27,8 @@ Per note it runs ``deid`` (rules backend) and records, without printing note tex
 Only ids, kinds, counts and sentence indices are printed; ``--show NOTE_ID`` prints that one note's source,
 output and the output sentences behind each finding (for triage on a private terminal).
 
-Run: python tests/bench/corpus_sweep.py [--n 180] [--seed 7] [--json OUT.json] [--show NOTE_ID]
+Run: python tests/bench/corpus_sweep.py [--n 180] [--seed 7] [--exclude NOTES.jsonl ...] [--json OUT.json]
+     [--show NOTE_ID]
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT.parent / "shared" / "data"
 CORPUS = DATA / "mtsamples-all" / "notes.jsonl.gz"
-EXCLUDED_SETS = [DATA / "mtsamples-psych-dev" / "notes.jsonl", *sorted((ROOT.parent / "heldout").glob("*/notes.jsonl"))]
+EXCLUDED_SETS = [DATA / "mtsamples-psych-dev" / "notes.jsonl"]
 # Reserved for future held-out sets: never drawn.
 RESERVED = frozenset({
     "2502", "3328", "3381", "2469", "3110", "1868", "3134", "3753", "2640", "2091", "1352", "3292", "2803", "2865",
@@ -80,13 +83,13 @@ def _jaccard(a: frozenset[Any], b: frozenset[Any]) -> float:
     return len(a & b) / len(a | b) if a or b else 1.0
 
 
-def draw(n: int, seed: int) -> list[dict[str, Any]]:
+def draw(n: int, seed: int, exclude: list[Path] | None = None) -> list[dict[str, Any]]:
     """The sample: ``n`` notes, stratified by specialty, none of the annotated or reserved ones nor a
     near-duplicate of them (Jaccard of word 5-grams >= 0.5)."""
     with gzip.open(CORPUS, "rt", encoding="utf-8") as fh:
         rows = [json.loads(line) for line in fh]
     excluded_ids = set(RESERVED)
-    for path in EXCLUDED_SETS:
+    for path in [*EXCLUDED_SETS, *(exclude or [])]:
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 excluded_ids.add(str(json.loads(line)["note_id"]))
@@ -390,6 +393,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--n", type=int, default=180, help="number of notes (default 180)")
     ap.add_argument("--seed", type=int, default=7, help="seed of the draw (default 7)")
     ap.add_argument("--deid-seed", type=int, default=0)
+    ap.add_argument("--exclude", type=Path, action="append", default=[], metavar="NOTES.jsonl",
+                    help="also leave out the notes of this JSONL file (repeatable)")
     ap.add_argument("--json", type=Path, help="write every figure (no text) to this JSON file")
     ap.add_argument("--show", metavar="NOTE_ID", help="print one drawn note's source, output and findings")
     ap.add_argument("--only", help="comma-separated note ids of the sample to run (default all)")
@@ -398,7 +403,10 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     if not CORPUS.is_file():
         _fail(f"E100 {CORPUS.name}: corpus not found (../shared/data/mtsamples-all is not present)")
-    sample = draw(args.n, args.seed)
+    for path in args.exclude:
+        if not path.is_file():
+            _fail(f"E100 {path}: excluded notes file not found")
+    sample = draw(args.n, args.seed, args.exclude)
     notes = {str(r["note_id"]): r for r in sample}
     if args.list:
         for r in sample:
