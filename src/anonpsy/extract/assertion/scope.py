@@ -55,10 +55,59 @@ _REPORTS_OF_ANOTHER = re.compile(r"\b(?:reports?|reported|states?|stated|says|sa
                                  r"(?:that\s+)?(?:he|she|they)\b", re.I)
 
 
-def is_family(s: Sentence, start: int, ctx: ContextResult) -> bool:
-    """A concept belongs to a relative: ConText says so, or it sits in the family-history section after a
-    relative named in the same clause with no mention of the patient in between."""
+#: A relative who opens a clause as its subject ("His daughter uses cannabis", "and her older brother drinks
+#: heavily"): at the start of the sentence or of a clause, with at most a possessive or an article before, and a
+#: word after that is no preposition, conjunction or relative pronoun, nor a verb of the informant ("Parents deny
+#: aggression": the plural forms the pseudo-triggers of ConText leave out).
+_KIN_SUBJECT = re.compile(
+    r"(?:^|[;:,]|\b(?:and|but|while|whereas|although|though)\b)\s*"
+    r"(?:(?:his|her|their|my|the\s+patient's|patient's|the|a|an|one|both|one\s+of\s+(?:his|her|their))\s+)?"
+    rf"{MEMBER.pattern}"
+    r"(?=\s+(?:(?:also|reportedly|apparently|currently|still|now|often|frequently|regularly|occasionally|too)\s+)*"
+    r"(?!(?:and|or|who|whom|whose|which|that|of|in|at|on|with|to|for|from|by|as|deny|denies|denied|"
+    r"report|state|say|describe|note|endorse|believe|think|feel|worry|are\s+concerned)\b)[a-z])", re.I)
+#: A new subject after the relative's clause: the patient named, or a clause that opens with a pronoun or a noun
+#: phrase of its own ("and he smokes", ", and the exam showed", "; we discussed").
+_NEW_SUBJECT = re.compile(r"\b(?:the\s+patient|patient|pt|I|we)\b|(?:[;:,]|\b(?:and|but|while|whereas|although|"
+                          r"though)\b)\s*(?:the|a|an|this|these|there|it|they|his|her|their|he|she)\b", re.I)
+_SUBJECT_PRONOUN = re.compile(r"\b(he|she|they)\b", re.I)
+
+
+def relative_subject(s: Sentence, start: int, sex: Sex | None = None) -> str | None:
+    """The relative who is the grammatical subject of what the concept at ``start`` says ("His daughter uses
+    cannabis", "Her brother drinks heavily and smokes marijuana"), in any section: the last relative before the
+    concept in its sentence that opens a clause as its subject, with no new subject between them (the patient
+    named, a clause of its own, or a subject pronoun that may be the patient's: of the patient's sex, or any when
+    the sex is not known). A relative who tells, brings or calls is the informant (a pseudo-trigger of ConText's,
+    "Mother reports", "Mother was not able to tell me"), not the one the clause is about."""
+    text = s.text
+    last = None
+    for m in _KIN_SUBJECT.finditer(text):
+        if m.end() > start:
+            break
+        last = m
+    if last is None:
+        return None
+    kin = last.start(1)
+    if any(t.rule.category == "pseudo" and t.start <= kin < t.end for t in default_engine().triggers(text)):
+        return None  # the informant ("Mother reports", "Mother was not able to tell me")
+    between = text[last.end():start]
+    if _NEW_SUBJECT.search(between):
+        return None
+    for p in _SUBJECT_PRONOUN.finditer(between):
+        word = p.group(1).lower()
+        if sex not in (Sex.female, Sex.male) or word == "they" or word == ("she" if sex == Sex.female else "he"):
+            return None
+    return re.sub(r"\s+", " ", last.group(1).lower())
+
+
+def is_family(s: Sentence, start: int, ctx: ContextResult, sex: Sex | None = None) -> bool:
+    """A concept belongs to a relative: ConText says so, a relative is the subject of its clause
+    (:func:`relative_subject`), or it sits in the family-history section after a relative named in the same clause
+    with no mention of the patient in between."""
     if ctx.experiencer == "family":
+        return True
+    if ctx.experiencer == "patient" and relative_subject(s, start, sex) is not None:
         return True
     if s.section != "family_history" or ctx.experiencer != "patient":
         return False

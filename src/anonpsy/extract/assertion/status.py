@@ -172,7 +172,7 @@ def _context_rule(ctx: ContextResult, category: Category) -> str:
 
 
 def _owner(m: Mention, ctx: ContextResult) -> Owner:
-    if is_family(m.sentence, m.start, ctx):
+    if is_family(m.sentence, m.start, ctx, m.patient_sex):
         return Owner("family", family_member(m.sentence, m.start, ctx))
     if ctx.experiencer == "patient" and other_sex_subject(m.sentence, m.start, m.patient_sex):
         return Owner("other")
@@ -231,7 +231,7 @@ def diagnosis_status(m: Mention, *, event: bool = False) -> DiagnosisStatus:
         return DiagnosisStatus(Owner("patient"), None, default_time)
     ctx = classify_in_sentence(s.text, m.start, m.end, "diagnosis")
     if ctx.negated:
-        owner = Owner("family") if is_family(s, m.start, ctx) else _owner(m, ctx)
+        owner = Owner("family") if is_family(s, m.start, ctx, m.patient_sex) else _owner(m, ctx)
         neg = trigger_of(ctx, "negated")
         # A denial under family history speaks of the relatives ("denies history of depression, bipolar"), never a
         # verdict on the patient.
@@ -286,7 +286,7 @@ def symptom_status(m: Mention) -> SymptomStatus:
         return SymptomStatus(Owner("patient"), None)
     ctx = classify_in_sentence(s.text, m.start, m.end, "symptom")
     if ctx.negated or ctx.hypothetical:
-        owner = Owner("family") if is_family(s, m.start, ctx) else _owner(m, ctx)
+        owner = Owner("family") if is_family(s, m.start, ctx, m.patient_sex) else _owner(m, ctx)
         if owner.experiencer != "patient":
             return SymptomStatus(owner, None)
         if ctx.negated:
@@ -330,7 +330,8 @@ def treatment_status(m: Mention, frequency: str | None = None,
         return None
     s = m.sentence
     ctx = classify_in_sentence(s.text, m.start, m.end, kind)
-    if ctx.experiencer != "patient" or is_family(s, m.start, ctx) or other_sex_subject(s, m.start, m.patient_sex):
+    if (ctx.experiencer != "patient" or is_family(s, m.start, ctx, m.patient_sex)
+            or other_sex_subject(s, m.start, m.patient_sex)):
         return None
     if ctx.negated:
         if "neg.refused" in ctx.trigger_ids:
@@ -576,7 +577,8 @@ def condition_denial(m: Mention) -> Evidence | None:
     if in_prompt(m):
         return m.evidence("cue.answer_negative") if m.sentence.answer == "negative" else None
     ctx = classify_in_sentence(m.sentence.text, m.start, m.end, "diagnosis")
-    if not ctx.negated or ctx.hypothetical or ctx.experiencer != "patient" or is_family(m.sentence, m.start, ctx):
+    if (not ctx.negated or ctx.hypothetical or ctx.experiencer != "patient"
+            or is_family(m.sentence, m.start, ctx, m.patient_sex)):
         return None
     return m.evidence(_context_rule(ctx, "negated"))
 

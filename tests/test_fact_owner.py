@@ -1,0 +1,67 @@
+"""Whose fact it is and which status it keeps: a relative's condition stays the relative's, a denial is no verdict,
+a switch stops only the drug switched from."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from anonpsy.extract import extract
+from anonpsy.graph import Assertion, Certainty, TreatmentStatus
+
+_HPI = "HISTORY OF PRESENT ILLNESS: The patient is a 40-year-old man seen for depression. "
+
+
+def test_a_denial_in_the_passive_is_no_ruled_out_diagnosis() -> None:
+    """'Abuse of drugs or alcohol were denied' is the informant's denial: the use is absent, and no diagnosis of
+    the patient is set aside (only the uncle had alcoholism)."""
+    g = extract(_HPI + "SOCIAL HISTORY: He likes skateboarding. Abuse of drugs or alcohol were denied. "
+                "FAMILY HISTORY: There is a family history of alcoholism in one of the maternal uncles.")
+    assert not [d for d in g.diagnoses if "alcohol" in d.label.lower()]
+    assert [f for f in g.family_history if "alcohol" in f.condition.lower()]
+
+
+def test_a_verdict_in_the_passive_still_rules_out() -> None:
+    g = extract(_HPI + "ASSESSMENT: Alcohol use disorder was ruled out.")
+    assert [d.certainty for d in g.diagnoses if d.rule_id == "alcohol_use_disorder"] == [Certainty.ruled_out]
+
+
+_RELATIVES = ["His daughter", "Her brother", "His older brother", "His mother", "Her sister", "His son"]
+_USES = [("uses cannabis", "cannabis use"), ("drinks heavily", "alcohol use"), ("smokes marijuana", "cannabis use")]
+_SECTIONS = ["SOCIAL HISTORY: ", "HISTORY OF PRESENT ILLNESS: ", ""]
+
+
+@given(st.sampled_from(_RELATIVES), st.sampled_from(_USES), st.sampled_from(_SECTIONS))
+@example("His daughter", ("uses cannabis", "cannabis use"), "SOCIAL HISTORY: ")
+@example("Her brother", ("drinks heavily", "alcohol use"), "SOCIAL HISTORY: ")
+def test_property_a_relative_as_subject_owns_the_use(relative: str, use: tuple[str, str], section: str) -> None:
+    """A relative as the grammatical subject of a clause owns what it says: the use is never the patient's."""
+    verb, headword = use
+    g = extract(_HPI + f"{section}He works nights. {relative} {verb}.")
+    assert headword not in {s.headword for s in g.symptoms if s.assertion != Assertion.absent}
+
+
+@pytest.mark.parametrize(("text", "headword"), [
+    ("SOCIAL HISTORY: His brother drinks heavily and he smokes marijuana.", "cannabis use"),
+    ("SOCIAL HISTORY: Mother reports that he uses cannabis daily.", "cannabis use"),
+])
+def test_the_patient_as_a_new_subject_owns_the_use(text: str, headword: str) -> None:
+    g = extract(_HPI + text)
+    assert headword in {s.headword for s in g.symptoms if s.assertion == Assertion.present}
+
+
+def test_a_relative_subject_holds_across_coordinated_predicates() -> None:
+    g = extract(_HPI + "SOCIAL HISTORY: His brother drinks heavily and smokes marijuana.")
+    assert not {"alcohol use", "cannabis use"} & {s.headword for s in g.symptoms}
+
+
+@pytest.mark.parametrize(("text", "drug", "status"), [
+    ("She switched from day shift to night shift and takes Ambien 10 mg at bedtime.", "zolpidem",
+     TreatmentStatus.current),
+    ("She was changed from oral Haldol to Zyprexa.", "haloperidol", TreatmentStatus.past),
+    ("She was changed from oral Haldol to Zyprexa.", "olanzapine", TreatmentStatus.current),
+])
+def test_a_switch_stops_only_the_drug_switched_from(text: str, drug: str, status: TreatmentStatus) -> None:
+    g = extract(_HPI + text)
+    assert [t.status for t in g.treatments if t.name == drug] == [status]
