@@ -65,3 +65,15 @@ def test_a_relative_subject_holds_across_coordinated_predicates() -> None:
 def test_a_switch_stops_only_the_drug_switched_from(text: str, drug: str, status: TreatmentStatus) -> None:
     g = extract(_HPI + text)
     assert [t.status for t in g.treatments if t.name == drug] == [status]
+
+
+@pytest.mark.parametrize(("text", "given"), [
+    ("The patient underwent an extensive behavioral evaluation on 05/22/06 by TIR Rehab Center.", False),
+    ("He was evaluated by the Northside Treatment Center last spring.", False),
+    ("He completed 28 days at Hazelden Rehab Center.", True),
+    ("He went to rehab last year.", True),
+])
+def test_an_institution_named_as_an_agent_gives_no_treatment(text: str, given: bool) -> None:
+    """'an evaluation by TIR Rehab Center' names who evaluated; residential treatment was not received."""
+    g = extract(_HPI + text)
+    assert any(t.name == "residential treatment" for t in g.treatments) is given

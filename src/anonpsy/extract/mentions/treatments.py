@@ -39,9 +39,29 @@ def medication_mentions(sentence: str) -> list[lexicon.TermMatch]:
     return [m for m in found if not LAB_AFTER.match(sentence[m.end:m.end + 30])]
 
 
+#: The proper name of an institution that acts on the patient ("an evaluation by TIR Rehab Center", "reviewed by the
+#: Betty Ford Treatment Center"): "by", then capitalised words up to the therapy's own words and an institution
+#: word. The institution evaluated, wrote or referred; what it is named after was not given to the patient.
+_AGENT_NAME = re.compile(r"\bby\s+(?:the\s+)?(?:[A-Z][\w&'.-]*\s+){0,4}$")
+_INSTITUTION_AFTER = re.compile(r"^(?:\s+[A-Z][\w&'.-]*){0,2}?\s+(?:Center|Centre|Clinic|Hospital|Institute|Program|"
+                                r"Programme|Services|Facility|Foundation|Associates|Group|Unit)\b")
+
+
+def institution_agent(sentence: str, start: int, end: int) -> bool:
+    """Is the term at ``sentence[start:end]`` part of the capitalised name of an institution that is the agent of
+    another act ("underwent a behavioral evaluation by TIR Rehab Center")?"""
+    surface = sentence[start:end]
+    if not all(w[:1].isupper() for w in surface.split()):
+        return False
+    return bool(_AGENT_NAME.search(sentence, 0, start)) and bool(
+        _INSTITUTION_AFTER.match(sentence[end:end + 60]) or re.search(
+            r"\b(?:Center|Centre|Clinic|Program|Programme)$", surface))
+
+
 def therapy_mentions(sentence: str) -> list[lexicon.TermMatch]:
-    """Therapies, procedures and psychosocial interventions of the therapy lexicon."""
-    return lexicon.find_terms(sentence, "therapy")
+    """Therapies, procedures and psychosocial interventions of the therapy lexicon, but not a word of the name of
+    an institution that acts as the agent of something else (:func:`institution_agent`)."""
+    return [m for m in lexicon.find_terms(sentence, "therapy") if not institution_agent(sentence, m.start, m.end)]
 
 
 @dataclass(frozen=True)
