@@ -77,3 +77,19 @@ def test_an_institution_named_as_an_agent_gives_no_treatment(text: str, given: b
     """'an evaluation by TIR Rehab Center' names who evaluated; residential treatment was not received."""
     g = extract(_HPI + text)
     assert any(t.name == "residential treatment" for t in g.treatments) is given
+
+
+def test_chronic_is_a_course_not_a_dated_time() -> None:
+    """'Chronic constipation' in a problem list tells no length: no duration ('for the past three years')."""
+    g = extract(_HPI + "PROBLEM LIST: 1. Chronic constipation. 2. Hypertension.")
+    assert [s.duration_ids for s in g.symptoms if s.headword == "constipation"] == [[]]
+
+
+@given(st.sampled_from(["following initial treatment with", "after a course of", "prior to", "before starting"]))
+@example("following initial treatment with")
+def test_property_a_date_of_another_event_does_not_date_the_drug(relation: str) -> None:
+    """A date that a relation word puts on another event ('underwent a lobectomy on 9/16/92 following initial
+    treatment with Decadron') does not date the drug the relation governs."""
+    g = extract("Date of visit: 08/31/1992. HISTORY OF PRESENT ILLNESS: The patient is a 65-year-old man seen for "
+                f"confusion. COURSE: He underwent right temporal lobectomy on 09/16/1992 {relation} Decadron.")
+    assert [t.duration_ids for t in g.treatments if t.name == "dexamethasone"] == [[]]

@@ -141,8 +141,8 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(?:recently|lately|of late|in recent (?:days|weeks))\b", re.I), "recently"),
     (re.compile(r"\blast\s+(week|month|year)\b", re.I), "last_unit"),
     (re.compile(r"\b(?:since\s+)?last\s+(spring|summer|fall|autumn|winter)\b", re.I), "last_season"),
-    (re.compile(r"\bfor\s+(?:many|several|a number of)\s+years\b|\bfor\s+years\b|\blong-?standing\b|"
-                r"\bchronic(?:ally)?\b", re.I), "years"),
+    (re.compile(r"\bfor\s+(?:many|several|a number of)\s+years\b|\bfor\s+years\b|\blong-?standing\b", re.I),
+     "years"),
     (re.compile(r"\b(?:lifelong|all (?:his|her|their) life|since birth|since early childhood)\b", re.I), "lifelong"),
 ]
 
@@ -157,7 +157,7 @@ _ANY_SEARCH = Caseless(_ANY_PATTERN)
 #: letter of a pattern also matches a few letters outside ASCII, such as the long s, which ``str.lower`` keeps).
 _NEEDED_WORDS = ("day", "night", "week", "wk", "mo", "year", "yr", "for", "past", "last", "previous", "preceding",
                  "late", "recent", "age", "yo", "child", "adolescence", "teen", "adult", "college", "school",
-                 "morning", "evening", "standing", "chronic", "life", "birth")
+                 "morning", "evening", "standing", "life", "birth")
 
 
 def _may_hold_expression(expr: str) -> bool:
