@@ -315,10 +315,19 @@ def mention_time(sentence: str, span: tuple[int, int], times: Sequence[TimeMenti
     return None if t is None else t.spec
 
 
+#: A mention that a relation word puts before or after the event a time dates ("underwent a lobectomy on 9/16/92
+#: following initial treatment with Decadron": the date is the lobectomy's; the Decadron came before it). The
+#: relation word governs the mention's own phrase: at most four words between it and the mention, no punctuation
+#: and no subject ("three years ago after her divorce she became depressed" is still dated).
+_OTHER_EVENT = re.compile(r"\b(?:following|after|before|prior\s+to|preceded\s+by|followed\s+by)\s+"
+                          r"(?:(?!(?:he|she|they|patient|I|we)\b)[\w/-]+\s+){0,4}$", re.I)
+
+
 def governing_time(sentence: str, span: tuple[int, int], times: Sequence[TimeMention]) -> TimeMention | None:
     """The temporal expression that governs a mention: the nearest one in its clause, preferring one before it.
     One after it governs only within the mention's comma segment unless it is a duration ("for the past 3
-    weeks"); one inside an example aside dates only the example."""
+    weeks"); one inside an example aside dates only the example; one before a relation word that governs the
+    mention ("on 9/16/92 following treatment with Decadron") dates another event."""
     if not times:  # most sentences name no time: nothing to choose from
         return None
     lo, hi = clause_bounds(sentence, span[0])
@@ -335,7 +344,8 @@ def governing_time(sentence: str, span: tuple[int, int], times: Sequence[TimeMen
     def local(t: TimeMention) -> bool:
         return t.start < span[1] or t.spec.ongoing or segment_index(segs, t.start) == own
 
-    cands = [t for t in times if lo <= t.start and t.end <= hi and visible(t) and local(t)]
+    cands = [t for t in times if lo <= t.start and t.end <= hi and visible(t) and local(t)
+             and not _OTHER_EVENT.search(sentence, t.end, span[0])]
     if not cands:
         return None
 
