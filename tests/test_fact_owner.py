@@ -93,3 +93,21 @@ def test_property_a_date_of_another_event_does_not_date_the_drug(relation: str) 
     g = extract("Date of visit: 08/31/1992. HISTORY OF PRESENT ILLNESS: The patient is a 65-year-old man seen for "
                 f"confusion. COURSE: He underwent right temporal lobectomy on 09/16/1992 {relation} Decadron.")
     assert [t.duration_ids for t in g.treatments if t.name == "dexamethasone"] == [[]]
+
+
+_HEDGES = ["She was thought to have {dx}.", "Suspected {dx}.", "There was a question of {dx}.", "Possible {dx}."]
+_CONFIRMS = ["She was subsequently diagnosed with {dx}.", "She was subsequently given this diagnosis.",
+             "The diagnosis was later confirmed.", "{dx} was confirmed by testing."]
+_RULE_OUTS = ["{dx} was later ruled out.", "{dx} was ruled out.", "Testing ruled out {dx}."]
+
+
+@given(st.sampled_from(_HEDGES), st.sampled_from(_CONFIRMS + _RULE_OUTS), st.sampled_from(["PTSD", "ADHD"]))
+@example("She was thought to have {dx}.", "She was subsequently given this diagnosis.", "ADHD")
+@example("Suspected {dx}.", "{dx} was later ruled out.", "PTSD")
+def test_property_the_latest_decisive_statement_wins(hedge: str, verdict: str, dx: str) -> None:
+    """A hedge followed by a confirmation ends confirmed, followed by a rule-out ends ruled out: the latest
+    decisive statement about a diagnosis wins, whether it names the diagnosis or says 'this diagnosis'."""
+    text = "HISTORY OF PRESENT ILLNESS: The patient is a 30-year-old woman. " + " ".join(
+        p.format(dx=dx) for p in (hedge, verdict))
+    want = Certainty.ruled_out if verdict in _RULE_OUTS else Certainty.confirmed
+    assert [d.certainty for d in extract(text).diagnoses] == [want]

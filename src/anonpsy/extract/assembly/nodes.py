@@ -5,6 +5,7 @@ A symptom that is present at the visit but whose only durations lie in the past 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from collections.abc import Sequence
@@ -15,6 +16,7 @@ from anonpsy.extract.assembly.accumulator import Accumulator, DiagnosisVote, slu
 from anonpsy.extract.assembly.steb import NARRATIVE_SECTIONS, extract_steb
 from anonpsy.extract.assertion.status import (
     ASSERTION_PRECEDENCE,
+    CONFIRM_ANAPHOR,
     Decision,
     Mention,
     SymptomStatus,
@@ -172,6 +174,7 @@ def add_diagnoses(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -
     its status (``acc.dx_votes``) and resolved into one node by :func:`finalize_diagnoses`."""
     found = sorted(find_diagnoses(s.text, s.section))
     if not found:
+        _confirm_by_anaphor(s, acc)
         return
     rules = dsm_rules.rules_by_id()
     for i, (start, end, rule_id) in enumerate(found):
@@ -190,6 +193,27 @@ def add_diagnoses(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -
         acc.dx_names.setdefault(did, (rule.name, rule.id))
         acc.dx_votes.setdefault(did, []).append(DiagnosisVote(
             status, s.index, s.text.strip(), spec, _own_specifiers(s.text, end, next_start)))
+
+
+def _confirm_by_anaphor(s: Sentence, acc: Accumulator) -> None:
+    """A sentence that confirms "this diagnosis" without naming it ("She was subsequently given this diagnosis")
+    confirms the diagnosis held as a possibility in the sentence before (or the one before that): a confirmed vote
+    with this sentence as its evidence, decided by a cue, so the later statement wins."""
+    if CONFIRM_ANAPHOR.search(s.text) is None:
+        return
+    best: tuple[int, str, DiagnosisVote] | None = None
+    for did, votes in acc.dx_votes.items():
+        for v in votes:
+            c = v.status.certainty
+            if (c is not None and c.value in (Certainty.provisional, Certainty.rule_out)
+                    and s.index - 2 <= v.sentence_index < s.index and (best is None or v.sentence_index > best[0])):
+                best = (v.sentence_index, did, v)
+    if best is None:
+        return
+    _, did, v = best
+    ev = Evidence(start=s.start, end=max(s.end, s.start + 1), section=s.section, rule_id="cue.confirmed_anaphor")
+    status = dataclasses.replace(v.status, certainty=Decision(Certainty.confirmed, ev))
+    acc.dx_votes[did].append(DiagnosisVote(status, s.index, s.text.strip(), v.spec, v.specifiers))
 
 
 def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -> None:

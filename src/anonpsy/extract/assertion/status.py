@@ -212,6 +212,30 @@ def _only_features_of_a_symptom(m: Mention, ctx: ContextResult) -> bool:
     return any(t.start == 0 and t.end == len(surface) for t in lexicon.find_terms(surface, "symptom"))
 
 
+#: A statement that decides a diagnosis is held: the patient is diagnosed with it, given it, found to have it, meets
+#: its criteria, or it is confirmed ("was subsequently diagnosed with X", "X was confirmed by biopsy"). Like a
+#: hedge or a rule-out, it is a decisive statement, so the latest of them wins (:func:`resolve_diagnosis`).
+_CONFIRM_BEFORE = re.compile(r"\b(?:diagnosed\s+(?:with|as\s+having|as)|given\s+(?:a|the)\s+diagnosis\s+of|"
+                             r"(?:diagnosis|dx)\s+of\s+(?:\w+\s+){0,2}?(?:was|is|has\s+been)\s+(?:confirmed|made)|"
+                             r"confirmed\s+(?:diagnosis\s+of|to\s+have|as)|found\s+to\s+have|"
+                             r"(?:meets|met|meeting)\s+(?:full\s+|the\s+)?(?:(?:DSM[-\w]*)\s+)?criteria\s+for)"
+                             r"\s+(?:(?:a|an|the)\s+)?$", re.I)
+_CONFIRM_AFTER = re.compile(r"^\s*(?:diagnosis\s+)?(?:was|were|is|has\s+been|had\s+been)\s+(?:subsequently\s+|later\s+|"
+                            r"then\s+|eventually\s+|finally\s+)?(?:confirmed|diagnosed|established)\b", re.I)
+#: A confirmation that names no diagnosis but refers back to one ("She was subsequently given this diagnosis",
+#: "The diagnosis was later confirmed"): it confirms the hedged diagnosis of the sentence before.
+CONFIRM_ANAPHOR = re.compile(r"\b(?:(?:given|received|made|confirmed)\s+(?:this|that|the)\s+diagnosis|"
+                             r"(?:this|that|the|which|the\s+suspected)\s+diagnosis\s+(?:was|has\s+been|is)\s+"
+                             r"(?:subsequently\s+|later\s+|then\s+|eventually\s+|finally\s+)?"
+                             r"(?:confirmed|made|established))\b", re.I)
+
+
+def confirms(text: str, start: int, end: int) -> bool:
+    """Does the clause of the diagnosis at ``text[start:end]`` confirm it (:data:`_CONFIRM_BEFORE`)?"""
+    lo, _ = clause_bounds(text, start)
+    return bool(_CONFIRM_BEFORE.search(text, lo, start) or _CONFIRM_AFTER.match(text[end:end + 60]))
+
+
 def diagnosis_status(m: Mention, *, event: bool = False) -> DiagnosisStatus:
     """Certainty and temporality of a diagnosis mention.
 
@@ -254,6 +278,8 @@ def diagnosis_status(m: Mention, *, event: bool = False) -> DiagnosisStatus:
             certainty = Decision(Certainty.rule_out, m.evidence("cue.rule_out"))
         else:
             certainty = Decision(Certainty.provisional, m.evidence(_context_rule(ctx, "possible")))
+    elif confirms(s.text, m.start, m.end):
+        certainty = Decision(Certainty.confirmed, m.evidence("cue.confirmed"))
     else:
         certainty = Decision(Certainty.confirmed, m.evidence("default"))
     rule = _historical(m, ctx, time_words=False)
@@ -619,8 +645,10 @@ def resolve_diagnosis(votes: Sequence[DiagnosisStatus]) -> DiagnosisStatus:
     Precedence: (1) only the mentions in the highest section tier count (``tier`` in
     ``rules/sections/sections.yaml``: diagnosis list and assessment 3, plan 2, history 1, referral question 0):
     the assessment decides over the history and the history over the question that was asked; (2) within that
-    tier a mention whose certainty a cue decided ("unlikely", "cannot be ruled out", "rule out") beats a plain
-    mention, and a later mention beats an earlier one: a later statement about the same diagnosis overrides.
+    tier a mention whose certainty a cue decided ("unlikely", "cannot be ruled out", "rule out", "suspected", and a
+    confirmation: "was diagnosed with", "was confirmed") beats a plain mention, and a later mention beats an earlier
+    one: the latest decisive statement about the same diagnosis overrides ("suspected X ... later diagnosed with X"
+    ends confirmed, "thought to have X ... X was ruled out" ends ruled out).
     The temporality is past only when every confirmed mention of that tier is past; a confirmed past diagnosis
     outside the diagnosis list and the assessment is past history.
     """
