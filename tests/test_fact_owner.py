@@ -97,7 +97,8 @@ def test_property_a_date_of_another_event_does_not_date_the_drug(relation: str) 
 
 _HEDGES = ["She was thought to have {dx}.", "Suspected {dx}.", "There was a question of {dx}.", "Possible {dx}."]
 _CONFIRMS = ["She was subsequently diagnosed with {dx}.", "She was subsequently given this diagnosis.",
-             "The diagnosis was later confirmed.", "{dx} was confirmed by testing."]
+             "The diagnosis was later confirmed.", "{dx} was confirmed by testing.",
+             "Later testing revealed a profile consistent with {dx}."]
 _RULE_OUTS = ["{dx} was later ruled out.", "{dx} was ruled out.", "Testing ruled out {dx}."]
 
 

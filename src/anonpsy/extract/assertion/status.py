@@ -213,11 +213,14 @@ def _only_features_of_a_symptom(m: Mention, ctx: ContextResult) -> bool:
 
 
 #: A statement that decides a diagnosis is held: the patient is diagnosed with it, given it, found to have it, meets
-#: its criteria, or it is confirmed ("was subsequently diagnosed with X", "X was confirmed by biopsy"). Like a
+#: its criteria, a result is consistent with it ("genetic testing revealed a 45 CAG repeat consistent with Huntington
+#: disease"), or it is confirmed ("was subsequently diagnosed with X", "X was confirmed by biopsy"). Like a
 #: hedge or a rule-out, it is a decisive statement, so the latest of them wins (:func:`resolve_diagnosis`).
 _CONFIRM_BEFORE = re.compile(r"\b(?:diagnosed\s+(?:with|as\s+having|as)|given\s+(?:a|the)\s+diagnosis\s+of|"
                              r"(?:diagnosis|dx)\s+of\s+(?:\w+\s+){0,2}?(?:was|is|has\s+been)\s+(?:confirmed|made)|"
                              r"confirmed\s+(?:diagnosis\s+of|to\s+have|as)|found\s+to\s+have|"
+                             r"(?:revealed|showed|shows|demonstrated|was|were|is|are)\s+(?:(?!not\b)\w+\s+){0,6}?"
+                             r"(?:consistent\s+with|diagnostic\s+of|confirmatory\s+of|confirming)|"
                              r"(?:meets|met|meeting)\s+(?:full\s+|the\s+)?(?:(?:DSM[-\w]*)\s+)?criteria\s+for)"
                              r"\s+(?:(?:a|an|the)\s+)?$", re.I)
 _CONFIRM_AFTER = re.compile(r"^\s*(?:diagnosis\s+)?(?:was|were|is|has\s+been|had\s+been)\s+(?:subsequently\s+|later\s+|"
