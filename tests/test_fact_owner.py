@@ -112,3 +112,8 @@ def test_property_the_latest_decisive_statement_wins(hedge: str, verdict: str, d
         p.format(dx=dx) for p in (hedge, verdict))
     want = Certainty.ruled_out if verdict in _RULE_OUTS else Certainty.confirmed
     assert [d.certainty for d in extract(text).diagnoses] == [want]
+
+
+def test_the_relative_named_after_a_family_condition_owns_it() -> None:
+    g = extract(_HPI + "FAMILY HISTORY: There is a family history of alcoholism in one of the maternal uncles.")
+    assert [(f.member, f.condition) for f in g.family_history] == [("maternal uncles", "alcoholism")]

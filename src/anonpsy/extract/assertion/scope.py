@@ -39,11 +39,22 @@ def classify_in_sentence(sentence: str, start: int, end: int, kind: ConceptKind 
     return classify(sentence if plain else _ASIDE.sub(blank, sentence), start, end, kind)
 
 
-def family_member(s: Sentence, start: int, ctx: ContextResult) -> str | None:
-    """The relative a concept belongs to: the kin word written before it ("maternal uncle"), else ConText's."""
+#: The relative named after a condition as the one who has it ("a family history of alcoholism in one of the
+#: maternal uncles", "depression in both his sisters").
+_IN_MEMBER = re.compile(r"\s*\bin\s+(?:(?:one|two|three|both|all|each|several|some)\s+(?:of\s+)?)?"
+                        r"(?:(?:his|her|their|the\s+patient's|patient's|the|a|an)\s+)?" + MEMBER.pattern, re.I)
+
+
+def family_member(s: Sentence, start: int, ctx: ContextResult, end: int | None = None) -> str | None:
+    """The relative a concept belongs to: the kin word written before it ("maternal uncle"), else ConText's, else
+    the relative named right after the concept ("alcoholism in one of the maternal uncles")."""
     near = member_before(s.text[:start], start)
     if near and (ctx.family_member is None or ctx.family_member in near):
         return near
+    if ctx.family_member is None and near is None and end is not None:
+        after = _IN_MEMBER.match(s.text, end)
+        if after is not None:
+            return re.sub(r"\s+", " ", after.group(1).lower())
     return ctx.family_member or near
 
 

@@ -173,7 +173,7 @@ def _context_rule(ctx: ContextResult, category: Category) -> str:
 
 def _owner(m: Mention, ctx: ContextResult) -> Owner:
     if is_family(m.sentence, m.start, ctx, m.patient_sex):
-        return Owner("family", family_member(m.sentence, m.start, ctx))
+        return Owner("family", family_member(m.sentence, m.start, ctx, m.end))
     if ctx.experiencer == "patient" and other_sex_subject(m.sentence, m.start, m.patient_sex):
         return Owner("other")
     if ctx.experiencer == "patient" and unnamed_in_family_section(m.sentence):
