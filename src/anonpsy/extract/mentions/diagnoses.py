@@ -215,16 +215,6 @@ def find_diagnoses(text: str, section: str | None = None) -> list[tuple[int, int
     return list(_find_diagnoses(text, section in deciding_sections()))
 
 
-#: A head noun after a diagnosis name makes the name a modifier of something less than the disorder: its symptoms,
-#: features or traits, an "issue", a screening ("depressive symptoms", "anxiety stress issues", "borderline
-#: traits", "depression screen"). The note then names no disorder, and neither may the output. Two names joined by
-#: "and"/"or" share the head noun ("anxiety and depression symptoms").
-_LESS_THAN_DISORDER_AFTER = re.compile(
-    r"(?:\s*(?:/|\band\b|\bor\b)\s*[A-Za-z-]+)?\s+(?:stress\s+|related\s+|type\s+)?"
-    r"(?:symptoms?|symptomatology|sx|features?|issues?|concerns?|traits?|tendenc(?:y|ies)|components?|complaints?|"
-    r"screen|screening|screenings)\b", re.I)
-
-
 @lru_cache(maxsize=4096)
 def _find_diagnoses(text: str, listed: bool) -> tuple[tuple[int, int, str], ...]:
     # every read of a text asks again about the sentences it shares with another (a round-trip probe's lead)
@@ -244,8 +234,6 @@ def _find_diagnoses(text: str, listed: bool) -> tuple[tuple[int, int, str], ...]
                     text[m.end(1):m.end(1) + 60]):
                 continue
             if _SCORE_BAND_BEFORE.search(text[max(0, m.start(1) - 40):m.start(1)]):
-                continue
-            if _LESS_THAN_DISORDER_AFTER.match(text, m.end(1), min(len(text), m.end(1) + 60)):
                 continue
             if key in _list_alias_keys() and _INDICATION_BEFORE.search(text[max(0, m.start(1) - 60):m.start(1)]):
                 continue
