@@ -3,6 +3,8 @@ family situation of the patient, and negations that a symptom phrase must not sw
 
 from __future__ import annotations
 
+import pytest
+
 from anonpsy.extract import extract
 from anonpsy.extract.mentions.demographics import extract_family_structure
 from anonpsy.extract.mentions.family import family_conditions
@@ -17,6 +19,26 @@ def test_acts_towards_someone_are_no_family_conditions() -> None:
     text = ("The sister has always wanted to follow her around and do the things that she does. The father said the "
             "mother had abandoned them. Her father had depression and alcoholism.")
     assert family_conditions(text) == [("father", "depression"), ("father", "alcoholism")]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Brother had CABG 8/95.", [("brother", "cabg")]),
+    ("Brother had CABG in 1995 and diabetes.", [("brother", "cabg"), ("brother", "diabetes")]),
+    ("Mother had stroke in March 2001.", [("mother", "stroke")]),
+    ("Father had type 2 diabetes.", [("father", "type 2 diabetes")]),
+])
+def test_a_date_after_a_relatives_condition_is_no_part_of_it(text: str, expected: list[tuple[str, str]]) -> None:
+    """The date says when, not what: kept in the label it would be written out as an identifier."""
+    assert family_conditions(text) == expected
+
+
+def test_a_relatives_condition_with_a_date_leaks_nothing() -> None:
+    from anonpsy.pipeline import deid_text
+
+    res = deid_text("HPI: A 70-year-old man with chest pain. FHX: Father died of heart disease. Brother had "
+                    "CABG 8/95.", seed=0, case_id="fh-date")
+    assert "8/95" not in res.text
+    assert not [lk for lk in res.leaks.leaks if lk.kind == "DATE"]
 
 
 def test_relative_reporting_another_persons_problem_is_the_informant() -> None:

@@ -88,6 +88,22 @@ def test_sex_fixed_by_specific_diagnosis_is_kept() -> None:
                 assert any(k.reason == "SEX_FIXED_BY_RULE" for k in audit.kept)
 
 
+def test_an_unstated_sex_stays_unstated_under_a_sex_specific_condition() -> None:
+    """A male-only condition (benign prostatic hyperplasia) in a note that never states the sex: keeping the sex
+    unknown changes nothing and is no violation; moving a stated sex away from the fixed one still is."""
+    from anonpsy.graph import Demographics, PastHistory
+
+    g = normalize(CaseGraph(case_id="bph", demographics=Demographics(age=82),
+                            past_history=[PastHistory(id="ph_1", condition="benign prostatic hyperplasia")]))
+    for seed in range(5):
+        new, audit = perturb(g, seed)
+        assert new.demographics.sex == Sex.unknown
+        assert check(g, new) == [] and audit.violations == []
+    male = g.model_copy(update={"demographics": Demographics(age=82, sex=Sex.male)})
+    female = g.model_copy(update={"demographics": Demographics(age=82, sex=Sex.female)})
+    assert [v.code for v in check(male, female)] == ["CHECK_SEX_FIXED"]
+
+
 def test_test_values_are_resampled_and_unmapped_listed() -> None:
     values, _ = parse_results("TSH 2.4 mIU/L, sodium 139 mmol/L, zorblin 55 units", "labs")
     g = CaseGraph(case_id="tv", test_results=TestResults(values=number_values(values)))

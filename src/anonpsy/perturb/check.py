@@ -119,8 +119,10 @@ def check(original: CaseGraph, perturbed: CaseGraph) -> list[Violation]:
         if getattr(original.visit_event, fld) != getattr(perturbed.visit_event, fld):
             out.append(Violation(code="CHECK_SCAFFOLD", node_ids=(original.visit_event.id,),
                                  message=f"immutable visit field {fld!r} changed"))
+    # A sex the note never states stays unstated: the rule only forbids moving a stated sex away from the fixed one.
     fixed, rule_id = required_sex(original)
-    if fixed is not None and perturbed.demographics.sex.value != fixed:
+    new_sex = perturbed.demographics.sex
+    if fixed is not None and new_sex.value != fixed and new_sex != original.demographics.sex:
         out.append(Violation(code="CHECK_SEX_FIXED", message="sex differs from the sex fixed by a rule",
                              rule_id=rule_id))
     timed = diagnosis_timed_facts(original) if same_time_inputs else None

@@ -13,8 +13,13 @@ _FH_VERB = re.compile(r"\b(?:has|had|have|with|diagnosed with|was diagnosed with
                       r"is on \w+ for|takes \w+ for|took \w+ for)\s+", re.I)
 _FH_LEAD_VERB = re.compile(r"^(?:has|had|have|with|diagnosed with|was diagnosed with|suffer(?:s|ed)? from|"
                            r"died (?:of|from|by)|developed|struggle[sd]? with|also had|also has)\s+", re.I)
+# A date or year after the condition ("Brother had CABG 8/95", "... in 1995", "in March") is when, not what: the
+# condition ends before it, so that no date is carried into the label (and from there into the output).
+_FH_DATE = (r"(?:(?:in|on|during|around|circa|about)\s+)?(?:\d{1,2}/\d{1,2}(?:/\d{2,4})?|\d{1,2}/\d{4}|"
+            r"(?:19|20)\d{2}(?:['’]?s)?|['’]\d{2}s?|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+            r"(?:\s+\d{1,2})?(?:,?\s+\d{2,4})?)")
 _FH_STOP = re.compile(r"[,;.()]|\s(?:who|which|after|when|while|since|until|in (?:his|her|their|a|the)|at age|"
-                      r"at \d+|as a|treated|never|institutionali[sz]ed|but)\b", re.I)
+                      r"at \d+|as a|treated|never|institutionali[sz]ed|but)\b|\s" + _FH_DATE + r"(?=\W|$)", re.I)
 _FH_BREAK = re.compile(r"^(?:treated|was|were|is|are|who|which|never|institutionali[sz]ed|takes|took|on|drank|drinks|"
                        r"also|in|at|after|when|while|but|not|no|incarcerated|imprisoned|died|lives|lived|works|"
                        r"worked|describes|denies|reports)\b", re.I)
