@@ -166,10 +166,11 @@ def _lowered_required(pattern: re.Pattern[str]) -> tuple[re.Pattern[str], tuple[
 _MAX_REQUIRED = 12
 
 
-def _prefixes(items: Any) -> set[str]:
+def _prefixes(items: Any, deep: bool = True) -> set[str]:
     """Strings one of which every match of the nodes ``items`` (rewritten: case-sensitive) begins with; the empty
     string among them when a match may begin with anything. Zero-width nodes (``\\b``, look-arounds) consume
-    nothing, so the letters on either side of them are consecutive in the text."""
+    nothing, so the letters on either side of them are consecutive in the text. Not ``deep``: the literal letters
+    before a group are all that is read when there are any (fewer, shorter strings)."""
     buf: list[str] = []
     for op, av in items:
         if op is LITERAL:
@@ -178,30 +179,51 @@ def _prefixes(items: Any) -> set[str]:
         if op in (AT, ASSERT, ASSERT_NOT):
             continue
         head = "".join(buf)
+        if head and not deep:
+            return {head}
         if op is SUBPATTERN:
-            subs = _prefixes(av[3])
+            subs = _prefixes(av[3], deep)
         elif op is BRANCH:
-            subs = set().union(*(_prefixes(alt) for alt in av[1]))
+            subs = set().union(*(_prefixes(alt, deep) for alt in av[1]))
         elif op in (MAX_REPEAT, MIN_REPEAT, POSSESSIVE_REPEAT) and av[0] >= 1:
-            subs = _prefixes(av[2])
+            subs = _prefixes(av[2], deep)
         elif op is ATOMIC_GROUP:
-            subs = _prefixes(av)
+            subs = _prefixes(av, deep)
         else:
             return {head}
         return {head + s for s in subs}
     return {"".join(buf)}
 
 
+def _longest_run(items: Any) -> str:
+    """The longest run of literal letters that every match of the nodes ``items`` holds: consecutive literal
+    nodes of the sequence itself (zero-width nodes between them consume nothing), never inside a group."""
+    runs, buf = [""], []
+    for op, av in items:
+        if op is LITERAL:
+            buf.append(chr(av))
+        elif op not in (AT, ASSERT, ASSERT_NOT):
+            runs.append("".join(buf))
+            buf = []
+    runs.append("".join(buf))
+    return max(runs, key=len)
+
+
 def _required(parsed: Any) -> tuple[str, ...] | None:
     """A few strings one of which every match of the rewritten pattern ``parsed`` holds in the lower-cased text
-    (a text that holds none cannot match, which substring tests tell sooner than the search), or None when its
-    matches may begin with too short or too many strings for the test to pay."""
-    found = _prefixes(parsed)
-    if not found or min(map(len, found)) < 2:
-        return None
-    # a string holding another of them adds nothing: the text that holds it holds the other
-    kept = sorted(p for p in found if not any(q != p and q in p for q in found))
-    return tuple(kept) if len(kept) <= _MAX_REQUIRED else None
+    (a text that holds none cannot match, which substring tests tell sooner than the search): the strings its
+    matches begin with, else a run of at least three literal letters they all hold; None when neither pays."""
+    run = _longest_run(parsed)
+    for deep in (True, False):
+        found = _prefixes(parsed, deep)
+        if not found or min(map(len, found)) < 2:
+            break
+        # a string holding another of them adds nothing: the text that holds it holds the other
+        kept = sorted(p for p in found if not any(q != p and q in p for q in found))
+        if len(kept) <= _MAX_REQUIRED:
+            return tuple(kept)
+    # no short list of beginnings: a long enough run of letters in the middle or at the end ("... p.r.n.$")
+    return (run,) if len(run) >= 3 else None
 
 
 def _never_empty(pattern: re.Pattern[str]) -> bool:
