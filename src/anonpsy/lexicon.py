@@ -513,9 +513,9 @@ _MEMO_SIZE = 4096
 def _scan(text: str) -> tuple[tuple[tuple[int, int], ...], tuple[str, ...], tuple[str, ...]]:
     """Token spans of ``text`` with their exact and case-folded forms (shared by every index that reads it)."""
     norm = text.translate(_APOSTROPHES)  # one-to-one, so offsets are unchanged
-    spans = tuple(m.span() for m in _TOKEN_RE.finditer(norm))
-    exact = tuple(norm[a:b] for a, b in spans)
-    return spans, exact, tuple(t.casefold() for t in exact)
+    found = list(_TOKEN_RE.finditer(norm))
+    exact = tuple(map(re.Match.group, found))  # builtin calls, no Python frame per token
+    return tuple(map(re.Match.span, found)), exact, tuple(map(str.casefold, exact))
 
 
 @dataclass
