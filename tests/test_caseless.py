@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 import anonpsy.pipeline  # noqa: F401  (loads every module that makes one)
 from anonpsy import caseless
 from anonpsy.caseless import Caseless
-from anonpsy.extract.assembly import steb, visit  # noqa: F401
+from anonpsy.extract.assembly import build, steb, visit  # noqa: F401
 from anonpsy.extract.mentions import diagnoses, treatments
+from anonpsy.generate import templates  # noqa: F401
 
 
 def _project_patterns() -> list[Caseless]:
