@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 import anonpsy.pipeline  # noqa: F401  (loads every module that makes one)
 from anonpsy import caseless
 from anonpsy.caseless import Caseless
-from anonpsy.extract.assembly import steb, visit  # noqa: F401
+from anonpsy.extract.assembly import build, steb, visit  # noqa: F401
 from anonpsy.extract.mentions import diagnoses, treatments
+from anonpsy.generate import templates  # noqa: F401
 
 
 def _project_patterns() -> list[Caseless]:
@@ -99,3 +100,15 @@ def test_caseless_rewrites_the_project_patterns() -> None:
     """The faster search is taken: every pattern extraction wraps is one the rewriting covers."""
     assert PROJECT and all(p.fast is not None for p in PROJECT)
     assert COMPILED[7].fast is None  # local flags: the original pattern is used
+
+
+def test_required_strings_of_a_union_of_words() -> None:
+    """The strings a match must hold are read off the pattern's literal beginnings (a string holding another is
+    left out), and a text holding none of them is not searched yet gets the original pattern's answer."""
+    c = Caseless(re.compile(r"\b(?:gained|has gained|put on)\s+\d+", re.I))
+    assert c.required == ("gained", "put on")
+    assert c.search("She has GAINED 5 kg.") is not None
+    assert c.search("She has gain 5 kg.") is None and c.slow.search("She has gain 5 kg.") is None
+    both = "put on 3, gained 4"
+    assert [m.span() for m in c.finditer(both)] == [m.span() for m in c.slow.finditer(both)] == [(0, 8), (10, 18)]
+    assert Caseless(re.compile(r"\b(?:a|an)\s+x", re.I)).required is None  # a one-letter beginning: no test

@@ -26,6 +26,14 @@ def test_tokens_keep_offsets(text: str) -> None:
 
 
 @given(note_texts())
+@example("O'Brien's mood\t—\n(low), 20_mg; x-ray é")
+@example("plain ASCII: a-b_c 'd' [e] {f} ~g")
+def test_spaced_blanks_what_the_nonword_pattern_matches(text: str) -> None:
+    """Property: the spaced copy blanks exactly the characters ``[^\\w']`` matches, ASCII text or not."""
+    assert TextView(text).spaced == " " + re.sub(r"[^\w']", " ", fold(text)) + " "
+
+
+@given(note_texts())
 @example("Kelvin \u212a, long \u017f, İstanbul")  # letters outside ASCII whose case maps to ASCII ones
 def test_letter_case_counts_the_ascii_letters_of_each_case(text: str) -> None:
     assert TextView(text).letter_case == (len(re.findall("[A-Z]", text)), len(re.findall("[a-z]", text)))

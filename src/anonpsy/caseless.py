@@ -141,6 +141,12 @@ class _Frozen(list):  # type: ignore[type-arg]
 def lowered(pattern: re.Pattern[str]) -> re.Pattern[str] | None:
     """``pattern`` (case-insensitive) made case-sensitive for lower-cased ASCII text, or None when the rewriting
     does not cover it."""
+    made = _lowered_required(pattern)
+    return None if made is None else made[0]
+
+
+def _lowered_required(pattern: re.Pattern[str]) -> tuple[re.Pattern[str], tuple[str, ...] | None] | None:
+    """:func:`lowered` with the strings of :func:`_required` for the rewritten pattern."""
     if not _REWRITES or not isinstance(pattern.pattern, str):
         return None
     parsed = _parser.parse(pattern.pattern, pattern.flags)
@@ -152,7 +158,72 @@ def lowered(pattern: re.Pattern[str]) -> re.Pattern[str] | None:
     except _Unsupported:
         return None
     parsed.state.flags = flags & ~re.IGNORECASE
-    return _compiler.compile(parsed, parsed.state.flags)  # type: ignore[no-any-return]
+    return _compiler.compile(parsed, parsed.state.flags), _required(parsed)
+
+
+#: Most literal beginnings a pattern may have for the substring test before its search (:func:`_required`): past
+#: that many, the tests cost more than the search they would spare.
+_MAX_REQUIRED = 12
+
+
+def _prefixes(items: Any, deep: bool = True) -> set[str]:
+    """Strings one of which every match of the nodes ``items`` (rewritten: case-sensitive) begins with; the empty
+    string among them when a match may begin with anything. Zero-width nodes (``\\b``, look-arounds) consume
+    nothing, so the letters on either side of them are consecutive in the text. Not ``deep``: the literal letters
+    before a group are all that is read when there are any (fewer, shorter strings)."""
+    buf: list[str] = []
+    for op, av in items:
+        if op is LITERAL:
+            buf.append(chr(av))
+            continue
+        if op in (AT, ASSERT, ASSERT_NOT):
+            continue
+        head = "".join(buf)
+        if head and not deep:
+            return {head}
+        if op is SUBPATTERN:
+            subs = _prefixes(av[3], deep)
+        elif op is BRANCH:
+            subs = set().union(*(_prefixes(alt, deep) for alt in av[1]))
+        elif op in (MAX_REPEAT, MIN_REPEAT, POSSESSIVE_REPEAT) and av[0] >= 1:
+            subs = _prefixes(av[2], deep)
+        elif op is ATOMIC_GROUP:
+            subs = _prefixes(av, deep)
+        else:
+            return {head}
+        return {head + s for s in subs}
+    return {"".join(buf)}
+
+
+def _longest_run(items: Any) -> str:
+    """The longest run of literal letters that every match of the nodes ``items`` holds: consecutive literal
+    nodes of the sequence itself (zero-width nodes between them consume nothing), never inside a group."""
+    runs, buf = [""], []
+    for op, av in items:
+        if op is LITERAL:
+            buf.append(chr(av))
+        elif op not in (AT, ASSERT, ASSERT_NOT):
+            runs.append("".join(buf))
+            buf = []
+    runs.append("".join(buf))
+    return max(runs, key=len)
+
+
+def _required(parsed: Any) -> tuple[str, ...] | None:
+    """A few strings one of which every match of the rewritten pattern ``parsed`` holds in the lower-cased text
+    (a text that holds none cannot match, which substring tests tell sooner than the search): the strings its
+    matches begin with, else a run of at least three literal letters they all hold; None when neither pays."""
+    run = _longest_run(parsed)
+    for deep in (True, False):
+        found = _prefixes(parsed, deep)
+        if not found or min(map(len, found)) < 2:
+            break
+        # a string holding another of them adds nothing: the text that holds it holds the other
+        kept = sorted(p for p in found if not any(q != p and q in p for q in found))
+        if len(kept) <= _MAX_REQUIRED:
+            return tuple(kept)
+    # no short list of beginnings: a long enough run of letters in the middle or at the end ("... p.r.n.$")
+    return (run,) if len(run) >= 3 else None
 
 
 def _never_empty(pattern: re.Pattern[str]) -> bool:
@@ -163,12 +234,16 @@ class Caseless:
     """A case-insensitive pattern with the faster search on ASCII text (see the module). Offers ``search``,
     ``match``, ``finditer`` and ``findall`` with the arguments and results of :class:`re.Pattern`'s."""
 
-    __slots__ = ("__weakref__", "_iter_fast", "fast", "slow")
+    __slots__ = ("__weakref__", "_iter_fast", "fast", "required", "slow")
 
     def __init__(self, pattern: re.Pattern[str]) -> None:
         MADE.add(self)
         self.slow = pattern
-        self.fast = lowered(pattern)
+        made = _lowered_required(pattern)
+        self.fast = None if made is None else made[0]
+        #: Strings one of which every match holds in the lower-cased text (None: no such short list): a text that
+        #: holds none of them is not searched.
+        self.required = None if made is None else made[1]
         # finditer's handling of empty matches is left to the engine
         self._iter_fast = self.fast is not None and _never_empty(pattern)
 
@@ -183,7 +258,10 @@ class Caseless:
     def search(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
         if self.fast is None or not string.isascii():
             return self.slow.search(string, pos, endpos)
-        m = self.fast.search(string.lower(), pos, endpos)
+        low = string.lower()
+        if not self._may_match(low):
+            return None
+        m = self.fast.search(low, pos, endpos)
         # the original pattern matches at the same position, and the caller gets its match on the original text
         return None if m is None else self.slow.match(string, m.start(), endpos)
 
@@ -206,9 +284,21 @@ class Caseless:
             return [m.group() for m in ms]
         return [m.group(1) or "" for m in ms] if groups == 1 else [m.groups("") for m in ms]
 
+    def _may_match(self, low: str) -> bool:
+        """False only when the lower-cased text holds none of the strings every match holds (see
+        :attr:`required`); a plain loop, which costs less than a generator on every sentence."""
+        if self.required is None:
+            return True
+        for r in self.required:  # noqa: SIM110 (a generator costs more than the tests)
+            if r in low:
+                return True
+        return False
+
     def _finditer(self, string: str, pos: int, endpos: int) -> Iterator[re.Match[str]]:
         assert self.fast is not None
         low = string.lower()
+        if not self._may_match(low):
+            return
         search, match = self.fast.search, self.slow.match
         while (f := search(low, pos, endpos)) is not None:
             m = match(string, f.start(), endpos)

@@ -513,9 +513,9 @@ _MEMO_SIZE = 4096
 def _scan(text: str) -> tuple[tuple[tuple[int, int], ...], tuple[str, ...], tuple[str, ...]]:
     """Token spans of ``text`` with their exact and case-folded forms (shared by every index that reads it)."""
     norm = text.translate(_APOSTROPHES)  # one-to-one, so offsets are unchanged
-    spans = tuple(m.span() for m in _TOKEN_RE.finditer(norm))
-    exact = tuple(norm[a:b] for a, b in spans)
-    return spans, exact, tuple(t.casefold() for t in exact)
+    found = list(_TOKEN_RE.finditer(norm))
+    exact = tuple(map(re.Match.group, found))  # builtin calls, no Python frame per token
+    return tuple(map(re.Match.span, found)), exact, tuple(map(str.casefold, exact))
 
 
 @dataclass
@@ -728,18 +728,43 @@ def general_medicine_specs() -> list[IndexSpec]:
 _LIST_JOIN = re.compile(r"\s*(?:[,;]\s*(?:(?:and|or)\s+)?|\s(?:and|or)\s+)\s*", re.I)
 
 
+#: The list-alias tables of the entry lists read last, by identity (the medication lexicon's list, built once).
+_ALIAS_TABLES: dict[int, tuple[object, dict[str, Any], re.Pattern[str] | None]] = {}
+
+
+def _list_alias_table(entries: Iterable[MedicationEntry]) -> tuple[dict[str, Any], re.Pattern[str] | None]:
+    """The bare forms of ``entries`` (lower case) with their entries, and one pattern matching any of them (None
+    when there is none); a list or tuple of entries is compiled once, other iterables every time."""
+    keep = isinstance(entries, (list, tuple))
+    if keep:
+        hit = _ALIAS_TABLES.get(id(entries))
+        if hit is not None and hit[0] is entries:
+            return hit[1], hit[2]
+    forms = {a.lower(): e for e in entries for a in e.list_aliases}
+    rx = None
+    if forms:
+        alts = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
+        rx = re.compile(rf"(?<![\w-])(?:{alts})(?![\w-])", re.I)
+    if keep:
+        if len(_ALIAS_TABLES) >= 8:
+            _ALIAS_TABLES.clear()
+        _ALIAS_TABLES[id(entries)] = (entries, forms, rx)
+    return forms, rx
+
+
 def list_alias_matches(text: str, matches: Sequence[TermMatch],
                        entries: Iterable[MedicationEntry]) -> list[TermMatch]:
     """``matches`` (drugs found in ``text``) with the entries' ``list_aliases`` that stand as an item of a list of
     drugs: right after or right before another drug of ``matches``, joined by a comma, a semicolon, "and" or
     "or" ("It includes potassium, Pravachol, Prevacid"). Outside such a list the bare word is mostly a laboratory
     value ("potassium 3.2", "sodium, potassium and chloride were normal") and is not read as a drug."""
-    forms = {a.lower(): e for e in entries for a in e.list_aliases}
-    if not forms or not matches:
+    if not matches:
+        return []
+    forms, rx = _list_alias_table(entries)
+    if rx is None:
         return list(matches)
-    alts = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
     found = list(matches)
-    for hit in re.finditer(rf"(?<![\w-])(?:{alts})(?![\w-])", text, re.I):
+    for hit in rx.finditer(text):
         a, b = hit.span()
         if any(m.start < b and a < m.end for m in found):
             continue

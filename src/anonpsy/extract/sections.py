@@ -31,6 +31,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from anonpsy.caseless import Caseless
 from anonpsy.lexicon import _FileHeader, _Strict, load_doc
 
 Answer = Literal["negative", "unknown", "positive"]
@@ -233,10 +234,10 @@ _SENT_END = re.compile(r"(?=[.!?\n,])(?:"
                        r"|(?<=[.!?][\"”]),(?=\s*[A-Z]))")
 #: "p.r.n." as a modifier before a drug name ("taper off p.r.n. Ativan", "given his p.r.n. Haldol"): the word before
 #: it is no dose or frequency, so the capital after it starts no sentence.
-_PRN_BEFORE_NAME = re.compile(r"\b(?:off|on|of|the|a|an|his|her|their|any|all|given|gets|got|receive[sd]?|receiving|"
-                              r"takes?|took|taking|use[sd]?|using|with|and|or|needs?|needed|request(?:s|ed)?|"
-                              r"requir(?:es|ed|ing)|continue[sd]?|discontinue[sd]?|stop(?:s|ped)?|give[sn]?|"
-                              r"tapered|tapering|taper)\s+p\.r\.n\.$", re.I)
+_PRN_BEFORE_NAME = Caseless(re.compile(
+    r"\b(?:off|on|of|the|a|an|his|her|their|any|all|given|gets|got|receive[sd]?|receiving|takes?|took|taking|"
+    r"use[sd]?|using|with|and|or|needs?|needed|request(?:s|ed)?|requir(?:es|ed|ing)|continue[sd]?|discontinue[sd]?|"
+    r"stop(?:s|ped)?|give[sn]?|tapered|tapering|taper)\s+p\.r\.n\.$", re.I))
 #: A field label at the start of a sentence ("Suicidal/Homicidal Ideation:", "AXIS I:"; at most six words).
 _LABEL = re.compile(r"^\s*(?P<label>[A-Za-z][\w'/&(),. -]{0,60}?)\s*,?\s*:(?=\s|$)")
 _INTERROGATIVE = re.compile(r"^(?:do|does|did|have|has|had|are|is|was|were|will|would|can|could|should|what|"

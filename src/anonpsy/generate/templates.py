@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from anonpsy import kinship
+from anonpsy.caseless import Caseless
 from anonpsy.generate.facts import symptom_status
 from anonpsy.generate.findings import (
     TEST_GROUPS,
@@ -957,6 +958,8 @@ _SPELLING: dict[str, str] = {
     "medicaitons": "medications", "anxeity": "anxiety", "depresion": "depression",
 }
 _SPELLING_RE = re.compile(r"\b(?:" + "|".join(_SPELLING) + r")\b", re.I)
+#: The same words searched on the lower-cased text: most texts hold none, and the substitution is then skipped.
+_SPELLING_SEARCH = Caseless(_SPELLING_RE)
 
 
 def _respell(m: re.Match[str]) -> str:
@@ -967,7 +970,8 @@ def _respell(m: re.Match[str]) -> str:
 
 
 def tidy(text: str) -> str:
-    text = _SPELLING_RE.sub(_respell, text)
+    if _SPELLING_SEARCH.search(text) is not None:
+        text = _SPELLING_RE.sub(_respell, text)
     text = re.sub(r"[ \t]+", " ", text)
     text = re.sub(r" ([,.;])", r"\1", text)
     text = re.sub(r"\.\.+", ".", text)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from anonpsy import lexicon
+from anonpsy.caseless import Caseless
 from anonpsy.extract.assembly.accumulator import Accumulator, DiagnosisVote, slug
 from anonpsy.extract.assembly.steb import NARRATIVE_SECTIONS, extract_steb
 from anonpsy.extract.assertion.status import (
@@ -503,10 +504,10 @@ def denied_since(acc: Accumulator) -> None:
 
 #: The reason an admission or a hold was made, right before the symptom: "was admitted for an acute agitation",
 #: "brought in for aggressive behavior", "hospitalized because of severe anxiety".
-_ADMITTED_FOR = re.compile(r"\b(?:admitted|admission|hospitali[sz]ed|hospitali[sz]ation|brought in|brought to the "
-                           r"(?:emergency (?:department|room)|ED|ER|hospital)|placed on (?:a|an) [\w -]{0,20}hold)"
-                           r"(?: to [\w ]{1,30}?)? (?:for|because of|due to|secondary to) (?:an? |the |)"
-                           r"(?:[a-z]+ ){0,2}$", re.I)
+_ADMITTED_FOR = Caseless(re.compile(r"\b(?:admitted|admission|hospitali[sz]ed|hospitali[sz]ation|brought in|"
+                                    r"brought to the (?:emergency (?:department|room)|ED|ER|hospital)|placed on "
+                                    r"(?:a|an) [\w -]{0,20}hold)(?: to [\w ]{1,30}?)? (?:for|because of|due to|"
+                                    r"secondary to) (?:an? |the |)(?:[a-z]+ ){0,2}$", re.I))
 _EXAM_SECTIONS = frozenset({"mse", "exam"})
 
 

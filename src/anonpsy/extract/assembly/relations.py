@@ -7,6 +7,7 @@ import re
 from functools import lru_cache
 
 from anonpsy import lexicon
+from anonpsy.caseless import Caseless
 from anonpsy.extract.assembly.accumulator import Accumulator, slug
 from anonpsy.extract.mentions.diagnoses import find_diagnoses
 from anonpsy.extract.sections import Sentence
@@ -20,9 +21,9 @@ from anonpsy.graph import (
 from anonpsy.rules import dsm as dsm_rules
 from anonpsy.rules import tables
 
-_CAUSAL = re.compile(r"\b(?:due to|secondary to|induced by|caused by|triggered by|precipitated by|in the context of|"
-                     r"after (?:starting|using|smoking|taking|drinking)|following (?:use of|heavy)|withdrawal from)\b",
-                     re.I)
+_CAUSAL = Caseless(re.compile(r"\b(?:due to|secondary to|induced by|caused by|triggered by|precipitated by|"
+                              r"in the context of|after (?:starting|using|smoking|taking|drinking)|following "
+                              r"(?:use of|heavy)|withdrawal from)\b", re.I))
 _SUBSTANCE_DX = re.compile(r"(?:substance|medication|alcohol|cannabis|stimulant|methamphetamine|cocaine|opioid)"
                            r"[- ]induced|withdrawal|intoxication", re.I)
 

@@ -12,9 +12,10 @@ from anonpsy.extract.sections import segment_index, segments
 from anonpsy.graph import STEB
 
 _MAX_WORDS = 25
-_SITUATION = re.compile(r"\b(?:often\s+|usually\s+|especially\s+|mostly\s+|typically\s+|only\s+)?"
-                        r"((?:when|while|whenever|after|following|during|before|in the context of|at the time of|"
-                        r"every time|each time|triggered by|in response to)\b[^,;.:]{3,160})", re.I)
+_SITUATION = Caseless(re.compile(r"\b(?:often\s+|usually\s+|especially\s+|mostly\s+|typically\s+|only\s+)?"
+                                 r"((?:when|while|whenever|after|following|during|before|in the context of|"
+                                 r"at the time of|every time|each time|triggered by|in response to)\b[^,;.:]{3,160})",
+                                 re.I))
 _THOUGHT_VERB = re.compile(r"\b(?:believes?|believed|believing|thinks?|thought(?!\s+(?:broadcasting|insertion|"
                            r"withdrawal|blocking|content|process|disorder|of|about))|worries|worried|fears?|feared|"
                            r"is convinced|was convinced|is certain|was certain|insists?|insisted|is sure|was sure|"

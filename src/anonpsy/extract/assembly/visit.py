@@ -111,6 +111,8 @@ _SOURCES = re.compile(r"\b(?:history (?:was )?(?:obtained|provided|taken) from|p
                       r"family|parents?|mother|father|wife|husband|police|EMS|staff|teachers?|school)"
                       r"(?:\s*(?:,|and)\s*(?:the\s+)?(?:patient|chart|records?|(?:his|her|their)\s+\w+|family|"
                       r"parents?|mother|father|wife|husband|police|EMS|staff|teachers?|school))*)", re.I)
+#: The safety cues as they search each sentence.
+_SAFETY_SEARCH = [(Caseless(pat), flag) for pat, flag in _SAFETY_CUES]
 #: The legal cues and the sources of information as they search the whole note.
 _LEGAL_SEARCH = [(Caseless(pat), value) for pat, value in _LEGAL_CUES]
 _SOURCES_SEARCH = Caseless(_SOURCES)
@@ -193,8 +195,8 @@ def extract_visit(text: str, sents: list[Sentence], current_headwords: set[str])
     for s in sents:
         if s.section in ("family_history", "labs", "medications"):
             continue
-        for pat, flag in _SAFETY_CUES:
-            for cue in pat.finditer(s.text):
+        for search, flag in _SAFETY_SEARCH:
+            for cue in search.finditer(s.text):
                 ctx = classify_in_sentence(s.text, cue.start(), cue.end())
                 if not (ctx.negated or ctx.hypothetical or ctx.uncertain or ctx.experiencer != "patient"):
                     flags.add(flag)

@@ -6,6 +6,7 @@ import re
 from functools import lru_cache
 
 from anonpsy import lexicon
+from anonpsy.caseless import Caseless
 
 
 def _quote_blanked(text: str) -> str:
@@ -16,16 +17,17 @@ def _quote_blanked(text: str) -> str:
 
 
 #: Numeric phrasings the lexicon cannot express: (pattern, symptom id, headword).
-_NUMERIC_SYMPTOMS: list[tuple[re.Pattern[str], str, str]] = [
-    (re.compile(r"\b(?:gained|has gained|put on|gain of)\s+(?:about\s+|approximately\s+|nearly\s+|almost\s+|over\s+|"
-                r"more than\s+|roughly\s+)?\d+(?:\.\d+)?\s*(?:kg|kilograms?|kilos?|lbs?|pounds)\b", re.I),
+_NUMERIC_SYMPTOMS: list[tuple[Caseless, str, str]] = [
+    (Caseless(re.compile(r"\b(?:gained|has gained|put on|gain of)\s+(?:about\s+|approximately\s+|nearly\s+|"
+                         r"almost\s+|over\s+|more than\s+|roughly\s+)?\d+(?:\.\d+)?\s*(?:kg|kilograms?|kilos?|lbs?|"
+                         r"pounds)\b", re.I)),
      "weight_gain", "weight gain"),
-    (re.compile(r"\b(?:lost|has lost|loss of)\s+(?:about\s+|approximately\s+|nearly\s+|almost\s+|over\s+|"
-                r"more than\s+|roughly\s+)?\d+(?:\.\d+)?\s*(?:kg|kilograms?|kilos?|lbs?|pounds)\b", re.I),
+    (Caseless(re.compile(r"\b(?:lost|has lost|loss of)\s+(?:about\s+|approximately\s+|nearly\s+|almost\s+|over\s+|"
+                         r"more than\s+|roughly\s+)?\d+(?:\.\d+)?\s*(?:kg|kilograms?|kilos?|lbs?|pounds)\b", re.I)),
      "weight_loss", "weight loss"),
     # Spending of four figures or more in one go ("spending about $18,000 on power tools").
-    (re.compile(r"\bspen(?:t|ding|ds)\s+(?:about\s+|nearly\s+|over\s+|more than\s+|almost\s+)?\$\s?\d{1,3}(?:,\d{3})+",
-                re.I), "impulsive_spending", "impulsive spending"),
+    (Caseless(re.compile(r"\bspen(?:t|ding|ds)\s+(?:about\s+|nearly\s+|over\s+|more than\s+|almost\s+)?"
+                         r"\$\s?\d{1,3}(?:,\d{3})+", re.I)), "impulsive_spending", "impulsive spending"),
 ]
 
 
@@ -72,8 +74,8 @@ def _term_for(phrase: str, start: int, end: int, text: str) -> list[lexicon.Term
 _LIMIT = r"(?:excessive|binge|heavy|continuous|problematic|regular|daily)"
 #: Use named by its limit alone after the substance it qualifies ("consumed alcohol occasionally, but denies any
 #: excessive or binge use"): the substance is the one named before it in the sentence.
-_QUALIFIED_USE = re.compile(rf"\b({_LIMIT}(?:\s*(?:,|or|and/or|and)\s*{_LIMIT})?)\s+(?:use|consumption|intake)\b"
-                            r"(?!\s+of\b)", re.I)
+_QUALIFIED_USE = Caseless(re.compile(rf"\b({_LIMIT}(?:\s*(?:,|or|and/or|and)\s*{_LIMIT})?)\s+"
+                                     r"(?:use|consumption|intake)\b(?!\s+of\b)", re.I))
 
 
 @lru_cache(maxsize=1)

@@ -62,8 +62,9 @@ _AROUND_AGE = re.compile(r"\b(?:at|around|by|from)\s+(?:about\s+|around\s+|appro
                          r"(?:of\s+)?(\d{1,3})\b", re.I)
 _AT_AGE_UNIT = re.compile(r"\b(?:at|by)\s+(?:about\s+|around\s+|approximately\s+)?(\d{1,2})\s+(months|years)"
                           r"(?:\s+of\s+age|\s+old)?(?!\s+(?:ago|later|earlier|before|after|prior))\b", re.I)
-_SINCE_REL = re.compile(r"\bsince\s+(?:about\s+|around\s+)?(?:\d{1,2}:\d{2}\s+|\d{1,2}\s*(?:a\.?m\.?|p\.?m\.?)\s+)?"
-                        r"(yesterday|last night|this morning|last (?:week|month|year)|admission)\b", re.I)
+_SINCE_REL = Caseless(re.compile(r"\bsince\s+(?:about\s+|around\s+)?(?:\d{1,2}:\d{2}\s+|\d{1,2}\s*"
+                                 r"(?:a\.?m\.?|p\.?m\.?)\s+)?(yesterday|last night|this morning|"
+                                 r"last (?:week|month|year)|admission)\b", re.I))
 _QUALIFIER = re.compile(r"\bfor\s+(?:at least|roughly|approximately|about|around|nearly|almost|over|more than|"
                         r"close to|upwards of|the last|the past)\s+(?=\d|a |an |one|two|three|four|five|six|seven|"
                         r"eight|nine|ten|several|a few|many)", re.I)
