@@ -128,6 +128,24 @@ def test_unaligned_words_cover_their_own_share(tokens: list[str], start: float, 
         assert b.start <= a.end  # neighbours overlap: the true position is unknown
 
 
+@given(st.lists(st.sampled_from(["she", "555-0127", "Zoramathan,", "9th"]), min_size=1, max_size=12),
+       st.floats(0, 100), st.floats(0.1, 20), st.data())
+def test_loosely_aligned_words_cover_their_alignment_and_their_share(
+    tokens: list[str], start: float, length: float, data: Any
+) -> None:
+    """A word aligned only on the grammar of spoken alternatives is never muted over less than its share."""
+    from anonpsy.audio.asr import Word, _spread, _widened
+
+    shares = _spread(tokens, start, start + length)
+    aligned = []
+    for w in shares:
+        a = data.draw(st.floats(start, start + length))
+        aligned.append(Word(w.text, a, data.draw(st.floats(a, start + length))))
+    for a, s, w in zip(aligned, shares, _widened(aligned, shares), strict=True):
+        assert w.text == a.text
+        assert w.start <= min(a.start, s.start) and w.end >= max(a.end, s.end)
+
+
 # ------------------------------------------------------------------------------------------- with real speech
 
 

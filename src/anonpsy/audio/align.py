@@ -214,6 +214,9 @@ class Aligner:
         self._decoder = ps.Decoder(**options)
         self._loose: Any = None
         self._known: dict[str, str] = {}
+        #: Whether the last alignment came from the grammar of spoken alternatives (the written words found
+        #: no path): its times are less certain.
+        self.last_loose = False
 
     def _lookup(self, word: str) -> str | None:
         found: str | None = self._decoder.lookup_word(word)
@@ -285,6 +288,7 @@ class Aligner:
         for i, tok in enumerate(tokens):
             for w in spoken_words(tok):
                 spoken.append((i, self._dictionary_word(w)))
+        self.last_loose = False
         if not spoken:
             return []
         d = self._decoder
@@ -300,6 +304,7 @@ class Aligner:
                 if len(segs) == len(spoken):
                     break
         else:
+            self.last_loose = True
             return self._align_alternatives(signal, tokens)
         spans: dict[int, list[float]] = {}
         for (i, _), s in zip(spoken, segs, strict=True):
