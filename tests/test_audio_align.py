@@ -16,7 +16,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from tests.strategies import written_tokens
 
-from anonpsy.audio.align import cardinal, guess_phones, number_words, spoken_words
+from anonpsy.audio.align import _read_as, cardinal, guess_phones, number_words, spoken_alternatives, spoken_words
 from anonpsy.audio.spoken import normalize
 
 
@@ -65,6 +65,45 @@ def test_digit_strings_are_said_digit_by_digit_unless_short_or_a_year() -> None:
     assert number_words("15") == ["fifteen"]
 
 
+def test_numbers_in_digits_may_be_said_in_their_usual_ways() -> None:
+    said = spoken_alternatives("918-920-2857.")
+    assert said[0] == spoken_words("918-920-2857.")
+    assert ["nine", "one", "eight", "nine", "two", "zero", "twenty", "eight", "fifty", "seven"] in said
+    assert ["nine", "one", "eight", "nine", "two", "oh", "two", "eight", "five", "seven"] in said
+    assert ["one", "twenty", "eight"] in spoken_alternatives("128")
+    assert ["six", "oh", "four"] in spoken_alternatives("604")
+    assert spoken_alternatives("Zoramathan,") == [["zoramathan"]]
+    assert spoken_alternatives("...") == []
+
+
+_ALTERNATIVES = st.lists(st.lists(st.lists(st.sampled_from(["one", "two", "oh", "twenty", "she"]), min_size=1,
+                                           max_size=3), max_size=3, unique_by=tuple), min_size=1, max_size=6)
+
+
+@given(_ALTERNATIVES, st.data())
+@example([[["one"], ["one", "two"]], [["two", "oh"], ["oh"]]], None)
+def test_reading_of_heard_words_takes_one_alternative_per_token(said: list[list[list[str]]], data: Any) -> None:
+    """Words heard as one alternative of each token in turn (or such words cut short) read back as alternatives of
+    those tokens, in order, covering every heard word once."""
+    picks = [alts[0] if data is None else data.draw(st.sampled_from(alts)) for alts in said if alts]
+    heard = [w for p in picks for w in p]
+    cut = len(heard) if data is None else data.draw(st.integers(0, len(heard)))
+    spans = _read_as(heard[:cut], said)
+    assert spans is not None
+    assert [w for _, a, b in spans for w in heard[a : b + 1]] == heard[:cut]
+    assert [i for i, _, _ in spans] == sorted({i for i, _, _ in spans})
+    for i, a, b in spans:
+        if b < cut - 1 or cut == len(heard):
+            assert heard[a : b + 1] in said[i]
+        else:
+            assert any(alt[: b + 1 - a] == heard[a : b + 1] for alt in said[i])
+
+
+def test_words_heard_out_of_order_have_no_reading() -> None:
+    assert _read_as(["two", "one"], [[["one"]], [["two"]]]) is None
+    assert _read_as(["one", "three"], [[["one"]], [["two"]]]) is None
+
+
 def test_guessed_pronunciation_uses_dictionary_pieces_then_letters() -> None:
     lexicon = {"ram": "R AE M", "nathan": "N EY TH AH N"}
     assert guess_phones("Ramnathan", lexicon.get) == "R AE M N EY TH AH N"
@@ -87,6 +126,24 @@ def test_unaligned_words_cover_their_own_share(tokens: list[str], start: float, 
         assert words[-1].end == pytest.approx(end, abs=1e-3)
     for a, b in itertools.pairwise(words):
         assert b.start <= a.end  # neighbours overlap: the true position is unknown
+
+
+@given(st.lists(st.sampled_from(["she", "555-0127", "Zoramathan,", "9th"]), min_size=1, max_size=12),
+       st.floats(0, 100), st.floats(0.1, 20), st.data())
+def test_loosely_aligned_words_cover_their_alignment_and_their_share(
+    tokens: list[str], start: float, length: float, data: Any
+) -> None:
+    """A word aligned only on the grammar of spoken alternatives is never muted over less than its share."""
+    from anonpsy.audio.asr import Word, _spread, _widened
+
+    shares = _spread(tokens, start, start + length)
+    aligned = []
+    for w in shares:
+        a = data.draw(st.floats(start, start + length))
+        aligned.append(Word(w.text, a, data.draw(st.floats(a, start + length))))
+    for a, s, w in zip(aligned, shares, _widened(aligned, shares), strict=True):
+        assert w.text == a.text
+        assert w.start <= min(a.start, s.start) and w.end >= max(a.end, s.end)
 
 
 # ------------------------------------------------------------------------------------------- with real speech
@@ -120,6 +177,24 @@ def test_alignment_places_each_token_inside_its_spoken_segment() -> None:
     for al in aligned:
         _, a, b = spans[owner[al.index]]
         assert a - 0.15 <= al.start < al.end <= b + 0.15, (tokens[al.index], al, (a, b))
+
+
+def test_numbers_said_otherwise_than_written_are_still_aligned() -> None:
+    """The written words do not fit ("918-920-2857" said with pairs, "128" as "one twenty eight"): the exact text
+    finds no path, the grammar of spoken alternatives does, and the number lies where it was said."""
+    pytest.importorskip("pocketsphinx", reason="needs the audio extra: pip install 'anonpsy[audio]'")
+    from anonpsy.audio.align import Aligner
+
+    segments = ["She can be reached at", "nine one eight, nine two zero, twenty eight fifty seven.",
+                "Blood pressure was one twenty eight over eighty four."]
+    signal, spans = _spoken(segments)
+    tokens = ["She", "can", "be", "reached", "at", "918-920-2857.", "Blood", "pressure", "was", "128", "over", "84."]
+    aligned = Aligner().align(signal, tokens)
+    assert aligned is not None
+    assert len(aligned) == len(tokens)
+    number = next(al for al in aligned if tokens[al.index] == "918-920-2857.")
+    _, a, b = spans[1]
+    assert a - 0.15 <= number.start < number.end <= b + 0.15
 
 
 def test_moonshine_recogniser_words_and_times() -> None:

@@ -16,6 +16,7 @@ from anonpsy.audio.asr import Word
 from anonpsy.audio.cues import default_cues
 from anonpsy.audio.detect import (
     WordHit,
+    digit_list_hits,
     house_number_hits,
     misheard_month_date_hits,
     name_extensions,
@@ -457,6 +458,41 @@ def test_number_bridge_hits_stay_between_two_hits(words: list[str]) -> None:
     for h in number_bridge_hits(ws, given_hits):
         assert 0 < h.first <= h.last < n - 1
         assert any(g.last == h.first - 1 for g in given_hits) and any(g.first == h.last + 1 for g in given_hits)
+
+
+@pytest.mark.parametrize(
+    ("text", "numbers"),
+    [
+        # digits said one by one, some misheard as ordinary words that break the number apart
+        # (its first item from the first word written for a digit: "For" may be "four")
+        ("Her sal is five, salmon, five, salmon, one, eight, salmon, I know four, extension, one, four, three, and she",
+         ["five, salmon, five, salmon, one, eight, salmon, I know four, extension, one, four, three,"]),
+        ("For sal is five, salmon, five, one, eight, two, and she", ["For sal is five, salmon, five, one, eight, two,"]),
+        ("call her back on, to free my night one, one, six, seven, three, zero, after five. Concentration",
+         ["to free my night one, one, six, seven, three, zero,"]),
+        ("She lives at seven, eight, four, three, four, Colemanville", ["seven, eight, four, three, four,"]),
+        # fewer than four digits said alone, a long item, a sentence end, or no comma list: no number
+        ("She sleeps four to five hours a night, and wakes early, one, two, three.", []),
+        ("It was one, two. Three, four, and five", []),
+        ("for suicidal ideation, she was admitted", []),
+    ],
+)
+def test_digits_said_one_at_a_time_are_one_number(text: str, numbers: list[str]) -> None:
+    assert _found(digit_list_hits, text) == numbers
+
+
+@given(st.lists(st.sampled_from(("one,", "two,", "three.", "for", "it,", "to", "at", "Maria,", "and", "twelve,",
+                                 "after", "salmon,")), max_size=30))
+@example(["at", "one,", "salmon,", "two,", "three.", "one,", "two,", "twelve,", "one,"])
+def test_digit_list_hits_end_on_a_number_within_a_sentence(words: list[str]) -> None:
+    from anonpsy.audio.cues import is_numberish
+
+    ws = _words(" ".join(words)) if words else []
+    for h in digit_list_hits(ws):
+        assert 0 <= h.first <= h.last < len(ws)
+        assert is_numberish(ws[h.last].text.rstrip(".,").lower())
+        assert not any(ws[k].text.endswith(".") for k in range(h.first, h.last))
+        assert sum(1 for w in ws[h.first : h.last + 1] if w.text.rstrip(".,") in ("one", "two", "three", "twelve")) >= 4
 
 
 @pytest.mark.parametrize(

@@ -16,16 +16,23 @@ and its silence model without anything to match, and it then often finds no path
 dither at a room's noise floor, far below speech (:func:`dither`, -60 dBFS), is added to the decoder's copy
 only. When no path is found the alignment is tried again with other dither (``retries``).
 
+When the written words still find no path (the text says a number otherwise than the speaker did: "918-920-2857"
+for "nine one eight, nine two zero, twenty eight fifty seven", "128" for "one twenty eight"), the alignment is
+tried once more on a grammar in which each number may be said in any of its usual ways
+(:func:`spoken_alternatives`), with wider search beams. Without it the utterance's words would only share its
+time by their length, and a phone number in it would be muted where it was not said.
+
 Each written token keeps the span from the first to the last of its spoken words; the alignment's own
 silence and noise tokens are not words.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -126,6 +133,43 @@ def spoken_words(token: str) -> list[str]:
     return out
 
 
+def _digit_readings(digits: str) -> list[list[str]]:
+    """Ways a run of digits is said: as :func:`number_words`, digit by digit (zero as "zero" or "oh"), three digits
+    as a cardinal or a digit and a pair ("one twenty eight"), four as two pairs ("twenty eight fifty seven")."""
+    ones = [_ONES[int(c)] for c in digits]
+    out = [number_words(digits), ones]
+    if "0" in digits:
+        out.append(["oh" if c == "0" else w for c, w in zip(digits, ones, strict=True)])
+    if len(digits) == 3 and digits[0] != "0":
+        out.append(cardinal(int(digits)))
+        rest = ["oh", _ONES[int(digits[2])]] if digits[1] == "0" else _under_100(int(digits[1:]))
+        out.append([ones[0], *rest])
+    if len(digits) == 4 and digits[0] != "0" and digits[2] != "0":
+        out.append(_under_100(int(digits[:2])) + _under_100(int(digits[2:])))
+    return out
+
+
+_NUMBER_TOKEN = re.compile(r"[\d()\-./]*\d[\d()\-./]*")
+
+
+def spoken_alternatives(token: str, *, most: int = 32) -> list[list[str]]:
+    """The ways a speaker may say one written token: :func:`spoken_words` first; for a number written in digits
+    (grouped or not) also each group read in the ways of :func:`_digit_readings` (at most ``most`` in all)."""
+    first = spoken_words(token)
+    bare = token.lower().strip(".,;:!?\"[]{}")
+    if not _NUMBER_TOKEN.fullmatch(bare):
+        return [first] if first else []
+    out = [first]
+    groups = [_digit_readings(g) for g in re.findall(r"\d+", bare)]
+    for combo in itertools.product(*groups):
+        said = [w for g in combo for w in g]
+        if said not in out:
+            out.append(said)
+        if len(out) >= most:
+            break
+    return out
+
+
 def guess_phones(word: str, lookup: Callable[[str], str | None]) -> str:
     """A pronunciation for ``word``: its longest dictionary pieces (two letters or more), then letters."""
     w = re.sub(r"[^a-z]", "", word.lower())
@@ -158,13 +202,21 @@ class Aligner:
 
     #: (dither level, seed) of each try.
     retries: tuple[tuple[float, int], ...] = ((1e-3, 0), (1e-3, 1), (3e-3, 2))
+    #: Search beams of the last try, on the grammar of spoken alternatives (PocketSphinx's defaults: 1e-48,
+    #: 7e-29, 1e-48): wide enough to keep a path through words said a little otherwise than written.
+    loose_beams: ClassVar[dict[str, float]] = {"beam": 1e-80, "wbeam": 1e-60, "pbeam": 1e-80}
 
     def __init__(self, **config: Any) -> None:
         ps = require("pocketsphinx")
         options: dict[str, Any] = {"samprate": ANALYSIS_RATE, "loglevel": "FATAL"}
         options.update(config)
+        self._options = options
         self._decoder = ps.Decoder(**options)
+        self._loose: Any = None
         self._known: dict[str, str] = {}
+        #: Whether the last alignment came from the grammar of spoken alternatives (the written words found
+        #: no path): its times are less certain.
+        self.last_loose = False
 
     def _lookup(self, word: str) -> str | None:
         found: str | None = self._decoder.lookup_word(word)
@@ -175,9 +227,57 @@ class Aligner:
         w = re.sub(r"[^a-z']", "", word.lower()).strip("'") or "ah"
         if w in self._known or self._lookup(w):
             return w
-        self._decoder.add_word(w, guess_phones(w, self._lookup), True)
-        self._known[w] = w
+        phones = guess_phones(w, self._lookup)
+        self._decoder.add_word(w, phones, True)
+        if self._loose is not None:
+            self._loose.add_word(w, phones, True)
+        self._known[w] = phones
         return w
+
+    def _loose_decoder(self) -> Any:
+        if self._loose is None:
+            ps = require("pocketsphinx")
+            self._loose = ps.Decoder(**{**self._options, **self.loose_beams})
+            for w, phones in self._known.items():
+                self._loose.add_word(w, phones, True)
+        return self._loose
+
+    def _align_alternatives(self, signal: Any, tokens: Sequence[str]) -> list[Aligned] | None:
+        """The last try: a grammar in which each token may be said in any of its :func:`spoken_alternatives`."""
+        said = [[[self._dictionary_word(w) for w in alt] for alt in spoken_alternatives(tok)] for tok in tokens]
+        said = [[alt for alt in alts if alt] for alts in said]
+        parts = [" | ".join(" ".join(alt) for alt in alts) for alts in said if alts]
+        if not parts:
+            return []
+        d = self._loose_decoder()
+        grammar = "#JSGF V1.0;\ngrammar said;\npublic <said> = " + " ".join(f"( {p} )" for p in parts) + " ;\n"
+        d.add_jsgf_string("said", grammar)
+        d.activate_search("said")
+        for level, seed in self.retries:
+            d.start_utt()
+            d.process_raw(to_pcm16(dither(signal, level, seed)), full_utt=True)
+            d.end_utt()
+            if d.hyp() is None:
+                continue
+            segs = [s for s in d.seg() if not _FILLER.match(str(s.word))]
+            spans = _read_as([_VARIANT.sub("", str(s.word)) for s in segs], said)
+            if spans is not None:
+                break
+        else:
+            return None  # no try found a reading of the tokens
+        out = [Aligned(i, segs[a].start_frame / 100.0, (segs[b].end_frame + 1) / 100.0) for i, a, b in spans]
+        rest = [i for i, alts in enumerate(said) if alts and i > (spans[-1][0] if spans else -1)]
+        if rest:
+            # The path stopped before the text's end (the utterance was cut while a number or a name went on):
+            # the tokens it did not reach share the time after the last one it did.
+            start = out[-1].end if out else 0.0
+            end = max(start, len(signal) / ANALYSIS_RATE)
+            weights = [len("".join(said[i][0])) for i in rest]
+            bounds = [start]
+            for k in weights:
+                bounds.append(bounds[-1] + (end - start) * k / sum(weights))
+            out += [Aligned(i, bounds[max(0, j - 1)], bounds[min(len(rest), j + 2)]) for j, i in enumerate(rest)]
+        return out
 
     def align(self, signal: Any, tokens: Sequence[str]) -> list[Aligned] | None:
         """Times of ``tokens`` in ``signal`` (float, 16 kHz); None when the decoder finds no alignment.
@@ -188,6 +288,7 @@ class Aligner:
         for i, tok in enumerate(tokens):
             for w in spoken_words(tok):
                 spoken.append((i, self._dictionary_word(w)))
+        self.last_loose = False
         if not spoken:
             return []
         d = self._decoder
@@ -203,7 +304,8 @@ class Aligner:
                 if len(segs) == len(spoken):
                     break
         else:
-            return None
+            self.last_loose = True
+            return self._align_alternatives(signal, tokens)
         spans: dict[int, list[float]] = {}
         for (i, _), s in zip(spoken, segs, strict=True):
             a, b = s.start_frame / 100.0, (s.end_frame + 1) / 100.0
@@ -214,4 +316,50 @@ class Aligner:
         return [Aligned(i, a, b) for i, (a, b) in sorted(spans.items())]
 
 
-__all__ = ["Aligned", "Aligner", "cardinal", "dither", "guess_phones", "number_words", "spoken_words"]
+def _read_as(heard: Sequence[str], said: Sequence[Sequence[Sequence[str]]]) -> list[tuple[int, int, int]] | None:
+    """Which of its alternatives each token was heard as: ``(token, first, last)`` indices into ``heard``.
+
+    ``heard`` must read as one alternative of each token in turn, or as such a reading cut short (the path
+    stopped inside or after a token: the text goes on past the audio); the tokens it reaches are returned, the
+    last one possibly with only the first words of its alternative. None when ``heard`` reads otherwise.
+    """
+    n = len(heard)
+    # back[i][p]: (previous position, token) for a reading of tokens [0, i) that ends at heard position p
+    back: list[dict[int, int]] = [{0: -1}]
+    cut: tuple[int, int, int] | None = None  # (tokens read, position, words of the next token heard)
+    for alts in said:
+        here = back[-1]
+        nxt: dict[int, int] = {}
+        for p in sorted(here):
+            if not alts:
+                nxt.setdefault(p, p)
+                continue
+            for alt in alts:
+                m = len(alt)
+                if list(heard[p : p + m]) == list(alt):
+                    nxt.setdefault(p + m, p)
+                elif p < n and p + m > n and list(heard[p:]) == list(alt[: n - p]) and cut is None:
+                    cut = (len(back) - 1, p, n - p)
+        back.append(nxt)
+        if not nxt:
+            break
+    read = next((i for i in range(len(back) - 1, -1, -1) if n in back[i]), None)
+    if read is None and cut is None:
+        return None
+    out: list[tuple[int, int, int]] = []
+    if read is not None and (read == len(said) or cut is None or cut[0] < read):
+        pos, upto = n, read
+    else:
+        assert cut is not None
+        out.append((cut[0], cut[1], n - 1))
+        pos, upto = cut[1], cut[0]
+    for i in range(upto, 0, -1):
+        prev = back[i][pos]
+        if prev < pos:
+            out.append((i - 1, prev, pos - 1))
+        pos = prev
+    return out[::-1]
+
+
+__all__ = ["Aligned", "Aligner", "cardinal", "dither", "guess_phones", "number_words", "spoken_alternatives",
+           "spoken_words"]

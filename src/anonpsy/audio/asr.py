@@ -116,9 +116,10 @@ class MoonshineRecognizer:
     encoder-decoder recogniser trained on far more speech than PocketSphinx's model, and its written words are
     force-aligned to the same audio (:class:`anonpsy.audio.align.Aligner`). When the aligner finds no path
     (the text does not fit the audio), the utterance's words share its time in proportion to their spoken
-    length, each widened over its neighbours' shares, and ``unaligned`` counts it. Voiced stretches of at
-    least ``second_pass_s`` that no word accounts for (the recogniser stopped early or skipped a phrase) are
-    transcribed and aligned once more on their own; ``second_pass`` counts them.
+    length, each widened over its neighbours' shares, and ``unaligned`` counts it; when only the grammar of
+    spoken alternatives aligns it, each word also keeps that share (``loosely_aligned`` counts it). Voiced
+    stretches of at least ``second_pass_s`` that no word accounts for (the recogniser stopped early or skipped a
+    phrase) are transcribed and aligned once more on their own; ``second_pass`` counts them.
     """
 
     name = "moonshine"
@@ -142,6 +143,7 @@ class MoonshineRecognizer:
         self._aligner = Aligner()
         self.second_pass_s = second_pass_s
         self.unaligned = 0
+        self.loosely_aligned = 0
         self.second_pass = 0
         self.worker_cpu_s = 0.0
         self.workers = 0
@@ -194,9 +196,15 @@ class MoonshineRecognizer:
         if aligned is None:
             self.unaligned += 1
             return _spread(tokens, start, end)
-        return [
+        words = [
             Word(tokens[al.index], round(start + al.start, 3), round(min(start + al.end, total), 3)) for al in aligned
         ]
+        if self._aligner.last_loose:
+            # Found only on the grammar of spoken alternatives, with wide beams: each word is muted where it was
+            # aligned and over its share of the utterance too, so it never covers less than without the grammar.
+            self.loosely_aligned += 1
+            return _widened(words, _spread(tokens, start, end))
+        return words
 
     def transcribe(self, signal: npt.NDArray[np.float32], regions: Sequence[Region]) -> list[Word]:
         """Transcribe and align each utterance; then once more each voiced stretch no word accounts for."""
@@ -300,6 +308,14 @@ def moonshine_runs() -> bool:
     finally:
         worker.close()
     return True
+
+
+def _widened(aligned: Sequence[Word], shares: Sequence[Word]) -> list[Word]:
+    """Each aligned word over its own span and its share's (both lists hold the tokens that say something, in
+    order)."""
+    if len(aligned) != len(shares):
+        return list(shares)
+    return [Word(a.text, min(a.start, s.start), max(a.end, s.end)) for a, s in zip(aligned, shares, strict=True)]
 
 
 def _spread(tokens: Sequence[str], start: float, end: float) -> list[Word]:

@@ -930,6 +930,71 @@ def number_edge_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[Wor
     return out
 
 
+#: Items of a digit list: at most this many words between two commas.
+_LIST_ITEM_WORDS = 5
+
+
+def digit_list_hits(words: Sequence[Word]) -> list[WordHit]:
+    """Digits said one at a time, which the recogniser wrote as a list with a comma after each.
+
+    A phone or record number said digit by digit with a short pause after each digit is written "five,
+    salmon, five, salmon, one, eight, ..." when some digits are misheard as ordinary words; the misheard words
+    break the number apart, and no piece of it is long enough for the number rules. Within a sentence, a run
+    of comma-closed items (up to :data:`_LIST_ITEM_WORDS` words each) in which at least four items are a
+    single number word, and the others end on a number word or a word a recogniser writes for a digit (or, one
+    at a time, any short item between two such items), is one number. It starts at the first number word of
+    its first item, or the first word written for a digit other than those that open a number ("at", "a",
+    "then", "no", "know"), and ends with its last item. An item that opens with a preposition of time or
+    amount ("after five") ends the run.
+    """
+    from anonpsy.audio.cues import is_number_word, is_numberish
+
+    cores = [_core(w.text) for w in words]
+    items: list[tuple[int, int]] = []
+    k = 0
+    n = len(words)
+    while k < n:
+        j = k
+        while j + 1 < n and not _ends(words[j].text, _PHRASE_END):
+            j += 1
+        items.append((k, j))
+        k = j + 1
+
+    def kind(item: tuple[int, int]) -> str:
+        a, b = item
+        if b - a + 1 > _LIST_ITEM_WORDS or cores[a] in _TIME_PREPOSITIONS or _ends(words[b].text, (";", ":")):
+            return "stop"
+        if a == b and is_number_word(cores[a]) and (not cores[a].isdigit() or len(cores[a]) == 1):
+            return "digit"
+        if is_numberish(cores[b]):
+            return "numberish"
+        return "other"
+
+    out: list[WordHit] = []
+    run: list[int] = []  # indices into items of the current run, each digit or numberish
+
+    def close() -> None:
+        if sum(1 for r in run if kinds[r] == "digit") >= 4:
+            a, _ = items[run[0]]
+            b = items[run[0]][1]
+            first = next((m for m in range(a, b + 1) if is_number_word(cores[m]) or cores[m] in _EDGE_SOUNDALIKES), b)
+            out.append(WordHit(first, items[run[-1]][1], "OTHER_ID", "phi", "rules:audio.digit-list"))
+        run.clear()
+
+    kinds = [kind(it) for it in items]
+    for i, it in enumerate(items):
+        kd = kinds[i]
+        if kd in ("digit", "numberish") or (kd == "other" and run and run[-1] == i - 1 and i + 1 < len(items)
+              and kinds[i + 1] in ("digit", "numberish") and not _ends(words[it[1]].text, _SENTENCE_END)):
+            run.append(i)
+        else:
+            close()
+        if _ends(words[it[1]].text, _SENTENCE_END):
+            close()
+    close()
+    return out
+
+
 def llm_hits(
     norm: Normalized, rule_hits: Sequence[WordHit], detector: Any, on_failure: OnLLMFailure
 ) -> list[WordHit]:
@@ -971,6 +1036,7 @@ def detect_words(
     hits += misheard_month_date_hits(words)
     hits += place_hits(words, cues)
     hits += street_address_hits(words)
+    hits += digit_list_hits(words)
     hits += number_bridge_hits(words, hits)
     hits += number_edge_hits(words, hits)
     hits += name_extensions(words, hits, cues)
@@ -988,6 +1054,7 @@ __all__ = [
     "analyzer_hits",
     "cue_hits",
     "detect_words",
+    "digit_list_hits",
     "house_number_hits",
     "lexicon",
     "llm_hits",
