@@ -467,7 +467,8 @@ def test_number_bridge_hits_stay_between_two_hits(words: list[str]) -> None:
         # (its first item from the first word written for a digit: "For" may be "four")
         ("Her sal is five, salmon, five, salmon, one, eight, salmon, I know four, extension, one, four, three, and she",
          ["five, salmon, five, salmon, one, eight, salmon, I know four, extension, one, four, three,"]),
-        ("For sal is five, salmon, five, one, eight, two, and she", ["For sal is five, salmon, five, one, eight, two,"]),
+        ("For sal is five, salmon, five, one, eight, two, and she",
+         ["For sal is five, salmon, five, one, eight, two,"]),
         ("call her back on, to free my night one, one, six, seven, three, zero, after five. Concentration",
          ["to free my night one, one, six, seven, three, zero,"]),
         ("She lives at seven, eight, four, three, four, Colemanville", ["seven, eight, four, three, four,"]),
