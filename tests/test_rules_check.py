@@ -117,7 +117,7 @@ PINNED_COUNTS: dict[str, int] = {
     "canonical": 30,
     "context_rules": 93,
     "discontinuation_reasons": 6,
-    "dsm": 133,
+    "dsm": 151,
     "edge_pairs": 28,
     "instrument": 76,
     "kinship": 35,
