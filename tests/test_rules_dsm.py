@@ -59,7 +59,7 @@ EXPECTED_PER_CHAPTER = {
     "personality": 11,
     "paraphilic": 8,
 }
-EXPECTED_CASES = 621
+EXPECTED_CASES = 622
 
 REQUIRED_IDS = [
     "adhd",
