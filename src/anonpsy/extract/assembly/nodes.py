@@ -234,10 +234,11 @@ def condition_name(m: lexicon.TermMatch, text: str | None = None) -> str:
     "glioblastoma") with the side written just before it ("right cerebellar infarct"), or the headword for an
     abbreviation ("CVA" -> "stroke"). Only lexicon phrases and a side, never other words of the note."""
     surface = " ".join(m.surface.split())
-    if surface.isupper() or len(surface) <= 4 or _ADJECTIVE.match(surface):
-        return m.headword
-    name = re.sub(r"[’']s\b", "", surface.lower())
     side = _LATERALITY.search(text[max(0, m.start - 12):m.start]) if text is not None else None
+    if surface.isupper() or len(surface) <= 4 or _ADJECTIVE.match(surface):
+        # an abbreviation keeps its side ("right SDH" -> "right subdural hematoma")
+        return f"{side.group(1).lower()} {m.headword}" if side and surface.isupper() else m.headword
+    name = re.sub(r"[’']s\b", "", surface.lower())
     name = f"{side.group(1).lower()} {name}" if side else name
     return f"{name} ({m.headword})" if _finding_key(surface) in _condition_findings().get(m.id, ()) else name
 
