@@ -37,29 +37,29 @@ DSM_DIR = rules_dir() / "dsm"
 RULE_FILES = rule_files()
 RULES = load_dsm()
 
-EXPECTED_TOTAL = 133
+EXPECTED_TOTAL = 151
 EXPECTED_PER_CHAPTER = {
-    "neurodevelopmental": 12,
+    "neurodevelopmental": 15,
     "schizophrenia_spectrum": 10,
     "bipolar": 5,
     "depressive": 8,
     "anxiety": 10,
     "obsessive_compulsive": 5,
     "trauma_stressor": 6,
-    "dissociative": 3,
-    "somatic_symptom": 4,
-    "feeding_eating": 6,
+    "dissociative": 4,
+    "somatic_symptom": 5,
+    "feeding_eating": 7,
     "elimination": 2,
-    "sleep_wake": 6,
+    "sleep_wake": 10,
     "sexual_dysfunction": 7,
     "gender_dysphoria": 1,
     "disruptive_impulse_conduct": 6,
-    "substance_related": 17,
+    "substance_related": 25,
     "neurocognitive": 6,
     "personality": 11,
     "paraphilic": 8,
 }
-EXPECTED_CASES = 588
+EXPECTED_CASES = 623
 
 REQUIRED_IDS = [
     "adhd",

@@ -107,6 +107,12 @@ class ConditionEntry(LexiconEntry):
 
     system: str = Field(pattern=r"^[a-z][a-z_]*$")
     course: ConditionCourse
+    #: Phrasings that name the condition by a finding of it ("lacunar infarct" for a stroke): matched like the
+    #: synonyms, named with the headword after them ("lacunar infarct (stroke)").
+    findings: tuple[str, ...] = ()
+
+    def surfaces(self) -> tuple[str, ...]:
+        return (self.headword, *self.synonyms, *self.findings)
 
 
 class ConditionLexicon(_FileHeader):

@@ -115,6 +115,11 @@ class SectionTable:
         key = _key(raw)
         if key in self.alias_to_section:
             return self.alias_to_section[key]
+        # "ASSESSMENT/PLAN", "Impression & Plan": a slash or an ampersand joins the parts like "and" does, so a
+        # header listed with "and" names the same section
+        joined = re.sub(r"\s*(?:/|&)\s*", " and ", key)
+        if joined in self.alias_to_section:
+            return self.alias_to_section[joined]
         for a, name in self.alias_to_section.items():
             if len(a) > 3 and key.startswith(a + " "):
                 return name

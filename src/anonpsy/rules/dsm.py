@@ -235,6 +235,15 @@ class RequiredHistory(_Model):
     note: str | None = None
 
 
+class AbbreviationSense(_Model):
+    """Another meaning of an abbreviation among a rule's aliases and what shows it in a sentence."""
+
+    abbreviation: str = Field(pattern=r"^[A-Za-z0-9/-]+$")
+    sense: str = Field(min_length=1)
+    cues: tuple[str, ...] = ()
+    in_capitals: bool = False
+
+
 class DsmRule(_Model):
     """One DSM-5-TR diagnosis with its constraints."""
 
@@ -246,6 +255,7 @@ class DsmRule(_Model):
     aliases: tuple[str, ...] = ()
     list_aliases: tuple[str, ...] = ()
     excludes: tuple[str, ...] = ()
+    abbreviation_senses: tuple[AbbreviationSense, ...] = ()
     due_to_medical_condition: bool = False
     symptoms: tuple[str, ...] = ()
     medication_classes: tuple[str, ...] = ()

@@ -25,6 +25,7 @@ from anonpsy.extract.assembly.nodes import (
     finalize_conditions,
     finalize_diagnoses,
     finalize_treatments,
+    medical_cause_over_symptom,
     present_today,
 )
 from anonpsy.extract.assembly.relations import dedupe_edges, derive_relations
@@ -132,6 +133,7 @@ def _extract(text: str, case_id: str, *, whole: bool, validate: bool = True) -> 
     denied_over_possible(acc)
     finalize_diagnoses(acc)
     finalize_conditions(acc)
+    medical_cause_over_symptom(acc)
     finalize_treatments(acc, current_list=any(medication_list(s.section) == "current" for s in sents), sents=sents)
     present_today(acc)
     derive_relations(text, sents, acc)

@@ -19,6 +19,7 @@ from anonpsy.extract.assertion.status import (
     ASSERTION_PRECEDENCE,
     CONFIRM_ANAPHOR,
     Decision,
+    DiagnosisStatus,
     Mention,
     SymptomStatus,
     condition_denial,
@@ -258,11 +259,24 @@ def condition_name(m: lexicon.TermMatch, text: str | None = None) -> str:
     "glioblastoma") with the side written just before it ("right cerebellar infarct"), or the headword for an
     abbreviation ("CVA" -> "stroke"). Only lexicon phrases and a side, never other words of the note."""
     surface = " ".join(m.surface.split())
-    if surface.isupper() or len(surface) <= 4 or _ADJECTIVE.match(surface):
-        return m.headword
-    name = re.sub(r"[’']s\b", "", surface.lower())
     side = _LATERALITY.search(text[max(0, m.start - 12):m.start]) if text is not None else None
-    return f"{side.group(1).lower()} {name}" if side else name
+    if surface.isupper() or len(surface) <= 4 or _ADJECTIVE.match(surface):
+        # an abbreviation keeps its side ("right SDH" -> "right subdural hematoma")
+        return f"{side.group(1).lower()} {m.headword}" if side and surface.isupper() else m.headword
+    name = re.sub(r"[’']s\b", "", surface.lower())
+    name = f"{side.group(1).lower()} {name}" if side else name
+    return f"{name} ({m.headword})" if _finding_key(surface) in _condition_findings().get(m.id, ()) else name
+
+
+def _finding_key(surface: str) -> str:
+    return " ".join(re.sub(r"[^\w']+", " ", surface.lower()).split())
+
+
+@lru_cache(maxsize=1)
+def _condition_findings() -> dict[str, frozenset[str]]:
+    """Condition id -> the phrasings that name it by a finding of it (``findings`` in the lexicon), normalized."""
+    return {e.id: frozenset(_finding_key(f) for p in e.findings for f in lexicon.expand_phrase(p))
+            for e in lexicon.condition_lexicon().rules if e.findings}
 
 
 @lru_cache(maxsize=1)
@@ -289,6 +303,9 @@ def finalize_conditions(acc: Accumulator) -> None:
     for cid, votes in acc.condition_votes.items():
         entry = entries[cid]
         st = resolve_diagnosis([v.status for v in votes])
+        if st.certainty is not None and st.certainty.value == Certainty.provisional and entry.system in _SUSPECTED_KEPT:
+            _suspected_condition(acc, cid, votes, st)
+            continue
         if st.certainty is None or st.certainty.value != Certainty.confirmed:
             continue
         kept.add(cid)
@@ -319,6 +336,27 @@ def finalize_conditions(acc: Accumulator) -> None:
             cid, entries[cid].headword)
         acc.past[pid] = PastHistory(id=pid, condition=name, status=HistoryStatus.denied, status_evidence=evidence,
                                     evidence_text=text)
+
+
+#: Systems whose suspected conditions are kept as possible diagnoses: the neurological and cerebrovascular
+#: conditions a neuropsychiatric work-up weighs ("Possible normal pressure hydrocephalus", "possible VBI").
+_SUSPECTED_KEPT = frozenset({"neurological", "cerebrovascular"})
+
+
+def _suspected_condition(acc: Accumulator, cid: str, votes: Sequence[DiagnosisVote], st: DiagnosisStatus) -> None:
+    """A neurological condition the note only suspects: a possible diagnosis (no DSM rule) named as the note
+    named it, never a past-history item the patient has."""
+    assert st.certainty is not None
+    did = f"dx_{slug(cid)}"
+    if did in acc.diagnoses or f"ph_{slug(cid)}" in acc.past:
+        return
+    win = next(v for v in votes if v.status.certainty is not None
+               and v.status.certainty.evidence == st.certainty.evidence)
+    acc.diagnoses[did] = Diagnosis(id=did, label=acc.condition_names.get(cid, _condition_entries()[cid].headword),
+                                   rule_id=None, certainty=Certainty.provisional,
+                                   certainty_evidence=st.certainty.evidence, temporality=st.temporality.value,
+                                   temporality_evidence=st.temporality.evidence, evidence_text=win.evidence_text)
+    acc.mentions[did] = min(v.sentence_index for v in votes)
 
 
 #: An item number or bullet before a list entry ("3.", "(b)", "-").
@@ -549,6 +587,25 @@ def denied_over_possible(acc: Accumulator) -> None:
         if den_tier < poss_tier or (den_tier == poss_tier and ev.start <= acc.last_present.get(sid, -1)):
             continue
         den.assertion_evidence = ev.model_copy(update={"rule_id": "assembly.denied_over_possible"})
+        del acc.symptoms[sid]
+        acc.present.discard(sid)
+        acc.flaggable.discard(sx.headword)
+
+
+#: Elimination symptoms whose DSM-5-TR disorder excludes a medical cause (Enuresis, Criterion D), by the medical
+#: condition of ``rules/lexicon/conditions.yaml`` that is that cause. (Soiling stays: the encopresis lexicon
+#: itself names "fecal incontinence".)
+_MEDICAL_CAUSE_OF = {"sx_enuresis": "ph_urinary_incontinence"}
+
+
+def medical_cause_over_symptom(acc: Accumulator) -> None:
+    """Wetting told by a patient whose urinary incontinence the note names ("I wet the bed" beside "urinary
+    urgency and incontinence"): the incontinence, a medical condition, not the elimination symptom that would
+    read as enuresis."""
+    for sid, pid in _MEDICAL_CAUSE_OF.items():
+        sx = acc.symptoms.get(sid)
+        if sx is None or pid not in acc.past or acc.past[pid].status == HistoryStatus.denied:
+            continue
         del acc.symptoms[sid]
         acc.present.discard(sid)
         acc.flaggable.discard(sx.headword)

@@ -21,7 +21,7 @@ from anonpsy.rules import dsm as dsm_rules
 def _dx_matcher(listed: bool = False) -> tuple[Caseless, dict[str, str]]:
     names: dict[str, str] = {}
     for rule in dsm_rules.load_dsm().values():
-        for alias in [rule.name, *rule.aliases, *(rule.list_aliases if listed else ())]:
+        for alias in [*_name_forms(rule.name), *rule.aliases, *(rule.list_aliases if listed else ())]:
             key = _dx_key(alias)
             if len(key) < 3 and not alias.isupper():
                 continue
@@ -31,6 +31,39 @@ def _dx_matcher(listed: bool = False) -> tuple[Caseless, dict[str, str]]:
     # alternation is a character trie so the engine tests each position against shared prefixes once.
     pattern = Caseless(re.compile(r"(?<![\w-])(" + _trie_regex(names) + r")(?![\w-])", re.I))
     return pattern, names
+
+
+@lru_cache(maxsize=1)
+def _short_names() -> frozenset[str]:
+    """Short DSM-5-TR names that are words, not abbreviations ("Pica"): they count in any case."""
+    return frozenset(k for r in dsm_rules.load_dsm().values() for n in _name_forms(r.name)
+                     if len(k := _dx_key(n)) <= 5 and " " not in k)
+
+
+_NAME_PARENTHETICAL = re.compile(r"\s*\(([^()]+)\)\s*")
+
+
+def _name_forms(name: str) -> tuple[str, ...]:
+    """A DSM-5-TR name and the names it holds when it gives one in parentheses: "Trichotillomania (Hair-Pulling
+    Disorder)", "Excoriation (Skin-Picking) Disorder", "Premature (Early) Ejaculation" are written in notes with
+    either name alone.
+
+    >>> _name_forms("Excoriation (Skin-Picking) Disorder")
+    ('Excoriation (Skin-Picking) Disorder', 'Excoriation Disorder', 'Skin-Picking Disorder')
+    >>> _name_forms("Trichotillomania (Hair-Pulling Disorder)")
+    ('Trichotillomania (Hair-Pulling Disorder)', 'Trichotillomania', 'Hair-Pulling Disorder')
+    """
+    m = _NAME_PARENTHETICAL.search(name)
+    if m is None:
+        return (name,)
+    head, inner, tail = name[:m.start()], re.sub(r"^or\s+", "", m.group(1)), name[m.end():]
+    without = f"{head} {tail}".strip()
+    if inner.lower().endswith("specifier"):  # "(Catatonia Specifier)": what the name is used as, not a name
+        return (name, without)
+    if not tail.strip():  # the parenthesis is a whole second name
+        return (name, without, inner)
+    words = head.split()
+    return (name, without, " ".join([*words[:-1], inner, tail]).strip())
 
 
 @lru_cache(maxsize=1)
@@ -145,6 +178,46 @@ _SCORE_BAND_BEFORE = re.compile(r"\d\s*(?:/\s*\d+\s*)?[(,:;-]\s*(?:minimal|mild|
                                 r"no|subclinical|borderline)\s+$", re.I)
 
 
+@lru_cache(maxsize=1)
+def _abbreviation_senses() -> dict[tuple[str, str], tuple[re.Pattern[str] | None, bool]]:
+    """(abbreviation, rule id) -> (the cues of its other meanings as one pattern, whether it is an English word
+    in capitals), from the rules' ``abbreviation_senses``."""
+    cues: dict[tuple[str, str], list[str]] = {}
+    caps: dict[tuple[str, str], bool] = {}
+    for rule in dsm_rules.load_dsm().values():
+        for sense in rule.abbreviation_senses:
+            k = (sense.abbreviation, rule.id)
+            cues.setdefault(k, []).extend(
+                re.escape(c[:-1]) + r"\w*" if c.endswith("*") else re.escape(c) for c in sense.cues)
+            caps[k] = caps.get(k, False) or sense.in_capitals
+    return {k: (re.compile(r"(?<![\w-])(?:" + "|".join(v) + r")(?![\w-])", re.I) if v else None, caps[k])
+            for k, v in cues.items()}
+
+
+def _shouting(text: str) -> bool:
+    """Is the text written in capitals (most of its letters, and enough of them to tell)?"""
+    letters = [c for c in text if c.isalpha()]
+    return len(letters) >= 12 and sum(c.isupper() for c in letters) / len(letters) > 0.6
+
+
+def _other_sense(text: str, start: int, end: int, rule_id: str) -> bool:
+    """Does the sentence show that the abbreviation ``text[start:end]`` means something else: "secundum ASD with
+    a left-to-right shunt" (atrial septal defect), "asthma/RAD" (reactive airway disease), "OUT OF BED" in a
+    sentence typed in capitals (the rest of it; a list entry "1. ADD." stays the diagnosis)?
+
+    >>> _other_sense("Echo showed a secundum ASD.", 23, 26, "autism_spectrum_disorder")
+    True
+    >>> _other_sense("Diagnosis: ASD, level 1.", 11, 14, "autism_spectrum_disorder")
+    False
+    """
+    found = _abbreviation_senses().get((text[start:end], rule_id))
+    if found is None:
+        return False
+    cues, in_capitals = found
+    rest = text[:start] + " " + text[end:]
+    return bool(cues is not None and cues.search(rest)) or (in_capitals and _shouting(rest))
+
+
 def _blank_parentheticals(text: str) -> str:
     """Short parenthetical remarks replaced by spaces (offsets kept): "Stimulant (methamphetamine) use disorder"."""
     return re.sub(r"\((?:[^()]{1,30})\)", lambda m: " " * len(m.group(0)), text)
@@ -228,7 +301,9 @@ def _find_diagnoses(text: str, listed: bool) -> tuple[tuple[int, int, str], ...]
             key = _dx_key(surface)
             if key not in names:
                 continue
-            if len(key) <= 5 and not surface.isupper() and " " not in key:
+            if len(key) <= 5 and not surface.isupper() and " " not in key and key not in _short_names():
+                continue
+            if surface.isupper() and _other_sense(text, m.start(1), m.end(1), names[key]):
                 continue
             if is_instrument_name(text, m.start(1), m.end(1)) and not _SCALE_NOT_ELEVATED.match(
                     text[m.end(1):m.end(1) + 60]):
