@@ -39,7 +39,7 @@ RULE_COUNTS = {
     "locations": 12,
     "names": 7,
     "organizations": 8,
-    "safelist": 7,
+    "safelist": 8,
 }
 
 # Dataset entity types -> groups of compatible EntityType values.

@@ -1875,7 +1875,12 @@ class Safelist:
         eponyms: list[tuple[str, set[str]]] = []
         for r in rules:
             types = {t.value for t in r.suppresses}
-            terms = list(r.terms) + (list(lexicon_terms.get(r.from_lexicon, [])) if r.from_lexicon else [])
+            extra = list(lexicon_terms.get(r.from_lexicon, [])) if r.from_lexicon else []
+            if r.category == "eponym":
+                # A lexicon's one-word names of a condition ("stroke", "cancer") are surnames too: only its
+                # phrases ("Moya Moya disease") cover a name span.
+                extra = [t for t in extra if len(t.split()) > 1]
+            terms = list(r.terms) + extra
             if r.category == "eponym_context":
                 context.update(" ".join(_norm(t).split()) for t in terms)
                 continue
