@@ -114,6 +114,16 @@ def test_property_the_latest_decisive_statement_wins(hedge: str, verdict: str, d
     assert [d.certainty for d in extract(text).diagnoses] == [want]
 
 
+@pytest.mark.parametrize("condition", ["moyamoya disease", "normal pressure hydrocephalus"])
+def test_a_suspected_condition_given_this_diagnosis_later_is_had(condition: str) -> None:
+    """'This diagnosis' confirms a suspected medical condition as it confirms a DSM diagnosis: the condition is
+    had (a past-history item), not a possible diagnosis."""
+    g = extract("HISTORY OF PRESENT ILLNESS: A 31-year-old woman had confusion. The angiogram suggested "
+                f"{condition}. She was subsequently given this diagnosis.")
+    assert not g.diagnoses
+    assert [p.condition for p in g.past_history] == [condition]
+
+
 def test_the_relative_named_after_a_family_condition_owns_it() -> None:
     g = extract(_HPI + "FAMILY HISTORY: There is a family history of alcoholism in one of the maternal uncles.")
     assert [(f.member, f.condition) for f in g.family_history] == [("maternal uncles", "alcoholism")]

@@ -199,23 +199,26 @@ def add_diagnoses(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -
 
 def _confirm_by_anaphor(s: Sentence, acc: Accumulator) -> None:
     """A sentence that confirms "this diagnosis" without naming it ("She was subsequently given this diagnosis")
-    confirms the diagnosis held as a possibility in the sentence before (or the one before that): a confirmed vote
-    with this sentence as its evidence, decided by a cue, so the later statement wins."""
+    confirms the diagnosis or medical condition held as a possibility in the sentence before (or the one before
+    that): a confirmed vote with this sentence as its evidence, decided by a cue, so the later statement wins."""
     if CONFIRM_ANAPHOR.search(s.text) is None:
         return
-    best: tuple[int, str, DiagnosisVote] | None = None
-    for did, votes in acc.dx_votes.items():
-        for v in votes:
-            c = v.status.certainty
-            if (c is not None and c.value in (Certainty.provisional, Certainty.rule_out)
-                    and s.index - 2 <= v.sentence_index < s.index and (best is None or v.sentence_index > best[0])):
-                best = (v.sentence_index, did, v)
+    best: tuple[int, dict[str, list[DiagnosisVote]], str, DiagnosisVote] | None = None
+    # A DSM diagnosis or a medical condition (moyamoya disease "suspected", then "given this diagnosis").
+    for table in (acc.dx_votes, acc.condition_votes):
+        for did, votes in table.items():
+            for v in votes:
+                c = v.status.certainty
+                if (c is not None and c.value in (Certainty.provisional, Certainty.rule_out)
+                        and s.index - 2 <= v.sentence_index < s.index
+                        and (best is None or v.sentence_index > best[0])):
+                    best = (v.sentence_index, table, did, v)
     if best is None:
         return
-    _, did, v = best
+    _, table, did, v = best
     ev = Evidence(start=s.start, end=max(s.end, s.start + 1), section=s.section, rule_id="cue.confirmed_anaphor")
     status = dataclasses.replace(v.status, certainty=Decision(Certainty.confirmed, ev))
-    acc.dx_votes[did].append(DiagnosisVote(status, s.index, s.text.strip(), v.spec, v.specifiers))
+    table[did].append(DiagnosisVote(status, s.index, s.text.strip(), v.spec, v.specifiers))
 
 
 def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -> None:
