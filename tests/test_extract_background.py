@@ -32,6 +32,17 @@ def test_a_date_after_a_relatives_condition_is_no_part_of_it(text: str, expected
     assert family_conditions(text) == expected
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Mother died of stroke, age 81.", [("mother", "stroke")]),
+    ("Father died of lung cancer, aged 60.", [("father", "lung cancer")]),
+    ("Mother had diabetes, ages unknown.", [("mother", "diabetes")]),
+])
+def test_an_age_after_a_relatives_condition_is_no_condition(text: str, expected: list[tuple[str, str]]) -> None:
+    """'age 81' after the condition says when the relative died: read as a condition of its own it would be
+    written out as an identifier."""
+    assert family_conditions(text) == expected
+
+
 def test_a_relatives_condition_with_a_date_leaks_nothing() -> None:
     from anonpsy.pipeline import deid_text
 

@@ -27,7 +27,7 @@ _FH_NEGATIVE = re.compile(r"\b(?:no|none|not|unknown|denies|negative|noncontribu
                           r"diagnosed)\b", re.I)
 _FH_NOT_CONDITION = re.compile(r"^(?:a|an|the|his|her|their|two|three|one|been|also|some|several|children|"
                                r"custody|contact|always|never|just|really|still|often|usually|sometimes|"
-                               r"frequently)\b|\d", re.I)
+                               r"frequently|ages?|aged)\b|\d", re.I)
 #: A person named inside what follows the verb: an act towards someone ("had abandoned them", "has always wanted to
 #: follow her around"), not a condition.
 _FH_PERSON = re.compile(r"\b(?:he|she|him|her|they|them|it|you|me|us)\b", re.I)
