@@ -20,8 +20,10 @@ Targets (the "done" line): affirmed-dx recall >= 0.95 and current-med recall >= 
 contradiction, longest copied run <= 12 words, leak audit clean, mean cosine <= 0.80, every output passes
 check, median <= 50 ms per ~1,000 words. ``--strict`` exits 1 when a target is missed.
 
-Run: python tests/bench/fidelity_dev.py [--seeds 0,1,2] [--outputs DIR] [--write-outputs DIR] [--json OUT.json]
-     [--quiet]
+Other annotated MTSamples sets (``tests/bench/annotations``, see its README) are scored with ``--set NAME``.
+
+Run: python tests/bench/fidelity_dev.py [--set NAME ...] [--seeds 0,1,2] [--outputs DIR] [--write-outputs DIR]
+     [--json OUT.json] [--quiet]
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT.parent / "shared" / "data" / "mtsamples-psych-dev"
+CORPUS = ROOT.parent / "shared" / "data" / "mtsamples-all" / "notes.jsonl.gz"
+# Annotated sets of other MTSamples notes (annotations only; the texts are read from CORPUS by note id).
+ANNOTATIONS = Path(__file__).resolve().parent / "annotations"
 KIND_SHORT = {
     "ruled_out_asserted": "RO", "possible_asserted": "POS", "family_as_patient": "FAM", "invented_diagnosis": "INV",
     "past_med_as_current": "PAST", "planned_med_as_taken": "PLAN", "refused_med_as_taken": "REF",
@@ -54,6 +59,45 @@ def _notes(path: Path) -> list[tuple[str, str]]:
     from anonpsy.evaluate.corpus import load_corpus
 
     return [(c.case_id, c.text) for c in load_corpus(path)]
+
+
+def _set_facts(names: list[str]) -> Path:
+    """One facts file holding the notes of the named annotated sets (``annotations/<name>.facts.yaml``)."""
+    import tempfile
+
+    import yaml
+
+    merged: list[Any] = []
+    for name in names:
+        path = ANNOTATIONS / f"{name}.facts.yaml"
+        if not path.is_file():
+            known = ", ".join(sorted(p.name.removesuffix(".facts.yaml") for p in ANNOTATIONS.glob("*.facts.yaml")))
+            _fail(f"E100 --set {name}: no such annotated set (known: {known})")
+        merged.extend(yaml.safe_load(path.read_text(encoding="utf-8")) or [])
+    fd, tmp = tempfile.mkstemp(suffix=".facts.yaml")
+    with open(fd, "w", encoding="utf-8") as fh:
+        yaml.safe_dump(merged, fh, allow_unicode=True, sort_keys=False)
+    return Path(tmp)
+
+
+def _corpus_notes(ids: list[str]) -> list[tuple[str, str]]:
+    """The texts of ``ids`` from the MTSamples corpus, in the order given."""
+    import gzip
+
+    if not CORPUS.is_file():
+        _fail("E100 mtsamples-all: corpus not found (../shared/data/mtsamples-all is not present)")
+    want = set(ids)
+    texts: dict[str, str] = {}
+    with gzip.open(CORPUS, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            row = json.loads(line)
+            cid = str(row["note_id"])
+            if cid in want and row.get("text"):
+                texts[cid] = row["text"]
+    lost = [i for i in ids if i not in texts]
+    if lost:
+        _fail(f"E101 mtsamples-all: {len(lost)} annotated note(s) not in the corpus")
+    return [(i, texts[i]) for i in ids]
 
 
 def _kinds(counts: dict[str, int]) -> str:
@@ -92,8 +136,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from anonpsy.pipeline import deid_text, leak_audit
 
     try:
-        notes = _notes(args.notes)
         facts = load_facts(args.facts)
+        notes = _corpus_notes(list(facts)) if args.sets else _notes(args.notes)
     except AnonpsyError as exc:
         _fail(exc.one_line())
     missing = [cid for cid, _ in notes if cid not in facts]
@@ -160,7 +204,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def report(res: dict[str, Any], quiet: bool) -> list[str]:
     """Print the tables; return the missed targets."""
     rows = res["rows"]
-    print(f"# fidelity on {len(res['originals'])} MTSamples dev notes; method: {res['method']}; "
+    print(f"# fidelity on {len(res['originals'])} MTSamples notes; method: {res['method']}; "
           f"seeds: {', '.join(str(s) for s in res['seeds'] if s is not None) or '-'}")
     print("kinds: RO ruled-out dx asserted, POS possible dx asserted, FAM family dx as patient's, INV invented dx, "
           "PAST past med as current, PLAN planned med as taken, REF refused med as taken, DEN denied symptom present, "
@@ -256,6 +300,9 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--notes", type=Path, default=DATA / "notes.jsonl", help="corpus (JSONL or directory)")
     ap.add_argument("--facts", type=Path, default=DATA / "facts.yaml", help="facts.v1 annotations")
+    ap.add_argument("--set", dest="sets", action="append", default=[], metavar="NAME",
+                    help="an annotated set of tests/bench/annotations (repeatable); its notes are read from "
+                         "../shared/data/mtsamples-all by id; replaces --notes/--facts")
     ap.add_argument("--seeds", default="0", help="comma-separated deid seeds (default 0)")
     ap.add_argument("--outputs", type=Path, help="score precomputed outputs DIR/<note_id>.txt instead of running deid")
     ap.add_argument("--write-outputs", type=Path, metavar="DIR",
@@ -266,13 +313,19 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--quiet", action="store_true", help="aggregate figures only")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = ap.parse_args(argv)
-    if not args.notes.exists():
+    if args.sets:
+        args.facts = _set_facts(args.sets)
+    elif not args.notes.exists():
         _fail(f"E100 {args.notes}: dev notes not found (../shared/data/mtsamples-psych-dev is not present)")
     if args.outputs is not None and not args.outputs.is_dir():
         _fail(f"E100 {args.outputs.name}: --outputs must be a directory of <note_id>.txt files")
     if args.write_outputs is not None:
         args.write_outputs.mkdir(parents=True, exist_ok=True)
-    res = run(args)
+    try:
+        res = run(args)
+    finally:
+        if args.sets:
+            args.facts.unlink(missing_ok=True)
     missed = report(res, args.quiet)
     if args.json is not None:
         from anonpsy.yamlio import write_atomic
