@@ -112,3 +112,77 @@ def test_governing_time_without_times_is_none(sentence: str, pos: int) -> None:
     times = time_mentions(sentence, age=40, visit=None)
     got = governing_time(sentence, span, times)
     assert got is None or got in times
+
+
+_KIN_WORDS = st.sampled_from(["His", "her", "mother", "Mother", "daughter", "brother", "uses", "drinks", "reports",
+                              "that", "he", "she", "they", "and", "but", ";", ",", ".", "patient", "cannabis",
+                              "was", "not", "able", "to", "tell", "me", "heavily", "also", "smokes", "depression"])
+
+
+def _relative_subject_uncached(text: str, start: int, sex: object) -> str | None:
+    """:func:`relative_subject` as it reads a sentence with fresh scans of its relatives and its triggers."""
+    from anonpsy.extract.assertion.context import default_engine
+    from anonpsy.extract.assertion.scope import _KIN_SUBJECT, _NEW_SUBJECT, _SUBJECT_PRONOUN
+    from anonpsy.graph import Sex
+
+    last = None
+    for m in _KIN_SUBJECT.finditer(text):
+        if m.end() > start:
+            break
+        last = m
+    if last is None:
+        return None
+    kin = last.start(1)
+    if any(t.rule.category == "pseudo" and t.start <= kin < t.end for t in default_engine()._scan(text, None)):
+        return None
+    between = text[last.end():start]
+    if _NEW_SUBJECT.search(between):
+        return None
+    for p in _SUBJECT_PRONOUN.finditer(between):
+        word = p.group(1).lower()
+        if sex not in (Sex.female, Sex.male) or word == "they" or word == ("she" if sex == Sex.female else "he"):
+            return None
+    return re.sub(r"\s+", " ", last.group(1).lower())
+
+
+@given(st.lists(_KIN_WORDS, min_size=1, max_size=18).map(" ".join), st.integers(0, 200),
+       st.sampled_from(["female", "male", None]))
+@example("His daughter uses cannabis and smokes.", 30, "male")
+@example("Mother reports that she drinks heavily.", 30, "female")
+@example("Her  brother\ndrinks heavily; mother was not able to tell me.", 22, None)
+def test_relative_subject_scan_per_sentence_equals_fresh_scan(text: str, start: int, sex: str | None) -> None:
+    """Property (cache is transparent): the relative who is the subject of a concept, read from the one remembered
+    scan of the sentence's relatives and triggers, is the one fresh scans find, asked once or again."""
+    from anonpsy.extract.assertion.scope import relative_subject
+    from anonpsy.extract.sections import Sentence
+    from anonpsy.graph import Sex
+
+    start = min(start, len(text))
+    sx = None if sex is None else Sex(sex)
+    s = Sentence(start=0, end=len(text), text=text, section="hpi", index=0)
+    expected = _relative_subject_uncached(text, start, sx)
+    assert relative_subject(s, start, sx) == expected
+    assert relative_subject(s, start, sx) == expected
+
+
+_TRIGGER_WORDS = st.sampled_from(["He", "denies", "no", "not", "history", "of", "mother", "reports", "possible",
+                                  "rule", "out", "but", "was", "stopped", "depression", "sertraline", "if", "ago",
+                                  "3", "years", "family", "negative", "for", ",", ".", "(", ")", "SI", "-"])
+
+
+@given(st.lists(_TRIGGER_WORDS, min_size=1, max_size=18).map(" ".join),
+       st.sampled_from([None, "symptom", "diagnosis", "medication"]))
+@example("No history of depression, but mother reports possible SI.", "symptom")
+@example("Sertraline was stopped 3 years ago.", "medication")
+def test_context_triggers_remembered_equal_fresh_scan(sentence: str, kind: str | None) -> None:
+    """Property (cache is transparent): the triggers remembered for a sentence and a kind of concept are those a
+    fresh scan of the sentence finds, asked once or again, and a caller changing the list it got changes nothing
+    remembered."""
+    from anonpsy.extract.assertion.context import default_engine
+
+    engine = default_engine()
+    expected = engine._scan(sentence, kind)  # type: ignore[arg-type]
+    got = engine.triggers(sentence, kind)  # type: ignore[arg-type]
+    assert got == expected
+    got.clear()
+    assert engine.triggers(sentence, kind) == expected  # type: ignore[arg-type]

@@ -162,6 +162,8 @@ class ContextEngine:
         #: Token starts and running counts of words and scope breaks of the sentences read last (every mention of a
         #: sentence is classified against the same tokens).
         self._layouts: dict[tuple[str, bool], tuple[str, list[int], list[int], list[int]]] = {}
+        #: The triggers of the sentences read last, per kind of concept (:meth:`triggers`).
+        self._found: dict[tuple[str, ConceptKind | None], tuple[_Trigger, ...]] = {}
 
     def _index(self, kind: ConceptKind | None) -> TermIndex:
         """The triggers that apply to a concept of ``kind``, compiled into one leftmost-longest index (a phrase of
@@ -199,7 +201,17 @@ class ContextEngine:
 
     def triggers(self, sentence: str, kind: ConceptKind | None = None) -> list[_Trigger]:
         """Every trigger, pseudo-trigger and termination term that applies to a concept of ``kind`` in the
-        sentence, in order."""
+        sentence, in order (one scan per sentence and kind among those read last: every mention of a sentence is
+        classified against the same triggers)."""
+        key = (sentence, kind)
+        hit = self._found.get(key)
+        if hit is None:
+            if len(self._found) >= 4096:
+                self._found.clear()
+            hit = self._found[key] = tuple(self._scan(sentence, kind))
+        return list(hit)
+
+    def _scan(self, sentence: str, kind: ConceptKind | None) -> list[_Trigger]:
         out: list[_Trigger] = []
         for m in self._index(kind).find(sentence):
             if m.id.endswith(_BACKWARD_SUFFIX):

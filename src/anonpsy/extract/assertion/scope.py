@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from anonpsy.extract.assertion.context import ConceptKind, ContextResult, classify, default_engine
 from anonpsy.extract.mentions.family import MEMBER, member_before
@@ -93,23 +94,39 @@ def relative_subject(s: Sentence, start: int, sex: Sex | None = None) -> str | N
     "Mother reports", "Mother was not able to tell me"), not the one the clause is about."""
     text = s.text
     last = None
-    for m in _KIN_SUBJECT.finditer(text):
-        if m.end() > start:
+    for subject in _kin_subjects(text):
+        if subject[0] > start:
             break
-        last = m
+        last = subject
     if last is None:
         return None
-    kin = last.start(1)
-    if any(t.rule.category == "pseudo" and t.start <= kin < t.end for t in default_engine().triggers(text)):
+    end, member, informant = last
+    if informant:
         return None  # the informant ("Mother reports", "Mother was not able to tell me")
-    between = text[last.end():start]
+    between = text[end:start]
     if _NEW_SUBJECT.search(between):
         return None
     for p in _SUBJECT_PRONOUN.finditer(between):
         word = p.group(1).lower()
         if sex not in (Sex.female, Sex.male) or word == "they" or word == ("she" if sex == Sex.female else "he"):
             return None
-    return re.sub(r"\s+", " ", last.group(1).lower())
+    return member
+
+
+@lru_cache(maxsize=4096)
+def _kin_subjects(text: str) -> tuple[tuple[int, str, bool], ...]:
+    """Every relative who opens a clause of the sentence as its subject (:data:`_KIN_SUBJECT`), in order: where
+    the match ends, the relative's words, and whether a pseudo-trigger of ConText holds the kin word (an
+    informant). One scan per sentence: every mention of the sentence asks, and the round trip reads it again."""
+    out: list[tuple[int, str, bool]] = []
+    found = None
+    for m in _KIN_SUBJECT.finditer(text):
+        if found is None:
+            found = [t for t in default_engine().triggers(text) if t.rule.category == "pseudo"]
+        kin = m.start(1)
+        informant = any(t.start <= kin < t.end for t in found)
+        out.append((m.end(), re.sub(r"\s+", " ", m.group(1).lower()), informant))
+    return tuple(out)
 
 
 def is_family(s: Sentence, start: int, ctx: ContextResult, sex: Sex | None = None) -> bool:
