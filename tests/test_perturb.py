@@ -208,7 +208,7 @@ _ = example
 _WRITTEN_OCCUPATIONS = ["retired", "retiree", "pensioner", "a retired school teacher", "unemployed", "out of work",
                         "on disability", "medically retired", "student", "college student", "housewife",
                         "homemaker", "volunteer", "adult day program participant", "nurse", "welder", "carpenter",
-                        "sheltered workshop worker"]
+                        "sheltered workshop worker", "elementary school student", "special education student"]
 
 
 def _occupation_graph(age: int, occupation: str) -> CaseGraph:
@@ -245,3 +245,11 @@ def test_perturbed_occupation_keeps_its_status_kind(age: int, occupation: str, s
     assert drawn is not None
     assert tables.occupation_status(drawn) == tables.occupation_status(occupation), (occupation, drawn)
     assert check(g, new) == [] and audit.violations == []
+
+
+def test_a_job_of_a_known_skill_level_is_redrawn_at_that_level() -> None:
+    g = _occupation_graph(40, "registered nurse")
+    index = tables.load_occupations().any_pool_index
+    drawn = [perturb(g, seed)[0].demographics.occupation or "" for seed in range(30)]
+    assert {index[tables.occupation_key(o)].skill_level for o in drawn} == {4}
+    assert len(set(drawn)) > 1
