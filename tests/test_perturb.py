@@ -201,3 +201,55 @@ TestRepeatedPerturbation = RepeatedPerturbation.TestCase
 TestRepeatedPerturbation.settings = settings(max_examples=15, stateful_step_count=6, deadline=None,
                                              suppress_health_check=[HealthCheck.too_slow])
 _ = example
+
+
+# -- occupations keep their status kind --------------------------------------------------------------------------
+
+_WRITTEN_OCCUPATIONS = ["retired", "retiree", "pensioner", "a retired school teacher", "unemployed", "out of work",
+                        "on disability", "medically retired", "student", "college student", "housewife",
+                        "homemaker", "volunteer", "adult day program participant", "nurse", "welder", "carpenter",
+                        "sheltered workshop worker", "elementary school student", "special education student"]
+
+
+def _occupation_graph(age: int, occupation: str) -> CaseGraph:
+    from anonpsy.graph import Demographics
+
+    return normalize(CaseGraph(case_id="occ", demographics=Demographics(age=age, occupation=occupation)))
+
+
+def test_a_retiree_is_never_redrawn_as_a_day_program_or_a_job() -> None:
+    g = _occupation_graph(72, "retired")
+    drawn = {perturb(g, seed)[0].demographics.occupation for seed in range(40)}
+    assert drawn and all(tables.occupation_status(o or "") == "retirement" for o in drawn), drawn
+    assert "adult day program participant" not in drawn
+
+
+def test_check_reports_an_occupation_of_another_kind() -> None:
+    g = _occupation_graph(72, "retired")
+    other = g.model_copy(update={"demographics": g.demographics.model_copy(
+        update={"occupation": "adult day program participant"})})
+    assert [v.code for v in check(g, other)] == ["CHECK_OCCUPATION_KIND"]
+    same = g.model_copy(update={"demographics": g.demographics.model_copy(update={"occupation": "retired nurse"})})
+    assert check(g, same) == []
+
+
+@given(st.integers(18, 100), st.sampled_from(_WRITTEN_OCCUPATIONS), st.integers(0, 2**32 - 1))
+@example(72, "retired", 0)
+@example(30, "student", 1)
+@example(45, "on disability", 2)
+def test_perturbed_occupation_keeps_its_status_kind(age: int, occupation: str, seed: int) -> None:
+    """A status (retired, unemployed, student, on disability ...) is redrawn within its kind, a job as a job."""
+    g = _occupation_graph(age, occupation)
+    new, audit = perturb(g, seed)
+    drawn = new.demographics.occupation
+    assert drawn is not None
+    assert tables.occupation_status(drawn) == tables.occupation_status(occupation), (occupation, drawn)
+    assert check(g, new) == [] and audit.violations == []
+
+
+def test_a_job_of_a_known_skill_level_is_redrawn_at_that_level() -> None:
+    g = _occupation_graph(40, "registered nurse")
+    index = tables.load_occupations().any_pool_index
+    drawn = [perturb(g, seed)[0].demographics.occupation or "" for seed in range(30)]
+    assert {index[tables.occupation_key(o)].skill_level for o in drawn} == {4}
+    assert len(set(drawn)) > 1

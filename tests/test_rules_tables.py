@@ -45,7 +45,7 @@ PINNED_CASES = {
     "age_offsets": 75,
     "sex_reassignment": 12,
     "ethnicity": 15,
-    "occupations": 99,
+    "occupations": 124,
     "visit_scaffold": 25,
     "routes": 38,
     "medication_classes": 61,

@@ -289,3 +289,79 @@ def test_resample_deterministic(items: list[tuple[str, TestDef, UnitDef, str]], 
     second = resample_values(text, random.Random(seed))
     assert first == second
     assert find_values(text) == find_values(text)
+
+
+# -- clinical bands, written independently of the pool table ---------------------------------------------------
+
+# Cut-offs a clinician reads from a value, in each test's canonical unit, taken from the guidelines cited in
+# rules/test_values (ADA, KDIGO, ATA, EXTRIP, Hiemke, NIAAA, critical-value surveys) and kept here by hand so
+# that a pool which straddles one fails the property below even when the rule file's own cut-offs agree with
+# its pools.
+CLINICAL_CUTS: dict[str, tuple[float, ...]] = {
+    "fasting_glucose": (40, 54, 70, 100, 126, 200, 250, 400, 600),
+    "hba1c": (5.7, 6.5, 7.0, 8.0, 9.0, 10.0),
+    "tsh": (0.1, 0.4, 4.0, 10.0, 20.0, 50.0),
+    "free_t4": (0.8, 1.8, 2.7, 3.6, 5.4),
+    "sodium": (120, 125, 130, 135, 146, 150, 160),
+    "potassium": (2.5, 3.5, 5.5, 6.5),
+    "creatinine": (1.3, 2.0, 4.0, 8.0, 15.0),
+    "alt": (40, 120, 200, 600, 1000, 5000),
+    "ast": (40, 120, 200, 600, 1000, 5000),
+    "ck": (200, 1000, 5000, 15000, 50000),
+    "wbc": (4.0, 11.0, 50.0, 100.0),
+    "platelets": (10, 50, 100, 150, 450, 1000),
+    "hemoglobin": (8.0, 11.0, 12.0),
+    "prolactin": (25.0, 200.0, 500.0),
+    "vitamin_d": (12, 20, 30, 100, 150),
+    "lithium_level": (0.6, 1.2, 1.5, 2.5, 4.0),
+    "valproate_level": (50, 100, 120, 450, 900),
+    "carbamazepine_level": (4.0, 10.0, 20.0, 40.0),
+    "clozapine_level": (350, 600, 1000),
+    "blood_alcohol": (0.08, 0.15, 0.3, 0.4),
+    "oxygen_saturation": (88, 92, 94, 96),
+    "qtc": (450, 470, 500),
+}
+BANDED = [t for t in TESTS if t.id in CLINICAL_CUTS]
+
+
+def clinical_band(test_id: str, canonical: float) -> int:
+    """Index of the clinical band a canonical value lies in (0 below the first cut-off)."""
+    return sum(1 for c in CLINICAL_CUTS[test_id] if canonical >= c - 1e-9)
+
+
+@st.composite
+def banded_values(draw: st.DrawFn) -> tuple[str, TestDef, UnitDef, str]:
+    """A written value of a test whose clinical bands :data:`CLINICAL_CUTS` lists, in its canonical unit."""
+    t = draw(st.sampled_from(BANDED), label="test")
+    pool = draw(st.sampled_from(t.pools), label="pool")
+    unit = t.canonical_unit
+    k_lo, k_hi = _representable(t, unit, t.decimals, pool.low, pool.high) or (0, 0)
+    k = draw(st.integers(k_lo, k_hi), label="k")
+    value = _spell(k, t.decimals, False)
+    alias = next(a for a in t.aliases if alias_key(a) not in SHARED_BP)
+    spelling = unit.unit
+    phrase = f"{alias} {value}{spelling}" if spelling == "%" else f"{alias} {value} {spelling}"
+    return phrase, t, unit, value
+
+
+def test_clinical_cuts_name_known_tests() -> None:
+    assert set(CLINICAL_CUTS) <= set(DEFS)
+    for tid, cuts in CLINICAL_CUTS.items():
+        assert list(cuts) == sorted(set(cuts)), tid
+
+
+@given(banded_values(), st.integers(0, 2**32))
+@example(("TSH 12.50 mIU/L", DEFS["tsh"], DEFS["tsh"].units[0], "12.50"), 0)
+@example(("CK 6200 U/L", DEFS["ck"], DEFS["ck"].units[0], "6200"), 0)
+@example(("creatinine 5.00 mg/dL", DEFS["creatinine"], DEFS["creatinine"].units[0], "5.00"), 0)
+@example(("glucose 130 mg/dL", DEFS["fasting_glucose"], DEFS["fasting_glucose"].units[0], "130"), 0)
+@example(("lithium 1.60 mmol/L", DEFS["lithium_level"], DEFS["lithium_level"].units[0], "1.60"), 0)
+def test_resample_keeps_clinical_band(item: tuple[str, TestDef, UnitDef, str], seed: int) -> None:
+    """A resampled value stays in the clinical band of its source value (normal, mild, severe, toxic ...)."""
+    phrase, t, unit, value = item
+    _, changes, _ = resample_values(phrase, random.Random(seed))
+    (c,) = changes
+    assert c.test_id == t.id and c.old == value
+    old_canonical = unit.to_canonical(float(value))
+    new_canonical = unit.to_canonical(float(c.new.replace(",", "")))
+    assert clinical_band(t.id, new_canonical) == clinical_band(t.id, old_canonical), (t.id, c.old, c.new)

@@ -161,7 +161,8 @@ def suggest_demographics(graph: CaseGraph, original: CaseGraph, ctx: StepContext
         eth_options = [lbl for lbl, _ in tables.ethnicity_pool(sex) if lbl.lower() != od.ethnicity.lower()]
     if "demographics.occupation" in changed and od.occupation and d.age is not None:
         pool = [
-            o.label for o in tables.occupation_pool(d.age, level) if o.label.lower() != od.occupation.lower()
+            o.label for o in tables.occupation_pool(d.age, level, status=tables.occupation_status(od.occupation))
+            if o.label.lower() != od.occupation.lower()
         ]
         occ_options = sorted(rng.sample(pool, min(OCCUPATION_OPTIONS, len(pool))))
     payload = {

@@ -3,8 +3,9 @@
 Node ids and types, edges, the duration pool and every pairwise temporal relation, clinical content, every
 assertion status and its evidence, the visit's legal status and its evidence included (``CHECK_STATUS``), the
 mental status examination (``CHECK_MENTAL_STATUS``), test values (only a mapped value may change, inside its pool:
-``CHECK_TEST_VALUE``), STEB field presence, the immutable visit scaffold, a sex fixed by a rule, and DSM
-feasibility (no new violation).
+``CHECK_TEST_VALUE``), STEB field presence, the immutable visit scaffold, a sex fixed by a rule, the status kind of
+an occupation (a retiree stays retired, a student a student: ``CHECK_OCCUPATION_KIND``), and DSM feasibility (no
+new violation).
 """
 
 from __future__ import annotations
@@ -125,6 +126,10 @@ def check(original: CaseGraph, perturbed: CaseGraph) -> list[Violation]:
     if fixed is not None and new_sex.value != fixed and new_sex != original.demographics.sex:
         out.append(Violation(code="CHECK_SEX_FIXED", message="sex differs from the sex fixed by a rule",
                              rule_id=rule_id))
+    old_occ, new_occ = original.demographics.occupation, perturbed.demographics.occupation
+    if old_occ and new_occ and tables.occupation_status(old_occ) != tables.occupation_status(new_occ):
+        out.append(Violation(code="CHECK_OCCUPATION_KIND", message="an occupation changed its status kind",
+                             rule_id="occupations.statuses"))
     timed = diagnosis_timed_facts(original) if same_time_inputs else None
     before = dsm_violations(original, timed=timed)
     after = dsm_violations(perturbed, timed=timed if same_time_inputs and _same_clinical(original, perturbed)

@@ -220,7 +220,14 @@ def _perturb_occupation(graph: CaseGraph, seed: int, audit: Audit, pending: Pend
         return graph
     rng = step_rng(seed, graph.case_id, "occupation")
     level = support_level(graph)
-    pool = [o for o in tables.occupation_pool(age, level) if o.name.lower() != old.lower()]
+    # A status is no job: a retiree stays retired, a student a student, someone out of work out of work.
+    kind = tables.occupation_status(old)
+    pool = [o for o in tables.occupation_pool(age, level, status=kind) if o.name.lower() != old.lower()]
+    # A job of a known skill level is redrawn at that level where the pool allows (a nurse is no apprentice).
+    known = tables.load_occupations().any_pool_index.get(tables.occupation_key(old))
+    skill = known.skill_level if known is not None else 0
+    same_level = [o for o in pool if skill >= 1 and o.skill_level == skill]
+    pool = same_level or pool
     if not pool:
         audit.kept.append(Kept(path="demographics.occupation", reason="OCCUPATION_POOL_EMPTY"))
         return graph

@@ -63,6 +63,7 @@ ETHNICITY_SEX_MISMATCH = "ETHNICITY_SEX_MISMATCH"
 OCCUPATION_UNKNOWN = "OCCUPATION_UNKNOWN"
 OCCUPATION_AGE_BAND = "OCCUPATION_AGE_BAND"
 OCCUPATION_SUPPORT_LEVEL = "OCCUPATION_SUPPORT_LEVEL"
+OCCUPATION_STATUS_KIND = "OCCUPATION_STATUS_KIND"
 SUPPORT_LEVEL_UNKNOWN = "SUPPORT_LEVEL_UNKNOWN"
 VISIT_FIELD_CHANGED = "VISIT_FIELD_CHANGED"
 VISIT_VALUE_UNKNOWN = "VISIT_VALUE_UNKNOWN"
@@ -367,12 +368,22 @@ def ethnicity_allowed(label: str, sex: str | None = None, table: EthnicityTable 
 # Occupations
 
 
+#: Status kind of every occupation of skill level 1 or more that names no other kind: paid work.
+WORK = "work"
+
+
 class Occupation(_Model):
     label: str
     skill_level: int
     min_age: int | None = None
     max_age: int | None = None
     aliases: tuple[str, ...] = ()
+    status: str | None = None
+
+    @property
+    def kind(self) -> str:
+        """The status kind the item belongs to (``work`` for paid work); a draw keeps the kind of its source."""
+        return self.status or WORK
 
     @property
     def name(self) -> str:
@@ -402,6 +413,15 @@ class SkillLevel(_Model):
     label: str
 
 
+class OccupationStatus(_Model):
+    """A kind of role outside paid work (retirement, schooling, unemployment ...) and the occupation-lexicon
+    terms that name it."""
+
+    id: str
+    label: str
+    lexicon: tuple[str, ...] = ()
+
+
 class SupportMatch(_Model):
     dsm_rule: str
     specifiers: tuple[str, ...]
@@ -426,6 +446,7 @@ class OccupationTable(RuleDoc):
 
     kind: Literal["occupations"]
     skill_levels: tuple[SkillLevel, ...] = ()
+    statuses: tuple[OccupationStatus, ...] = ()
     rules: tuple[OccupationPool, ...]
     support_levels: tuple[SupportLevel, ...] = ()
 
@@ -439,12 +460,29 @@ class OccupationTable(RuleDoc):
             dup = _dupes(n for o in pool.occupations for n in o.names())
             if dup:
                 raise ValueError(f"pool {pool.id!r} names an occupation twice: {dup}")
+            if self.statuses:
+                declared = {st.id for st in self.statuses}
+                for o in pool.occupations:
+                    if o.status is not None and o.status not in declared:
+                        raise ValueError(f"pool {pool.id!r}: {o.label!r} has undeclared status {o.status!r}")
+                    if o.skill_level == 0 and o.status is None:
+                        raise ValueError(f"pool {pool.id!r}: {o.label!r} is outside paid work; give it a status")
+        if WORK in {st.id for st in self.statuses}:
+            raise ValueError(f"status {WORK!r} is implicit (paid work); do not declare it")
+        terms = _dupes(term for st in self.statuses for term in st.lexicon)
+        if terms:
+            raise ValueError(f"lexicon terms name two statuses: {terms}")
         known = {_norm(o.label) for p in self.rules for o in p.occupations}
         for sl in self.support_levels:
             missing = [a for a in sl.allowed if _norm(a) not in known]
             if missing:
                 raise ValueError(f"support level {sl.id!r} allows occupations in no pool: {missing}")
         return self
+
+    @cached_property
+    def status_by_term(self) -> dict[str, str]:
+        """Occupation-lexicon term id -> status kind."""
+        return {term: st.id for st in self.statuses for term in st.lexicon}
 
     @cached_property
     def support_by_id(self) -> dict[str, SupportLevel]:
@@ -491,10 +529,34 @@ def _support_ok(occ: Occupation, level: SupportLevel) -> bool:
     return level.max_skill_level is not None and 1 <= occ.skill_level <= level.max_skill_level
 
 
+def occupation_status(occupation: str, table: OccupationTable | None = None) -> str:
+    """The status kind of an occupation as written: ``work`` for paid work, else the kind of role outside it.
+
+    An item of the pools gives its own kind; any other text gives the kind of the first occupation-lexicon term
+    in it that a status names ("a retired teacher" is retirement, "out of work" unemployment), else ``work``.
+
+    >>> occupation_status("retired"), occupation_status("a retired school teacher"), occupation_status("welder")
+    ('retirement', 'retirement', 'work')
+    """
+    t = _occ_table(table)
+    found = t.any_pool_index.get(occupation_key(occupation))
+    if found is not None:
+        return found.kind
+    from anonpsy.lexicon import find_terms  # the lexicon module imports this one
+
+    for m in find_terms(occupation, "occupation"):
+        kind = t.status_by_term.get(m.id)
+        if kind is not None:
+            return kind
+    return WORK
+
+
 def occupation_pool(
-    age: int, support_level: str | None = None, table: OccupationTable | None = None
+    age: int, support_level: str | None = None, table: OccupationTable | None = None, status: str | None = None
 ) -> list[Occupation]:
-    """Occupations that may be drawn for a patient of ``age`` (and support level id, if any), in file order.
+    """Occupations that may be drawn for a patient of ``age`` (and support level id, if any), in file order;
+    with ``status`` only those of that kind (see :func:`occupation_status`): a retiree stays retired, a
+    student a student, paid work paid work.
 
     An unknown support level gives an empty pool; an age outside every band raises ValueError.
     """
@@ -505,17 +567,20 @@ def occupation_pool(
     level = t.support_by_id.get(support_level) if support_level is not None else None
     if support_level is not None and level is None:
         return []
-    return [o for o in pool.occupations if o.fits(age) and (level is None or _support_ok(o, level))]
+    return [o for o in pool.occupations if o.fits(age) and (level is None or _support_ok(o, level))
+            and (status is None or o.kind == status)]
 
 
 def occupation_allowed(
-    age: int, occupation: str, support_level: str | None = None, table: OccupationTable | None = None
+    age: int, occupation: str, support_level: str | None = None, table: OccupationTable | None = None,
+    like: str | None = None,
 ) -> list[str]:
-    """Violation codes for an occupation at an age (and support level id, if any).
+    """Violation codes for an occupation at an age (and support level id, if any), drawn to replace ``like``.
 
     Codes: AGE_INVALID, OCCUPATION_UNKNOWN (in no pool), OCCUPATION_AGE_BAND (not in the pool for this age, or
     outside the item's own age range), SUPPORT_LEVEL_UNKNOWN, OCCUPATION_SUPPORT_LEVEL (neither listed in the
-    support level's ``allowed`` nor a paid job of skill level 1..max_skill_level).
+    support level's ``allowed`` nor a paid job of skill level 1..max_skill_level), OCCUPATION_STATUS_KIND (of
+    another status kind than ``like``: a job for a retiree, a day program for a student).
     FAIL: ``occupation_allowed(12, "nurse")`` -> ``["OCCUPATION_AGE_BAND"]``.
     """
     t = _occ_table(table)
@@ -537,6 +602,8 @@ def occupation_allowed(
         out.append(OCCUPATION_AGE_BAND)
     if level is not None and not _support_ok(occ, level):
         out.append(OCCUPATION_SUPPORT_LEVEL)
+    if like is not None and occ.kind != occupation_status(like, t):
+        out.append(OCCUPATION_STATUS_KIND)
     return out
 
 

@@ -161,7 +161,8 @@ def _ethnicity_check(t: T.EthnicityTable, inp: dict[str, Any]) -> list[str]:
 
 def _occupation_check(t: T.OccupationTable, inp: dict[str, Any]) -> list[str]:
     level = inp.get("support_level")
-    return T.occupation_allowed(int(inp["age"]), str(inp["occupation"]), level, t)
+    like = inp.get("like")
+    return T.occupation_allowed(int(inp["age"]), str(inp["occupation"]), level, t, None if like is None else str(like))
 
 
 def _occupation_coverage(doc: Doc, cases: list[Case]) -> list[str]:
