@@ -101,3 +101,24 @@ def test_classify_is_total_on_valid_spans(sentence: str, data: st.DataObject | N
     r = classify(sentence, start, end)
     assert r.experiencer in ("patient", "family", "other")
     assert r.labels()
+
+
+_ROS_ITEMS = ["headache", "nausea and vomiting", "fevers", "chills", "cough", "dizziness", "rash"]
+_ALTERNATIVES = ["shortness of breath or chest pain", "chills or shortness of breath or chest pain",
+                 "palpitations or chest pain"]
+
+
+@given(st.sampled_from(["Negative for", "Currently negative for", "No"]),
+       st.lists(st.sampled_from(_ROS_ITEMS), min_size=1, max_size=4, unique=True), st.sampled_from(_ALTERNATIVES))
+@example("Currently negative for", ["headache", "nausea and vomiting", "fevers"],
+         "chills or shortness of breath or chest pain")
+def test_property_a_negated_list_reaches_alternatives_joined_by_or(
+        trigger: str, items: list[str], alternatives: str) -> None:
+    """A comma item made of short alternatives joined by "or" is as many items of the negated list: its last
+    alternative is as far from the trigger as the list's first item."""
+    sentence = f"{trigger} {', '.join(items)}, {alternatives}."
+    assert _ctx(sentence, "chest pain").negated
+
+
+def test_a_new_clause_after_a_negated_list_is_not_negated() -> None:
+    assert not _ctx("No fever, he has a long history of cough or chest pain.", "chest pain").negated

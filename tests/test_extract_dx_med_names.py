@@ -111,17 +111,19 @@ def test_a_substance_before_the_noun_of_problem_use_is_its_use_disorder(text: st
     assert {r for _s, _e, r in find_diagnoses(text)} == {rule_id}
 
 
-@pytest.mark.parametrize("text", ["She does have a history of tobacco abuse.", "Nicotine abuse, 1 ppd.",
-                                  "a history of abusing tobacco"])
-def test_tobacco_abuse_stays_a_use(text: str) -> None:
-    """DSM-IV had no nicotine abuse: "tobacco abuse" is how medical notes say the patient smokes, no diagnosis;
-    written "tobacco use disorder" it would assert a disorder the note never made."""
-    assert "tobacco_use_disorder" not in {r for _s, _e, r in find_diagnoses(text)}
-
-
-@pytest.mark.parametrize("text", ["History of nicotine dependence.", "tobacco addiction for years"])
-def test_tobacco_dependence_is_the_use_disorder(text: str) -> None:
+@pytest.mark.parametrize("text", ["History of nicotine dependence.", "tobacco addiction for years",
+                                  "She does have a history of tobacco abuse.", "Nicotine abuse, 1 ppd.",
+                                  "a history of abusing tobacco", "4. Tobacco abuse."])
+def test_tobacco_abuse_or_dependence_is_the_use_disorder(text: str) -> None:
+    """A clinician's "tobacco abuse" is a diagnosis term, not a description of smoking: ICD-9-CM indexes it to
+    305.1 tobacco use disorder and ICD-10-CM to F17.2 nicotine dependence, DSM-5-TR's tobacco use disorder."""
     assert {r for _s, _e, r in find_diagnoses(text)} == {"tobacco_use_disorder"}
+
+
+@pytest.mark.parametrize("text", ["He smokes two packs a day.", "Tobacco use: one pack per day.",
+                                  "She is a current smoker.", "Quit smoking in 1999."])
+def test_smoking_described_names_no_tobacco_disorder(text: str) -> None:
+    assert "tobacco_use_disorder" not in {r for _s, _e, r in find_diagnoses(text)}
 
 
 @pytest.mark.parametrize("text", ["History of sexual abuse.", "Laxative abuse in her teens.", "He uses heroin daily."])

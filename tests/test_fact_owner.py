@@ -127,3 +127,29 @@ def test_a_suspected_condition_given_this_diagnosis_later_is_had(condition: str)
 def test_the_relative_named_after_a_family_condition_owns_it() -> None:
     g = extract(_HPI + "FAMILY HISTORY: There is a family history of alcoholism in one of the maternal uncles.")
     assert [(f.member, f.condition) for f in g.family_history] == [("maternal uncles", "alcoholism")]
+
+
+_FH_CLAUSES = ["Her mother is in a nursing home", "His father lives alone", "Her sister is married",
+               "Her grandmother is 90"]
+_FH_PRONOUNS = ["she had", "he had", "but she had", "and he had"]
+_FH_CONDITIONS = ["a stroke", "diabetes", "hypertension"]
+
+
+@given(st.sampled_from(_FH_CLAUSES), st.sampled_from(_FH_PRONOUNS), st.sampled_from(_FH_CONDITIONS))
+@example("Her mother is in a nursing home", "she had", "a stroke")
+def test_property_a_pronoun_after_a_relative_in_the_family_history_is_the_relative(
+        relative: str, pronoun: str, condition: str) -> None:
+    """In the family-history section a clause opened by a bare pronoun goes on about the relative before it:
+    what it names is never the patient's."""
+    sep = "; " if not pronoun.startswith(("but", "and")) else ", "
+    g = extract("HISTORY OF PRESENT ILLNESS: A 40-year-old woman has headaches. "
+                f"FAMILY HISTORY: {relative}{sep}{pronoun} {condition}.")
+    cond = condition.removeprefix("a ")
+    assert cond not in {p.condition for p in g.past_history}
+    assert cond in {f.condition for f in g.family_history}
+
+
+def test_the_patient_named_after_a_relative_in_the_family_history_owns_it() -> None:
+    g = extract("HISTORY OF PRESENT ILLNESS: A 40-year-old woman has headaches. "
+                "FAMILY HISTORY: Her mother is well; the patient had a stroke in 2010.")
+    assert "stroke" in {p.condition for p in g.past_history}

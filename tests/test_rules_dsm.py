@@ -59,7 +59,7 @@ EXPECTED_PER_CHAPTER = {
     "personality": 11,
     "paraphilic": 8,
 }
-EXPECTED_CASES = 623
+EXPECTED_CASES = 630
 
 REQUIRED_IDS = [
     "adhd",

@@ -66,6 +66,8 @@ _LIST_SEP = re.compile(r"(?:,\s*(?:and/or|and|or|nor)?|\s(?:and/or|and|or|nor|&)
 #: begin Y": Y is not stopped).
 _OPPOSITE: dict[str, frozenset[str]] = {"historical": frozenset({"current"}), "current": frozenset({"historical"})}
 _LIST_ITEM_WORDS = 4
+#: "or"/"nor" between alternatives inside one comma item of a list.
+_OR_SPLIT = re.compile(r"\s(?:or|nor)\s", re.I)
 _BACKWARD_SUFFIX = "#backward"
 
 
@@ -377,6 +379,13 @@ def _list_span(sentence: str, start: int, end: int, dose_blind: bool = False) ->
         words = item.split()
         if not words or re.search(r"[.!?]\s", item):
             break
+        alts = _OR_SPLIT.split(item)
+        if _item_words(item, dose_blind) > _LIST_ITEM_WORDS and len(alts) > 1 and all(
+                0 < _item_words(a, dose_blind) <= _LIST_ITEM_WORDS for a in alts):
+            # "fevers, chills or shortness of breath or chest pain": a comma item that is itself short
+            # alternatives joined by "or" is as many items of the list
+            first = cut + 1 + len(item) - len(item.lstrip())
+            continue
         if _item_words(item, dose_blind) > _LIST_ITEM_WORDS:
             # the first item hangs on the words before it ("include Haldol and lithium"): its last word
             first = m.start() - len(item.rstrip()) + item.rstrip().rfind(words[-1]) if item.rstrip() else first

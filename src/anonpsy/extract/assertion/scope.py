@@ -143,8 +143,17 @@ def is_family(s: Sentence, start: int, ctx: ContextResult, sex: Sex | None = Non
     last = None
     for m in MEMBER.finditer(s.text, lo, start):
         last = m
+    if last is None and lo > 0 and _PRONOUN_OPENS.match(s.text, lo):
+        # "Her mother is in a nursing home; she had a stroke": in the family history, a clause whose subject is
+        # a bare pronoun goes on about the relative of the clause before it.
+        for m in MEMBER.finditer(s.text, 0, lo):
+            last = m
     return (last is not None and not _PATIENT_SUBJECT.search(s.text, last.end(), start)
             and not _REPORTS_OF_ANOTHER.search(s.text, last.end(), start))
+
+
+#: A clause that opens with a subject pronoun (after a conjunction, if any): "; she had", "but he has".
+_PRONOUN_OPENS = re.compile(r"\s*(?:(?:and|but|while|whereas|although|though)\s+)?(?:he|she|they)\b", re.I)
 
 
 def unnamed_in_family_section(s: Sentence) -> bool:

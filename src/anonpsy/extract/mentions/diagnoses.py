@@ -352,11 +352,6 @@ _DRUG_CLASS_DISORDER = {"benzodiazepine": "sedative use disorder", "z_drug_hypno
                         "stimulant": "stimulant use disorder"}
 
 
-#: Use disorders that DSM-IV never had an "abuse" category for: "tobacco abuse" is the loose wording of medical notes
-#: for smoking, no diagnosis, so "abuse" (unlike "dependence" or "addiction") keeps it at the level of the use.
-_NO_ABUSE_CATEGORY = frozenset({"tobacco_use_disorder"})
-_ABUSE_WORD = re.compile(r"\babus(?:e|es|ed|ing)\b", re.I)
-
 #: The DSM-IV problem-use noun after a substance: "heroin abuse", "Xanax dependence", "crack addiction".
 _ABUSE_AFTER = re.compile(r"^[\s-]*(?:abuse|dependence|dependency|addiction)\b", re.I)
 _ABUSE_NOUN = re.compile(r"\b(?:abuse|dependence|dependency|addiction)\b", re.I)
@@ -383,9 +378,6 @@ def _substance_then_abuse(text: str) -> list[tuple[int, int, str]]:
         if after is None and not _ABUSE_NOUN.search(text[start:end].split()[-1]):
             continue
         rule_id = next((names[_dx_key(c)] for c in candidates if _dx_key(c) in names), None)
-        noun = after.group(0) if after is not None else text[start:end].split()[-1]
-        if rule_id in _NO_ABUSE_CATEGORY and _ABUSE_WORD.search(noun):
-            continue
         if rule_id is not None and rule_id.endswith("use_disorder"):
             out.append((start, end + (after.end() if after is not None else 0), rule_id))
     return out
@@ -420,8 +412,6 @@ def _abused_substances(text: str) -> list[tuple[int, int, str]]:
             hits.append((w.start(), w.end(), [_CLASS_WORDS[w.group(1).lower()]]))
         for start, end, candidates in hits:
             rule_id = next((names[_dx_key(c)] for c in candidates if _dx_key(c) in names), None)
-            if rule_id in _NO_ABUSE_CATEGORY and _ABUSE_WORD.search(cue.group(0)):
-                continue
             if rule_id is not None and rule_id.endswith("use_disorder"):
                 out.append((base + start, base + end, rule_id))
     return out
