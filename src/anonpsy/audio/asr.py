@@ -56,14 +56,33 @@ class Recognizer(Protocol):
 
 
 def utterances(regions: Sequence[Region], *, max_s: float = 20.0, join_s: float = 0.6) -> list[Region]:
-    """Voiced regions grouped into utterances: neighbours closer than ``join_s`` join while under ``max_s``."""
-    out: list[list[float]] = []
+    """Voiced regions grouped into utterances of at most ``max_s``: neighbours closer than ``join_s`` join.
+
+    A run of joined regions longer than ``max_s`` is cut at its widest pause, and each side again until every
+    piece fits: a recogniser decodes each utterance on its own, and a cut where the speaker barely paused (between
+    the digit groups of a phone number, inside a name) leaves each side a fragment it cannot read in context. A
+    single region longer than ``max_s`` stays whole.
+    """
+    runs: list[list[Region]] = []
     for a, b in regions:
-        if out and a - out[-1][1] < join_s and b - out[-1][0] <= max_s:
-            out[-1][1] = b
+        if runs and a - runs[-1][-1][1] < join_s:
+            runs[-1].append((a, b))
         else:
-            out.append([a, b])
-    return [(a, b) for a, b in out]
+            runs.append([(a, b)])
+    out: list[Region] = []
+    for run in runs:
+        _cut_at_pauses(run, max_s, out)
+    return out
+
+
+def _cut_at_pauses(run: Sequence[Region], max_s: float, out: list[Region]) -> None:
+    """Append ``run`` to ``out`` as one utterance, or cut at its widest pause (the earliest of equals) and recurse."""
+    if len(run) == 1 or run[-1][1] - run[0][0] <= max_s:
+        out.append((run[0][0], run[-1][1]))
+        return
+    cut = max(range(1, len(run)), key=lambda k: (run[k][0] - run[k - 1][1], -k))
+    _cut_at_pauses(run[:cut], max_s, out)
+    _cut_at_pauses(run[cut:], max_s, out)
 
 
 def is_filler(token: str) -> bool:
