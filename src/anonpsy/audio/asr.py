@@ -7,6 +7,9 @@ analysis signal):
   dictionary and language model that ship in its PyPI wheel. Voiced regions are grouped into utterances of at
   most ``max_utterance_s`` and decoded one by one; filler tokens (``<sil>``, ``[NOISE]``, ``[SPEECH]``,
   ``++…++``) are not words, so the speech under them counts as unaccounted for.
+* :class:`CombinedRecognizer`: a primary recogniser and second readings of the same audio by others; the
+  pipeline reads the primary's words and runs the rule detectors on every reading, muting what any marks
+  (opt-in: PocketSphinx's own decoding as a second reading of Moonshine roughly triples the time on one core).
 * :class:`ServerRecognizer`: an OpenAI-compatible ``/v1/audio/transcriptions`` server (whisper.cpp,
   faster-whisper servers) asked for ``verbose_json`` with word timestamps, through
   :class:`anonpsy.llm.client.TranscriptionClient`. Words come from the top-level ``words`` list or from
@@ -242,6 +245,51 @@ class MoonshineRecognizer:
         return words
 
 
+class CombinedRecognizer:
+    """A primary recogniser and second readings of the same audio by others.
+
+    :meth:`transcribe` returns the primary's words (the transcript that gaps, the report's counts and the model
+    detector read); every other recogniser's words are kept in ``alternatives``, and
+    :func:`anonpsy.audio.pipeline.deidentify` runs the rule detectors on each of them too and mutes what any
+    reading marks. Two recognisers rarely mishear the same word the same way: a cue word one of them wrote as a
+    word that is no cue ("dogger" for "daughter") or a number tail it wrote as ordinary words is often heard by
+    the other, whose timing then places the identifier.
+    """
+
+    def __init__(self, primary: Recognizer, *others: Recognizer) -> None:
+        if not others:
+            raise ValueError("a combined recogniser needs at least one second reading")
+        self.primary = primary
+        self.others = others
+        self.name = "+".join([primary.name, *(o.name for o in others)])
+        self.version = " + ".join(str(getattr(r, "version", "")) for r in (primary, *others))
+        self.alternatives: list[list[Word]] = []
+
+    def transcribe(self, signal: npt.NDArray[np.float32], regions: Sequence[Region]) -> list[Word]:
+        """The primary's words; the others' in ``alternatives``, in the order the recognisers were given."""
+        words = self.primary.transcribe(signal, regions)
+        self.alternatives = [list(o.transcribe(signal, regions)) for o in self.others]
+        return words
+
+    @property
+    def worker_cpu_s(self) -> float:
+        """CPU seconds the recognisers spent in worker processes."""
+        return sum(float(getattr(r, "worker_cpu_s", 0.0)) for r in (self.primary, *self.others))
+
+    def close(self) -> None:
+        """Close every recogniser that holds a process."""
+        for r in (self.primary, *self.others):
+            close = getattr(r, "close", None)
+            if close is not None:
+                close()
+
+    def __enter__(self) -> CombinedRecognizer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 class _MoonshineWorker:
     """One Moonshine worker process (:mod:`anonpsy.audio.moonshine_worker`) and the audio it has heard."""
 
@@ -439,6 +487,7 @@ def _package_version(name: str) -> str:
 
 
 __all__ = [
+    "CombinedRecognizer",
     "MoonshineRecognizer",
     "PocketSphinxRecognizer",
     "Recognizer",
