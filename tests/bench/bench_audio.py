@@ -2,6 +2,7 @@
 
     python tests/bench/bench_audio.py --dictations 60          # the corpus figures, embedded default recogniser
     python tests/bench/bench_audio.py --asr pocketsphinx       # ... PocketSphinx alone
+    python tests/bench/bench_audio.py --asr moonshine+pocketsphinx   # ... with PocketSphinx's second reading
     python tests/bench/bench_audio.py --asr server --seed 3    # words as a transcription server reports them
     python tests/bench/bench_audio.py --asr server --skip PERSON,LOCATION   # ... leaving names out (gaps)
     python tests/bench/bench_audio.py --asr server --presidio ../shared/data/presidio-synth/synth_dataset_v2.json
@@ -93,9 +94,11 @@ def _described(rec: object, asr: str) -> str:
 
 
 def _recognizer(asr: str) -> object:
-    from anonpsy.audio.asr import MoonshineRecognizer, PocketSphinxRecognizer
+    from anonpsy.audio.asr import CombinedRecognizer, MoonshineRecognizer, PocketSphinxRecognizer
     from anonpsy.audio.cli import resolve_asr
 
+    if asr == "moonshine+pocketsphinx":
+        return CombinedRecognizer(MoonshineRecognizer(), PocketSphinxRecognizer())
     return MoonshineRecognizer() if resolve_asr(asr) == "moonshine" else PocketSphinxRecognizer()
 
 
@@ -142,9 +145,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dictations", type=int, default=60)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--margin-ms", type=int, default=200)
-    ap.add_argument("--asr", choices=["auto", "moonshine", "pocketsphinx", "server"], default="auto",
-                    help="auto: the command's default (Moonshine where installed, else PocketSphinx); server: the "
-                         "scripted transcription server answering with the script's timed words")
+    ap.add_argument("--asr", choices=["auto", "moonshine", "pocketsphinx", "moonshine+pocketsphinx", "server"],
+                    default="auto",
+                    help="auto: the command's default (Moonshine where installed, else PocketSphinx); "
+                         "moonshine+pocketsphinx: Moonshine, and PocketSphinx's own decoding as a second reading "
+                         "whose identifiers are muted too; server: the scripted transcription server answering "
+                         "with the script's timed words")
     ap.add_argument("--skip", default="", help="with --asr server: identifier types left out of the transcript")
     ap.add_argument("--presidio", metavar="JSON", help="speak presidio-research's synth_dataset_v2.json instead")
     ap.add_argument("--rtf", action="store_true", help="measure the real-time factor of a 60 s dictation")

@@ -7,6 +7,9 @@ analysis signal):
   dictionary and language model that ship in its PyPI wheel. Voiced regions are grouped into utterances of at
   most ``max_utterance_s`` and decoded one by one; filler tokens (``<sil>``, ``[NOISE]``, ``[SPEECH]``,
   ``++…++``) are not words, so the speech under them counts as unaccounted for.
+* :class:`CombinedRecognizer`: a primary recogniser and second readings of the same audio by others; the
+  pipeline reads the primary's words and runs the rule detectors on every reading, muting what any marks
+  (opt-in: PocketSphinx's own decoding as a second reading of Moonshine roughly triples the time on one core).
 * :class:`ServerRecognizer`: an OpenAI-compatible ``/v1/audio/transcriptions`` server (whisper.cpp,
   faster-whisper servers) asked for ``verbose_json`` with word timestamps, through
   :class:`anonpsy.llm.client.TranscriptionClient`. Words come from the top-level ``words`` list or from
@@ -56,14 +59,33 @@ class Recognizer(Protocol):
 
 
 def utterances(regions: Sequence[Region], *, max_s: float = 20.0, join_s: float = 0.6) -> list[Region]:
-    """Voiced regions grouped into utterances: neighbours closer than ``join_s`` join while under ``max_s``."""
-    out: list[list[float]] = []
+    """Voiced regions grouped into utterances of at most ``max_s``: neighbours closer than ``join_s`` join.
+
+    A run of joined regions longer than ``max_s`` is cut at its widest pause, and each side again until every
+    piece fits: a recogniser decodes each utterance on its own, and a cut where the speaker barely paused (between
+    the digit groups of a phone number, inside a name) leaves each side a fragment it cannot read in context. A
+    single region longer than ``max_s`` stays whole.
+    """
+    runs: list[list[Region]] = []
     for a, b in regions:
-        if out and a - out[-1][1] < join_s and b - out[-1][0] <= max_s:
-            out[-1][1] = b
+        if runs and a - runs[-1][-1][1] < join_s:
+            runs[-1].append((a, b))
         else:
-            out.append([a, b])
-    return [(a, b) for a, b in out]
+            runs.append([(a, b)])
+    out: list[Region] = []
+    for run in runs:
+        _cut_at_pauses(run, max_s, out)
+    return out
+
+
+def _cut_at_pauses(run: Sequence[Region], max_s: float, out: list[Region]) -> None:
+    """Append ``run`` to ``out`` as one utterance, or cut at its widest pause (the earliest of equals) and recurse."""
+    if len(run) == 1 or run[-1][1] - run[0][0] <= max_s:
+        out.append((run[0][0], run[-1][1]))
+        return
+    cut = max(range(1, len(run)), key=lambda k: (run[k][0] - run[k - 1][1], -k))
+    _cut_at_pauses(run[:cut], max_s, out)
+    _cut_at_pauses(run[cut:], max_s, out)
 
 
 def is_filler(token: str) -> bool:
@@ -221,6 +243,51 @@ class MoonshineRecognizer:
             words.extend(extra)
         words.sort(key=lambda w: (w.start, w.end))
         return words
+
+
+class CombinedRecognizer:
+    """A primary recogniser and second readings of the same audio by others.
+
+    :meth:`transcribe` returns the primary's words (the transcript that gaps, the report's counts and the model
+    detector read); every other recogniser's words are kept in ``alternatives``, and
+    :func:`anonpsy.audio.pipeline.deidentify` runs the rule detectors on each of them too and mutes what any
+    reading marks. Two recognisers rarely mishear the same word the same way: a cue word one of them wrote as a
+    word that is no cue ("dogger" for "daughter") or a number tail it wrote as ordinary words is often heard by
+    the other, whose timing then places the identifier.
+    """
+
+    def __init__(self, primary: Recognizer, *others: Recognizer) -> None:
+        if not others:
+            raise ValueError("a combined recogniser needs at least one second reading")
+        self.primary = primary
+        self.others = others
+        self.name = "+".join([primary.name, *(o.name for o in others)])
+        self.version = " + ".join(str(getattr(r, "version", "")) for r in (primary, *others))
+        self.alternatives: list[list[Word]] = []
+
+    def transcribe(self, signal: npt.NDArray[np.float32], regions: Sequence[Region]) -> list[Word]:
+        """The primary's words; the others' in ``alternatives``, in the order the recognisers were given."""
+        words = self.primary.transcribe(signal, regions)
+        self.alternatives = [list(o.transcribe(signal, regions)) for o in self.others]
+        return words
+
+    @property
+    def worker_cpu_s(self) -> float:
+        """CPU seconds the recognisers spent in worker processes."""
+        return sum(float(getattr(r, "worker_cpu_s", 0.0)) for r in (self.primary, *self.others))
+
+    def close(self) -> None:
+        """Close every recogniser that holds a process."""
+        for r in (self.primary, *self.others):
+            close = getattr(r, "close", None)
+            if close is not None:
+                close()
+
+    def __enter__(self) -> CombinedRecognizer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 class _MoonshineWorker:
@@ -420,6 +487,7 @@ def _package_version(name: str) -> str:
 
 
 __all__ = [
+    "CombinedRecognizer",
     "MoonshineRecognizer",
     "PocketSphinxRecognizer",
     "Recognizer",

@@ -6,7 +6,8 @@ the muted audio and the report (a dict that follows ``schemas/audio/report.v1.js
 1. analysis copy (mono, 16 kHz) and voiced regions (WebRTC VAD);
 2. words with timestamps (PocketSphinx by default, or a transcription server);
 3. identifiers in the transcript (:func:`anonpsy.audio.detect.detect_words`: analyzer on the written form, cue
-   spans, spoken numbers, and with the llm backend the chunked detector);
+   spans, spoken numbers, and with the llm backend the chunked detector), and by the rules alone in every second
+   reading a combined recogniser (:class:`anonpsy.audio.asr.CombinedRecognizer`) made of the same audio;
 4. gaps — voiced speech no word accounts for — classified from their context (cue rules, and a gap right
    next to an identifier's words is part of it; with the llm backend also the ``audio_gap`` prompt; muted
    when either marks them, or all of them with ``mute_all_gaps``);
@@ -75,7 +76,13 @@ class Result:
 
 
 def _word_intervals(
-    words: list[Word], hits: list[WordHit], audio: Audio, margin: float, end_extra: float, name_end_extra: float = 0.0
+    words: list[Word],
+    hits: list[WordHit],
+    audio: Audio,
+    margin: float,
+    end_extra: float,
+    name_end_extra: float = 0.0,
+    source: str = "",
 ) -> list[Interval]:
     out = []
     for h in hits:
@@ -91,7 +98,7 @@ def _word_intervals(
                 frames=audio.frames,
                 reason=h.reason,
                 type=h.type,
-                detector=h.detector,
+                detector=source + h.detector,
                 words=len(span),
             )
         )
@@ -119,6 +126,9 @@ def deidentify(
 
     t1 = time.perf_counter()
     words = recognizer.transcribe(signal, voiced)
+    # Second readings of the same audio by other recognisers (CombinedRecognizer): their words are read by the
+    # rule detectors too, and what any reading marks is muted.
+    alternatives = [list(a) for a in getattr(recognizer, "alternatives", ())]
     timings["asr_s"] = time.perf_counter() - t1
 
     t2 = time.perf_counter()
@@ -138,6 +148,11 @@ def deidentify(
     timings["detect_s"] = time.perf_counter() - t2
 
     intervals = _word_intervals(words, hits, audio, s.margin_s, s.end_extra_s, s.name_end_extra_s)
+    for alt in alternatives:
+        _, alt_hits = detect_words(alt, cue_set, analyze=analyze)
+        intervals += _word_intervals(
+            alt, alt_hits, audio, s.margin_s, s.end_extra_s, s.name_end_extra_s, source="second-reading:"
+        )
     for v in verdicts:
         if v.phi or s.mute_all_gaps:
             detector = v.detector if v.phi else "rules:mute-all-gaps"
