@@ -250,7 +250,12 @@ def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
         acc.condition_names.setdefault(m.id, condition_name(m, s.text))
 
 
-_LATERALITY = re.compile(r"\b(right|left|bilateral)[ -]$", re.I)
+_LATERALITY = re.compile(r"\b(right|left|bilateral)((?:[ -]sided)?)[ -]$", re.I)
+
+#: A grade or size written just before a condition ("mild white matter disease", "moderate to severe aortic
+#: stenosis", "a small aneurysm"): part of what the note says about it, kept with its name (before the side).
+_GRADE = re.compile(r"\b((?:mild|moderate|severe)(?: to |-to-| ?- ?)(?:moderate|severe)|mild|moderate|severe|"
+                    r"small|large|tiny|minimal|marked|extensive|massive)[ -]$", re.I)
 
 
 #: A condition named by its adjective ("She is obese", "asthmatic", "dehydrated"): the graph names it by its noun.
@@ -259,15 +264,21 @@ _ADJECTIVE = re.compile(r"(?i)(?:obese|overweight|\w+(?:atic|etic|ed))$")
 
 def condition_name(m: lexicon.TermMatch, text: str | None = None) -> str:
     """How a condition is named in the graph: the lexicon phrasing the note used ("cerebellar infarct",
-    "glioblastoma") with the side written just before it ("right cerebellar infarct"), or the headword for an
-    abbreviation ("CVA" -> "stroke"). Only lexicon phrases and a side, never other words of the note."""
+    "glioblastoma") with the grade and side written just before it ("small right cerebellar infarct",
+    "right-sided hemiparesis"), or the headword for an abbreviation ("CVA" -> "stroke"). Only lexicon phrases,
+    a grade and a side, never other words of the note."""
     surface = " ".join(m.surface.split())
-    side = _LATERALITY.search(text[max(0, m.start - 12):m.start]) if text is not None else None
+    before = text[max(0, m.start - 40):m.start] if text is not None else ""
+    side = _LATERALITY.search(before)
+    grade = _GRADE.search(before[:side.start()] if side else before)
+    prefix = " ".join(x for x in ((grade.group(1).lower() if grade else ""),
+                                  (side.group(1).lower() + side.group(2).lower().replace(" ", "-") if side else ""))
+                      if x)
     if surface.isupper() or len(surface) <= 4 or _ADJECTIVE.match(surface):
-        # an abbreviation keeps its side ("right SDH" -> "right subdural hematoma")
-        return f"{side.group(1).lower()} {m.headword}" if side and surface.isupper() else m.headword
+        # an abbreviation keeps its side and grade ("right SDH" -> "right subdural hematoma")
+        return f"{prefix} {m.headword}" if prefix and surface.isupper() else m.headword
     name = re.sub(r"[’']s\b", "", surface.lower())
-    name = f"{side.group(1).lower()} {name}" if side else name
+    name = f"{prefix} {name}" if prefix else name
     return f"{name} ({m.headword})" if _finding_key(surface) in _condition_findings().get(m.id, ()) else name
 
 
