@@ -23,7 +23,7 @@ def _past(note: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize(("note", "pid", "name"), [
-    ("COURSE: MRI of the brain shows mild white matter disease.", "ph_cerebral_white_matter_disease",
+    ("IMAGING: MRI of the brain shows mild white matter disease.", "ph_cerebral_white_matter_disease",
      "mild white matter disease"),
     ("PAST MEDICAL HISTORY: Old injury leaving him with right-sided hemiparesis.", "ph_hemiparesis",
      "right-sided hemiparesis"),
@@ -36,6 +36,26 @@ def _past(note: str) -> dict[str, str]:
 def test_a_condition_keeps_its_grade_and_side(note: str, pid: str, name: str) -> None:
     past = _past(note)
     assert past.get(pid) == name, past
+
+
+@pytest.mark.parametrize(("results", "pid"), [
+    ("IMAGING: MRI of the brain showed a small venous angioma.", "ph_developmental_venous_anomaly"),
+    ("RADIOLOGY: Abnormal signal in the frontal lobe consistent with a parenchymal hemorrhage.",
+     "ph_intraparenchymal_hemorrhage"),
+])
+def test_a_conclusion_of_imaging_is_the_patients_finding(results: str, pid: str) -> None:
+    assert pid in _past(results)
+
+
+@pytest.mark.parametrize("results", [
+    "LABS: HIV antibody negative. Hepatitis C panel pending.",
+    "LABS: Hepatitis C antibody was shown to be negative.",
+    "IMAGING: CT of the head showed no evidence of stroke or hemorrhage.",
+    "LABS: Glucose 104, sodium 138.",
+])
+def test_a_test_name_or_a_normal_study_is_no_condition(results: str) -> None:
+    g = extract(HEAD + results)
+    assert [p.condition for p in g.past_history] == [], results
 
 
 def test_a_suspected_vasculitis_is_a_possibility_not_a_history() -> None:

@@ -225,14 +225,19 @@ def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
     """Medical comorbidities of one sentence (``rules/lexicon/conditions.yaml``): a relative's go to the family
     history, the patient's are recorded with their status like diagnoses and become past-history items in
     :func:`finalize_conditions`."""
-    if s.section in _NON_CLINICAL_SECTIONS:
+    results = s.section == "labs"
+    if s.section in _NON_CLINICAL_SECTIONS and not results:
         return
     whole_only = _denied_only_conditions()
     entries = _condition_entries()
     for m in lexicon.find_terms(s.text, "condition"):
+        if results and not _result_conclusion(s.text, m):
+            continue
         mention = _mention(s, m.start, m.end, times, acc)
         status = diagnosis_status(mention, event=entries[m.id].course == "event")
         denial = condition_denial(mention)
+        if denial is not None and results:
+            continue  # "no evidence of acute infarction" on one scan is no denial of a history of stroke
         if denial is not None:
             acc.condition_denials.setdefault(m.id, (denial, s.text.strip()))
             acc.condition_names.setdefault(m.id, condition_name(m, s.text))
@@ -248,6 +253,22 @@ def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
         spec = mention.time.spec if mention.time is not None else None
         acc.condition_votes.setdefault(m.id, []).append(DiagnosisVote(status, s.index, s.text.strip(), spec))
         acc.condition_names.setdefault(m.id, condition_name(m, s.text))
+
+
+#: What a test or an imaging study concluded ("MRI of the brain showed ...", "consistent with ...", "suggestive of
+#: ..."): a condition written after it in a results section is the patient's finding, not the name of a test.
+_CONCLUSION = re.compile(r"\b(?:shows?|showed|shown|reveal(?:s|ed)?|demonstrat(?:es|ed)|disclos(?:es|ed)|"
+                         r"consistent with|compatible with|representing|suggestive of|suspicious for|concerning for|"
+                         r"worrisome for|evidence of|findings? of|impression)\b", re.I)
+#: A condition's name used as the name of a test ("HIV antibody", "hepatitis C panel").
+_TEST_AFTER = re.compile(r"^[ -]*(?:antibod(?:y|ies)|antigen|panel|tests?|testing|screen(?:ing)?|titers?|levels?|"
+                         r"serolog(?:y|ies)|PCR|viral load|protocol)\b", re.I)
+
+
+def _result_conclusion(text: str, m: lexicon.TermMatch) -> bool:
+    """Is a condition of a results section (labs, imaging, testing) a conclusion of the study, not a test's name or
+    a value's label? Only then is it the patient's finding."""
+    return _CONCLUSION.search(text[:m.start]) is not None and _TEST_AFTER.match(text[m.end:]) is None
 
 
 _LATERALITY = re.compile(r"\b(right|left|bilateral)((?:[ -]sided)?)[ -]$", re.I)
