@@ -225,14 +225,19 @@ def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
     """Medical comorbidities of one sentence (``rules/lexicon/conditions.yaml``): a relative's go to the family
     history, the patient's are recorded with their status like diagnoses and become past-history items in
     :func:`finalize_conditions`."""
-    if s.section in _NON_CLINICAL_SECTIONS:
+    results = s.section == "labs"
+    if s.section in _NON_CLINICAL_SECTIONS and not results:
         return
     whole_only = _denied_only_conditions()
     entries = _condition_entries()
     for m in lexicon.find_terms(s.text, "condition"):
+        if results and not _result_conclusion(s.text, m):
+            continue
         mention = _mention(s, m.start, m.end, times, acc)
         status = diagnosis_status(mention, event=entries[m.id].course == "event")
         denial = condition_denial(mention)
+        if denial is not None and results:
+            continue  # "no evidence of acute infarction" on one scan is no denial of a history of stroke
         if denial is not None:
             acc.condition_denials.setdefault(m.id, (denial, s.text.strip()))
             acc.condition_names.setdefault(m.id, condition_name(m, s.text))
@@ -250,7 +255,28 @@ def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
         acc.condition_names.setdefault(m.id, condition_name(m, s.text))
 
 
-_LATERALITY = re.compile(r"\b(right|left|bilateral)[ -]$", re.I)
+#: What a test or an imaging study concluded ("MRI of the brain showed ...", "consistent with ...", "suggestive of
+#: ..."): a condition written after it in a results section is the patient's finding, not the name of a test.
+_CONCLUSION = re.compile(r"\b(?:shows?|showed|shown|reveal(?:s|ed)?|demonstrat(?:es|ed)|disclos(?:es|ed)|"
+                         r"consistent with|compatible with|representing|suggestive of|suspicious for|concerning for|"
+                         r"worrisome for|evidence of|findings? of|impression)\b", re.I)
+#: A condition's name used as the name of a test ("HIV antibody", "hepatitis C panel").
+_TEST_AFTER = re.compile(r"^[ -]*(?:antibod(?:y|ies)|antigen|panel|tests?|testing|screen(?:ing)?|titers?|levels?|"
+                         r"serolog(?:y|ies)|PCR|viral load|protocol)\b", re.I)
+
+
+def _result_conclusion(text: str, m: lexicon.TermMatch) -> bool:
+    """Is a condition of a results section (labs, imaging, testing) a conclusion of the study, not a test's name or
+    a value's label? Only then is it the patient's finding."""
+    return _CONCLUSION.search(text[:m.start]) is not None and _TEST_AFTER.match(text[m.end:]) is None
+
+
+_LATERALITY = re.compile(r"\b(right|left|bilateral)((?:[ -]sided)?)[ -]$", re.I)
+
+#: A grade or size written just before a condition ("mild white matter disease", "moderate to severe aortic
+#: stenosis", "a small aneurysm"): part of what the note says about it, kept with its name (before the side).
+_GRADE = re.compile(r"\b((?:mild|moderate|severe)(?: to |-to-| ?- ?)(?:moderate|severe)|mild|moderate|severe|"
+                    r"small|large|tiny|minimal|marked|extensive|massive)[ -]$", re.I)
 
 
 #: A condition named by its adjective ("She is obese", "asthmatic", "dehydrated"): the graph names it by its noun.
@@ -259,15 +285,21 @@ _ADJECTIVE = re.compile(r"(?i)(?:obese|overweight|\w+(?:atic|etic|ed))$")
 
 def condition_name(m: lexicon.TermMatch, text: str | None = None) -> str:
     """How a condition is named in the graph: the lexicon phrasing the note used ("cerebellar infarct",
-    "glioblastoma") with the side written just before it ("right cerebellar infarct"), or the headword for an
-    abbreviation ("CVA" -> "stroke"). Only lexicon phrases and a side, never other words of the note."""
+    "glioblastoma") with the grade and side written just before it ("small right cerebellar infarct",
+    "right-sided hemiparesis"), or the headword for an abbreviation ("CVA" -> "stroke"). Only lexicon phrases,
+    a grade and a side, never other words of the note."""
     surface = " ".join(m.surface.split())
-    side = _LATERALITY.search(text[max(0, m.start - 12):m.start]) if text is not None else None
+    before = text[max(0, m.start - 40):m.start] if text is not None else ""
+    side = _LATERALITY.search(before)
+    grade = _GRADE.search(before[:side.start()] if side else before)
+    prefix = " ".join(x for x in ((grade.group(1).lower() if grade else ""),
+                                  (side.group(1).lower() + side.group(2).lower().replace(" ", "-") if side else ""))
+                      if x)
     if surface.isupper() or len(surface) <= 4 or _ADJECTIVE.match(surface):
-        # an abbreviation keeps its side ("right SDH" -> "right subdural hematoma")
-        return f"{side.group(1).lower()} {m.headword}" if side and surface.isupper() else m.headword
+        # an abbreviation keeps its side and grade ("right SDH" -> "right subdural hematoma")
+        return f"{prefix} {m.headword}" if prefix and surface.isupper() else m.headword
     name = re.sub(r"[’']s\b", "", surface.lower())
-    name = f"{side.group(1).lower()} {name}" if side else name
+    name = f"{prefix} {name}" if prefix else name
     return f"{name} ({m.headword})" if _finding_key(surface) in _condition_findings().get(m.id, ()) else name
 
 

@@ -1,0 +1,108 @@
+"""Medical conditions keep what the note writes about them: the lexicon phrase, with the grade and side written just
+before it ("mild white matter disease", "right-sided hemiparesis"), and the status its sentence gives."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from anonpsy import lexicon
+from anonpsy.extract import extract
+from anonpsy.extract.assembly.nodes import condition_name
+from anonpsy.graph import Certainty, HistoryStatus
+
+HEAD = "The patient is a 60-year-old man seen for weakness.\n"
+
+
+def _past(note: str) -> dict[str, str]:
+    g = extract(HEAD + note)
+    return {p.id: p.condition for p in g.past_history if p.status != HistoryStatus.denied}
+
+
+@pytest.mark.parametrize(("note", "pid", "name"), [
+    ("IMAGING: MRI of the brain shows mild white matter disease.", "ph_cerebral_white_matter_disease",
+     "mild white matter disease"),
+    ("PAST MEDICAL HISTORY: Old injury leaving him with right-sided hemiparesis.", "ph_hemiparesis",
+     "right-sided hemiparesis"),
+    ("PAST MEDICAL HISTORY: Moderate to severe aortic stenosis.", "ph_valvular_heart_disease",
+     "moderate to severe aortic stenosis"),
+    ("COURSE: Angiography showed a small aneurysm at the origin of the artery.", "ph_aneurysm", "small aneurysm"),
+    ("COURSE: CT showed a small right SDH.", "ph_subdural_hematoma", "small right subdural hematoma"),
+    ("IMPRESSION: Disc herniation with radicular symptoms in the leg.", "ph_radiculopathy", "radicular symptoms"),
+])
+def test_a_condition_keeps_its_grade_and_side(note: str, pid: str, name: str) -> None:
+    past = _past(note)
+    assert past.get(pid) == name, past
+
+
+@pytest.mark.parametrize(("results", "pid"), [
+    ("IMAGING: MRI of the brain showed a small venous angioma.", "ph_developmental_venous_anomaly"),
+    ("RADIOLOGY: Abnormal signal in the frontal lobe consistent with a parenchymal hemorrhage.",
+     "ph_intraparenchymal_hemorrhage"),
+])
+def test_a_conclusion_of_imaging_is_the_patients_finding(results: str, pid: str) -> None:
+    assert pid in _past(results)
+
+
+@pytest.mark.parametrize("results", [
+    "LABS: HIV antibody negative. Hepatitis C panel pending.",
+    "LABS: Hepatitis C antibody was shown to be negative.",
+    "IMAGING: CT of the head showed no evidence of stroke or hemorrhage.",
+    "LABS: Glucose 104, sodium 138.",
+])
+def test_a_test_name_or_a_normal_study_is_no_condition(results: str) -> None:
+    g = extract(HEAD + results)
+    assert [p.condition for p in g.past_history] == [], results
+
+
+def test_a_suspected_vasculitis_is_a_possibility_not_a_history() -> None:
+    g = extract(HEAD + "IMPRESSION: The angiogram is suggestive of CNS vasculitis.")
+    assert "ph_cns_vasculitis" not in {p.id for p in g.past_history}
+    dx = {d.id: d for d in g.diagnoses}
+    assert dx["dx_cns_vasculitis"].certainty == Certainty.provisional
+
+
+def test_a_denied_condition_is_denied() -> None:
+    g = extract(HEAD + "PAST MEDICAL HISTORY: No history of hemiparesis.")
+    ph = {p.id: p for p in g.past_history}
+    assert ph["ph_hemiparesis"].status == HistoryStatus.denied
+
+
+def test_a_relatives_condition_is_the_relatives() -> None:
+    g = extract(HEAD + "FAMILY HISTORY: His mother had a brain aneurysm.")
+    assert "ph_cerebral_aneurysm" not in {p.id for p in g.past_history}
+    assert any("aneurysm" in f.condition for f in g.family_history)
+
+
+def test_a_grade_far_from_the_condition_is_not_its_grade() -> None:
+    # "severe" belongs to the pain, not to the hemiparesis two words on
+    assert _past("PAST MEDICAL HISTORY: Severe pain and hemiparesis.").get("ph_hemiparesis") == "hemiparesis"
+
+
+_CONDITION_PHRASES = sorted({s for e in lexicon.condition_lexicon().rules for s in (e.headword, *e.synonyms)
+                             if len(s) > 4 and not s.isupper()})
+_ALLOWED = frozenset({"mild", "moderate", "severe", "to", "small", "large", "tiny", "minimal", "marked", "extensive",
+                      "massive", "right", "left", "bilateral", "right-sided", "left-sided", "bilateral-sided"})
+_WORDS = st.sampled_from(["Mild", "moderate", "to", "severe", "small", "right", "left-sided", "Jones", "Smith",
+                          "with", "a", "the", "of", "Dr.", "12/03", "Boston", "-", "sided", "marked", "and"])
+
+
+@given(before=st.lists(_WORDS, max_size=8), phrase=st.sampled_from(_CONDITION_PHRASES))
+@example(before=["Dr.", "Smith", "moderate", "to", "severe"], phrase="aortic stenosis")
+@example(before=["Smith", "right-sided"], phrase="hemiparesis")
+def test_condition_name_copies_only_a_grade_a_side_and_the_phrase(before: list[str], phrase: str) -> None:
+    """Property: whatever precedes a condition in the note, its graph name holds the lexicon's own words and at
+    most a grade and a side (never a name, place or date of the note)."""
+    text = " ".join(before) + (" " if before else "") + phrase + "."
+    matches = [m for m in lexicon.find_terms(text, "condition") if m.end == len(text) - 1]
+    if not matches:
+        return  # the words before joined the phrase into another term
+    m = matches[0]
+    name = condition_name(m, text)
+    lexicon_words = {w for e in lexicon.condition_lexicon().rules for s in (e.headword, *e.synonyms, *e.findings)
+                     for w in re.findall(r"[\w'’-]+", s.lower())}
+    for w in re.findall(r"[^\s()]+", name):
+        assert w in _ALLOWED or w in lexicon_words, (text, name)
