@@ -133,7 +133,10 @@ CUES: tuple[Cue, ...] = (
        "not cause", "not caused by", "no show", "no-show", "never once", "not worth", "no hope", "no energy",
        "no motivation", "no appetite", "no interest", "no insight", "no remorse", "no friends", "no future",
        "non-?smoker", "non-?drinker", "never smoker", "no one else", "negative symptoms", "negative thoughts",
-       "negative affect", "negative mood", "without (?:benefit|success|effect|improvement)"),
+       "negative affect", "negative mood", "without (?:benefit|success|effect|improvement)",
+       # a drug still taken that does not work well enough: the drug is not negated ("Motrin, which has not helped")
+       "(?:has|have|hasn't|haven't) not? ?(?:really |much |fully |yet )?(?:helped|worked)",
+       "(?:is|are|isn't|aren't) not? ?(?:really |fully )?(?:helping|working)"),
     # ---------------------------------------------------------------------------------------- uncertainty
     _c("poss.not_ruled_out", "possible", DX_SX, "both", 8,
        r"(?:can ?not|can't|could not|couldn't|should not|shouldn't|has not been|have not been|hasn't been|"
