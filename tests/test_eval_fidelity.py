@@ -151,6 +151,8 @@ def test_affirmed_diagnosis_recall_needs_an_assertion(text: str, found: bool) ->
     ("Zoloft 50 mg daily, which has not helped.", True),
     ("Zoloft has not really worked so far.", True),
     ("She is not taking Zoloft.", False),
+    ("Lexapro 10 mg, which she has not been taking, Zoloft 50 mg daily.", True),
+    ("Zoloft 50 mg daily, which she has not been taking.", False),
 ])
 def test_current_medication_recall_needs_a_current_presentation(text: str, found: bool) -> None:
     assert SCORER.score(text).med_recall == (1.0 if found else 0.0)
