@@ -924,3 +924,15 @@ def test_a_drug_named_as_the_cause_of_a_condition_does_not_decide_its_status(tex
 def test_a_drug_named_only_in_a_condition_keeps_that_mention() -> None:
     """With no other mention, the condition's mention is still the drug's only evidence and is kept."""
     assert "digoxin" in _tx("HISTORY: He was admitted with digoxin toxicity last year.")
+
+
+@given(st.sampled_from(["digoxin", "lithium", "warfarin", "phenytoin", "theophylline"]),
+       st.sampled_from(["toxicity", "overdose", "overuse", "poisoning", "intoxication"]),
+       st.sampled_from(["likely", "possible", "probable", "suspected"]))
+@example("digoxin", "overuse", "likely")
+def test_property_condition_named_by_a_listed_drug_keeps_the_list_status(drug: str, condition: str,
+                                                                         hedge: str) -> None:
+    """A drug on the current medication list stays current whatever hedge frames a condition it causes."""
+    text = (f"MEDICATIONS: {drug.capitalize()} 10 mg daily.\n"
+            f"ASSESSMENT AND PLAN: {drug.capitalize()} {condition}, {hedge} from {drug} {condition}.")
+    assert _tx(text).get(drug) == "current"
