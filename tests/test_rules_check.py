@@ -125,7 +125,7 @@ PINNED_COUNTS: dict[str, int] = {
     "lexicon_conditions": 90,
     "lexicon_demographic": 262,
     "lexicon_emotions": 35,
-    "lexicon_medications": 405,
+    "lexicon_medications": 406,
     "lexicon_mse": 130,
     "lexicon_symptoms": 296,
     "lexicon_therapies": 90,
