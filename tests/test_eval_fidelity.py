@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from anonpsy.evaluate.facts import DiagnosisFact, FactsNote, MedicationFact
 from anonpsy.evaluate.fidelity import (
@@ -20,6 +22,7 @@ from anonpsy.evaluate.fidelity import (
     excess,
     score_text,
     summarize,
+    surface_pattern,
 )
 
 NOTE = FactsNote(
@@ -145,9 +148,30 @@ def test_affirmed_diagnosis_recall_needs_an_assertion(text: str, found: bool) ->
     ("Zoloft was stopped.", False),
     ("We will consider sertraline.", False),
     ("Her mother takes sertraline.", False),
+    ("Zoloft 50 mg daily, which has not helped.", True),
+    ("Zoloft has not really worked so far.", True),
+    ("She is not taking Zoloft.", False),
+    ("Lexapro 10 mg, which she has not been taking, Zoloft 50 mg daily.", True),
+    ("Zoloft 50 mg daily, which she has not been taking.", False),
 ])
 def test_current_medication_recall_needs_a_current_presentation(text: str, found: bool) -> None:
     assert SCORER.score(text).med_recall == (1.0 if found else 0.0)
+
+
+LIST_NOTE = FactsNote("lst", "lst", (), (
+    MedicationFact("multivitamin", ("daily vitamin",), "current"),
+    MedicationFact("pyridoxine", ("vitamin B6",), "current"),
+), ())
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    ("Her medications include aspirin 81 mg daily, vitamin B6 100 mg daily.", [False, True]),
+    ("Her medications include aspirin 81 mg daily; vitamin B6 100 mg daily.", [False, True]),
+    ("She takes a daily vitamin and vitamin B6 100 mg.", [True, True]),
+    ("She takes a daily-vitamin.", [True, False]),
+])
+def test_a_list_comma_does_not_join_two_items_into_one_name(text: str, found: list[bool]) -> None:
+    assert [h.found for h in NoteScorer(LIST_NOTE).score(text).current_meds] == found
 
 
 def test_recall_is_nan_without_facts_of_that_status() -> None:
@@ -221,3 +245,19 @@ def test_originals_score_near_full_recall_with_a_small_noise_floor() -> None:
     # to the cue lexicon that makes the judge noisier is a deliberate act.
     assert sum(s.contradictions.values()) <= 18
     assert s.contradictions["invented_diagnosis"] == 0
+
+
+_words = st.from_regex(r"[a-z]{2,9}", fullmatch=True)
+
+
+@given(_words, _words, st.sampled_from([", ", "; ", ": ", ","]))
+@example("daily", "vitamin", ", ")
+def test_property_list_punctuation_never_joins_a_form_without_it(w1: str, w2: str, sep: str) -> None:
+    """A two-word form written without a comma matches its words with a space or hyphen between them, never with
+    the comma, semicolon or colon that separates two items of a list."""
+    import re
+
+    rx = re.compile(rf"(?<!\w)(?:{surface_pattern(f'{w1} {w2}')})(?!\w)")
+    assert rx.search(f"{w1} {w2}") and rx.search(f"{w1}-{w2}")
+    assert not rx.search(f"{w1}{sep}{w2}")
+    assert re.search(surface_pattern(f"{w1}, {w2}"), f"{w1}, {w2}")

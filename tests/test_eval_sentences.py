@@ -24,6 +24,13 @@ def test_glued_headers_become_segments_and_sections() -> None:
     assert section_kind("PAST PSYCHIATRIC HISTORY") == "past" and section_kind("PAST AND PRESENT DRUG USE") is None
 
 
+def test_a_header_with_a_comma_glued_before_its_colon_is_a_header() -> None:
+    text = "ALLERGIES: , Penicillin.,She lives alone.,MEDICATIONS,:  Aspirin 81 mg daily, multivitamin daily."
+    sents = split_sentences(text)
+    assert [s.header for s in sents] == [True, False, False, True, False]
+    assert sents[-1].section == "MEDICATIONS" and section_kind(sents[-1].section) is None
+
+
 def test_abbreviations_decimals_initials_do_not_split() -> None:
     text = ("Dr. B put her on Seroquel 25 mg b.i.d. for sleep. INR was 8.8 today. Mr. Smith left at 3 p.m. "
             "Then he slept.")

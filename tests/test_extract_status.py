@@ -902,3 +902,37 @@ def test_a_childs_positive_test_is_not_the_parents_use() -> None:
     assert [(f.member, f.condition) for f in g.family_history] == [("child", "cannabis use")]
     own = extract("HPI: He tested positive for THC.", case_id="own")
     assert [s.headword for s in own.symptoms] == ["cannabis use"]
+
+
+def _tx(text: str) -> dict[str, str]:
+    return {t.name: t.status.value for t in extract(text, case_id="cond").treatments}
+
+
+@pytest.mark.parametrize(("text", "drug", "status"), [
+    ("MEDICATIONS: Digoxin 0.25 mg daily, metformin 500 mg.\nASSESSMENT AND PLAN: Digoxin toxicity secondary to "
+     "likely digoxin overuse.", "digoxin", "current"),
+    ("MEDICATIONS: Lithium 300 mg b.i.d.\nASSESSMENT: Lithium toxicity, possibly from lithium overdose.",
+     "lithium", "current"),
+])
+def test_a_drug_named_as_the_cause_of_a_condition_does_not_decide_its_status(text: str, drug: str,
+                                                                             status: str) -> None:
+    """'Digoxin toxicity secondary to likely digoxin overuse': the uncertainty frames the condition, not a plan to
+    give the drug; the drug's own mentions (a medication list) decide."""
+    assert _tx(text)[drug] == status
+
+
+def test_a_drug_named_only_in_a_condition_keeps_that_mention() -> None:
+    """With no other mention, the condition's mention is still the drug's only evidence and is kept."""
+    assert "digoxin" in _tx("HISTORY: He was admitted with digoxin toxicity last year.")
+
+
+@given(st.sampled_from(["digoxin", "lithium", "warfarin", "phenytoin", "theophylline"]),
+       st.sampled_from(["toxicity", "overdose", "overuse", "poisoning", "intoxication"]),
+       st.sampled_from(["likely", "possible", "probable", "suspected"]))
+@example("digoxin", "overuse", "likely")
+def test_property_condition_named_by_a_listed_drug_keeps_the_list_status(drug: str, condition: str,
+                                                                         hedge: str) -> None:
+    """A drug on the current medication list stays current whatever hedge frames a condition it causes."""
+    text = (f"MEDICATIONS: {drug.capitalize()} 10 mg daily.\n"
+            f"ASSESSMENT AND PLAN: {drug.capitalize()} {condition}, {hedge} from {drug} {condition}.")
+    assert _tx(text).get(drug) == "current"

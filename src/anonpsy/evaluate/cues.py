@@ -119,6 +119,12 @@ CUES: tuple[Cue, ...] = (
        "not (?:suggestive|indicative|diagnostic) of", "no longer meets? criteria for"),
     _c("neg.denied", "negated", ALL, "both", 12, "denied"),
     _c("neg.ruled_out", "negated", DX, "both", 8, "ruled out"),
+    # a relative clause after a drug tells of that drug only: "acetaminophen, which he has not been using, Motrin"
+    _c("neg.med_relative", "negated", MED, "backward", 10,
+       "(?:which|that) (?:he|she|they|the patient|patient) (?:has|have|had|is|are|was|were) not (?:been )?"
+       "(?:using|taking|used|taken|filled|started)",
+       "(?:which|that) (?:he|she|they|the patient|patient) (?:hasn't|haven't|hadn't|isn't|wasn't|never) "
+       "(?:been )?(?:using|taking|used|taken|filled|started)"),
     _c("neg.backward", "negated", DX_SX, "backward", 6,
        "(?:was|were|has been|have been|is|are) ruled out", "(?:is|was|are|were) excluded",
        "(?:is|was|appears to be|appear to be|seems|seemed|seem to be|seems to be) (?:very |highly )?unlikely",
@@ -133,7 +139,10 @@ CUES: tuple[Cue, ...] = (
        "not cause", "not caused by", "no show", "no-show", "never once", "not worth", "no hope", "no energy",
        "no motivation", "no appetite", "no interest", "no insight", "no remorse", "no friends", "no future",
        "non-?smoker", "non-?drinker", "never smoker", "no one else", "negative symptoms", "negative thoughts",
-       "negative affect", "negative mood", "without (?:benefit|success|effect|improvement)"),
+       "negative affect", "negative mood", "without (?:benefit|success|effect|improvement)",
+       # a drug still taken that does not work well enough: the drug is not negated ("Motrin, which has not helped")
+       "(?:has|have|hasn't|haven't) not? ?(?:really |much |fully |yet )?(?:helped|worked)",
+       "(?:is|are|isn't|aren't) not? ?(?:really |fully )?(?:helping|working)"),
     # ---------------------------------------------------------------------------------------- uncertainty
     _c("poss.not_ruled_out", "possible", DX_SX, "both", 8,
        r"(?:can ?not|can't|could not|couldn't|should not|shouldn't|has not been|have not been|hasn't been|"

@@ -365,13 +365,21 @@ def denied_concept(item: str) -> DeniedConcept:
 # Matching
 
 
+_LIST_PUNCT = re.compile(r"[,;:]")
+
+
 def surface_pattern(surface: str) -> str:
     """A regular expression for a surface form: words joined by any punctuation/space, an optional plural,
-    case-insensitive unless the form is an abbreviation in capitals."""
+    case-insensitive unless the form is an abbreviation in capitals. A comma, semicolon or colon separates the
+    items of a list: it joins two words only where the form itself has one there ("daily vitamin" is not
+    "daily, vitamin B6")."""
     words = re.findall(r"[^\W_]+", surface)
     if not words:
         return ""
-    body = r"[\W_]{1,3}".join(re.escape(w) for w in words)
+    gaps = re.split(r"[^\W_]+", surface)[1:-1]  # what lies between two words
+    body = re.escape(words[0])
+    for gap, w in zip(gaps, words[1:], strict=True):
+        body += (r"[\W_]{1,3}" if _LIST_PUNCT.search(gap) else r"(?:[^\w,;:]|_){1,3}") + re.escape(w)
     last = words[-1]
     if last.isalpha() and len(last) > 3:
         body += r"(?:s|es)?"

@@ -39,9 +39,10 @@ _OPENERS: frozenset[str] = frozenset({
 })
 _HEADER_RE = re.compile(
     # A run of capitals (words, digits, / & ' ( ) - and spaces) of at least two letters, ending with a colon,
-    # at the start of the text or a line, or after a comma/period glue.
+    # at the start of the text or a line, or after a comma/period glue; a comma glued before the colon
+    # ("MEDICATIONS,:") is the same header.
     r"(?:(?<=^)|(?<=\n)|(?<=[,.;])|(?<=\s\s))[ \t,]*"
-    r"(?P<h>[A-Z][A-Z0-9/&'()\- ]*[A-Z)](?:\s+[IVX]+)?)\s*:[ \t]*,?"
+    r"(?P<h>[A-Z][A-Z0-9/&'()\- ]*[A-Z)](?:\s+[IVX]+)?)\s*,?:[ \t]*,?"
 )
 _QUESTION_START = re.compile(
     r"^\s*(?:\d+[.)]\s*)?(?:what|when|where|why|who|whom|which|how|have you|has (?:he|she|anyone|the patient)|"

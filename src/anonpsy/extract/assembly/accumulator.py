@@ -69,6 +69,8 @@ class Accumulator:
     dx_votes: dict[str, list[DiagnosisVote]] = field(default_factory=dict)
     dx_names: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (label, dsm rule id)
     tx_votes: dict[str, list[Decision[TreatmentStatus]]] = field(default_factory=dict)
+    # votes of a drug named as the cause of a condition ("digoxin toxicity"), weighed only without another mention
+    tx_condition_votes: dict[str, list[Decision[TreatmentStatus]]] = field(default_factory=dict)
     # decided mentions of a group of drugs ("stay off antidepressants"): (classes covered, status)
     group_votes: list[tuple[frozenset[str], Decision[TreatmentStatus]]] = field(default_factory=list)
     condition_votes: dict[str, list[DiagnosisVote]] = field(default_factory=dict)  # medical comorbidities

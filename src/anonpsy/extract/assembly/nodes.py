@@ -38,6 +38,7 @@ from anonpsy.extract.mentions.treatments import (
     ANAPHOR,
     group_mentions,
     medication_mentions,
+    names_a_condition,
     reason_table,
     therapy_mentions,
     therapy_types,
@@ -470,7 +471,10 @@ def add_treatments(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
                                             route=route, frequency=med.frequency, status=decision.value,
                                             status_evidence=decision.evidence, evidence_text=s.text.strip())
             acc.mentions[tid] = s.index
-        acc.tx_votes.setdefault(tid, []).append(decision)
+        if names_a_condition(s.text, m.end):
+            acc.tx_condition_votes.setdefault(tid, []).append(decision)
+        else:
+            acc.tx_votes.setdefault(tid, []).append(decision)
         t = acc.treatments[tid]
         if t.dose is None and med.dose is not None:
             t.dose, t.route, t.frequency = med.dose, route or t.route, med.frequency or t.frequency
@@ -504,6 +508,11 @@ def finalize_treatments(acc: Accumulator, *, current_list: bool, sents: Sequence
     antidepressants" for every antidepressant the note names), by
     :func:`~anonpsy.extract.assertion.status.resolve_treatment`; ``current_list``: the note has a current
     medication list (so a drug only on the home list was not continued)."""
+    for tid, named in acc.tx_condition_votes.items():
+        # "digoxin toxicity secondary to likely digoxin overuse": the cues there frame the condition; the drug's
+        # own mentions decide its status, and these only when there is none
+        if not acc.tx_votes.get(tid):
+            acc.tx_votes[tid] = list(named)
     for classes, decision in acc.group_votes:
         for tid, cls in acc.med_class.items():
             if cls in classes and tid in acc.tx_votes:

@@ -31,6 +31,17 @@ LAB_AFTER = re.compile(r"^\s*(?:levels?\b|level was\b|concentrations?\b|(?:was |
                         r"g/dL|nmol/L|pmol/L|fL)\b)", re.I)
 
 
+#: Words after a drug name that make it the cause of a condition ("digoxin toxicity", "lithium overdose",
+#: "acetaminophen poisoning"): the phrase tells what happened, not how the drug is taken now.
+CONDITION_AFTER = re.compile(r"[\s-]*(?:toxicity|toxic\s+(?:levels?|effects?)|overdoses?|over-?use|overdosage|"
+                             r"poisoning|intoxication|ingestion|misuse)\b", re.I)
+
+
+def names_a_condition(sentence: str, end: int) -> bool:
+    """Does the drug name ending at ``end`` name the cause of a condition ("digoxin toxicity")?"""
+    return bool(CONDITION_AFTER.match(sentence, end))
+
+
 def medication_mentions(sentence: str) -> list[lexicon.TermMatch]:
     """Drug names of the medication lexicon that are not followed by a laboratory value, with the bare forms
     that name a drug only as an item of a list of drugs (``list_aliases``: "It includes potassium, Pravachol")."""
