@@ -247,6 +247,23 @@ def test_perturbed_occupation_keeps_its_status_kind(age: int, occupation: str, s
     assert check(g, new) == [] and audit.violations == []
 
 
+def test_an_occupation_the_age_cannot_hold_is_redrawn_not_kept() -> None:
+    """Paid work at five (often a parent's job read as the child's) is no status to keep: it is redrawn from the
+    age band, and check accepts the change of kind."""
+    g = _occupation_graph(5, "commercial fisherman")
+    for seed in range(10):
+        new, audit = perturb(g, seed)
+        assert new.demographics.occupation not in (None, "commercial fisherman")
+        assert not any(k.path == "demographics.occupation" for k in audit.kept)
+        assert check(g, new) == [] and audit.violations == []
+
+
+def test_a_status_its_age_band_holds_is_kept_when_nothing_else_is_of_its_kind() -> None:
+    g = _occupation_graph(40, "unemployed")
+    new, _ = perturb(g, 0)
+    assert tables.occupation_status(new.demographics.occupation or "") == tables.occupation_status("unemployed")
+
+
 def test_a_job_of_a_known_skill_level_is_redrawn_at_that_level() -> None:
     g = _occupation_graph(40, "registered nurse")
     index = tables.load_occupations().any_pool_index

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from anonpsy.graph import CaseGraph
-from anonpsy.perturb.demographics import required_sex
+from anonpsy.perturb.demographics import occupation_fits_age, required_sex
 from anonpsy.perturb.test_values import pool_of
 from anonpsy.rules import tables
 from anonpsy.temporal import temporal_backbone
@@ -127,7 +127,9 @@ def check(original: CaseGraph, perturbed: CaseGraph) -> list[Violation]:
         out.append(Violation(code="CHECK_SEX_FIXED", message="sex differs from the sex fixed by a rule",
                              rule_id=rule_id))
     old_occ, new_occ = original.demographics.occupation, perturbed.demographics.occupation
-    if old_occ and new_occ and tables.occupation_status(old_occ) != tables.occupation_status(new_occ):
+    # A job its age band cannot hold (paid work at five) may be redrawn from the band, of any kind.
+    if (old_occ and new_occ and tables.occupation_status(old_occ) != tables.occupation_status(new_occ)
+            and (tables.occupation_status(old_occ) != tables.WORK or occupation_fits_age(original))):
         out.append(Violation(code="CHECK_OCCUPATION_KIND", message="an occupation changed its status kind",
                              rule_id="occupations.statuses"))
     timed = diagnosis_timed_facts(original) if same_time_inputs else None

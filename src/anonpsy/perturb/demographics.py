@@ -210,6 +210,14 @@ def support_level(graph: CaseGraph) -> str | None:
     return None
 
 
+def occupation_fits_age(graph: CaseGraph) -> bool:
+    """Whether the graph's occupation is one its age band can hold (True when there is no occupation or age)."""
+    old, age = graph.demographics.occupation, graph.demographics.age
+    if not old or age is None:
+        return True
+    return any(o.name.lower() == old.lower() for o in tables.occupation_pool(age, support_level(graph)))
+
+
 def _perturb_occupation(graph: CaseGraph, seed: int, audit: Audit, pending: Pending) -> CaseGraph:
     old = graph.demographics.occupation
     age = graph.demographics.age
@@ -228,6 +236,11 @@ def _perturb_occupation(graph: CaseGraph, seed: int, audit: Audit, pending: Pend
     skill = known.skill_level if known is not None else 0
     same_level = [o for o in pool if skill >= 1 and o.skill_level == skill]
     pool = same_level or pool
+    # Nothing else of its kind at this age. A status (unemployed, retired) is kept: it names no one. A job the age
+    # band cannot hold (paid work at five, most often a relative's job read as the patient's) is redrawn from the
+    # band, since keeping it would keep a distinctive detail the age already contradicts.
+    if not pool and kind == tables.WORK and not occupation_fits_age(graph):
+        pool = [o for o in tables.occupation_pool(age, level) if o.name.lower() != old.lower()]
     if not pool:
         audit.kept.append(Kept(path="demographics.occupation", reason="OCCUPATION_POOL_EMPTY"))
         return graph
