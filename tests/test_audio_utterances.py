@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
+
+pytest.importorskip("numpy", reason="needs the audio extra: pip install 'anonpsy[audio]'")
 
 from anonpsy.audio.asr import utterances
 
