@@ -4,19 +4,21 @@ Node ids and types, edges, the duration pool and every pairwise temporal relatio
 assertion status and its evidence, the visit's legal status and its evidence included (``CHECK_STATUS``), the
 mental status examination (``CHECK_MENTAL_STATUS``), test values (only a mapped value may change, inside its pool:
 ``CHECK_TEST_VALUE``), STEB field presence, the immutable visit scaffold, a sex fixed by a rule, the status kind of
-an occupation (a retiree stays retired, a student a student: ``CHECK_OCCUPATION_KIND``), and DSM feasibility (no
-new violation).
+an occupation (a retiree stays retired, a student a student: ``CHECK_OCCUPATION_KIND``), event ages (none before
+birth, none named above the present age: ``CHECK_EVENT_AGE``), and DSM feasibility (no new violation).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from anonpsy.graph import CaseGraph
-from anonpsy.perturb.demographics import occupation_fits_age, required_sex
+from anonpsy.perturb.demographics import event_ages, occupation_fits_age, patient_age_mentions, required_sex
 from anonpsy.perturb.test_values import pool_of
 from anonpsy.rules import tables
 from anonpsy.temporal import temporal_backbone
+from anonpsy.textfields import graph_texts
 from anonpsy.validate import Violation, diagnosis_timed_facts, dsm_violations
 
 
@@ -77,6 +79,38 @@ def value_violations(original: CaseGraph, perturbed: CaseGraph) -> list[Violatio
     return out
 
 
+_NEGATIVE_AGE = re.compile(r"\b(?:age|aged)\s*(?:of\s*)?-\s?\d|(?<![\w-])-\d{1,3}[- ](?:year|yr)s?[- ]old\b", re.I)
+
+
+def event_age_violations(original: CaseGraph, perturbed: CaseGraph) -> list[Violation]:
+    """``CHECK_EVENT_AGE``: an event the perturbation put before birth (or at birth when it came after), a
+    negative age phrase, or an age phrase above the present age that the original did not have."""
+    out: list[Violation] = []
+    old_age, new_age = original.demographics.age, perturbed.demographics.age
+    if old_age is not None and new_age is not None:
+        before = dict(event_ages(original))
+        bad = sorted({nid for nid, a in event_ages(perturbed)
+                      if (a < 0 or a <= 0 < before.get(nid, 0.0)) and a < before.get(nid, 0.0)})
+        if bad:
+            out.append(Violation(code="CHECK_EVENT_AGE", node_ids=tuple(bad),
+                                 message="an event age falls before birth"))
+    old_texts = dict(graph_texts(original))
+    for path, text in graph_texts(perturbed):
+        src = old_texts.get(path, "")
+        if _NEGATIVE_AGE.search(text) and not _NEGATIVE_AGE.search(src):
+            out.append(Violation(code="CHECK_EVENT_AGE", node_ids=(path,), message="a negative age is named"))
+        elif new_age is not None and old_age is not None:
+            above = {n for n in _all_ages(text) if n > new_age} - set(_all_ages(src))
+            if above and any(n <= old_age for n in _all_ages(src)):
+                out.append(Violation(code="CHECK_EVENT_AGE", node_ids=(path,),
+                                     message="an event age above the present age is named"))
+    return out
+
+
+def _all_ages(text: str) -> list[int]:
+    return patient_age_mentions(text, 10**3)
+
+
 def check(original: CaseGraph, perturbed: CaseGraph) -> list[Violation]:
     """Invariants of perturbation; returns violations (empty when the perturbed graph is faithful)."""
     out: list[Violation] = []
@@ -109,6 +143,7 @@ def check(original: CaseGraph, perturbed: CaseGraph) -> list[Violation]:
     if original.mental_status != perturbed.mental_status:
         out.append(Violation(code="CHECK_MENTAL_STATUS", message="a mental status examination finding changed"))
     out += value_violations(original, perturbed)
+    out += event_age_violations(original, perturbed)
     orig_steb, new_steb = _steb_presence(original), _steb_presence(perturbed)
     for sid, frames in orig_steb.items():
         if new_steb.get(sid) is None or len(new_steb[sid]) != len(frames) or any(

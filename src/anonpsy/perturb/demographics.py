@@ -10,6 +10,7 @@ never shifts another step's draws.
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from anonpsy.audit import Audit, Change, Kept
 from anonpsy.graph import CaseGraph, HistoryStatus, Sex
 from anonpsy.rules import dsm as dsm_rules
 from anonpsy.rules import tables
+from anonpsy.temporal import interval_index
 from anonpsy.textfields import graph_texts, map_graph_text
 from anonpsy.validate import TimedFacts, Violation, diagnosis_timed_facts, dsm_violations, rule_for
 
@@ -63,13 +65,55 @@ def shift_age_mentions(text: str, present_age: int, delta: int) -> str:
             if n != present_age // 10:
                 return whole
             new = str(max(0, present_age + delta) // 10)
-        elif n > present_age:
+        elif n > present_age or n == 0:  # not the patient's age, or birth (which no shift moves)
             return whole
         else:
             new = str(max(0, n + delta))
         return whole[:rel_s] + new + whole[rel_e:]
 
     return _AGE_RE.sub(repl, text)
+
+
+def patient_age_mentions(text: str, present_age: int) -> list[int]:
+    """Ages (in years) the patient's age phrases in ``text`` name, up to the present age, in order.
+
+    These are the numbers :func:`shift_age_mentions` moves: a number above the present age is no age of the
+    patient; a decade ("in her 30s") names no event age.
+    """
+    out: list[int] = []
+    for m in _AGE_RE.finditer(text):
+        idx = next(i for i in range(1, _DECADE_GROUP + 1) if m.group(i) is not None)
+        n = int(m.group(idx))
+        if idx != _DECADE_GROUP and n <= present_age:
+            out.append(n)
+    return out
+
+
+def event_ages(graph: CaseGraph, age: int | None = None) -> list[tuple[str, float]]:
+    """(node id, age in years) at the start of every timed interval before the visit, at ``age`` (default: the
+    graph's age); empty when the age is unknown. Durations are days before the visit, so an event age is the
+    present age less the time since the event."""
+    present = graph.demographics.age if age is None else age
+    if present is None:
+        return []
+    return [(nid, present + s / 365) for nid, ivs in interval_index(graph).items() for s, _e in ivs if s < 0]
+
+
+def lowest_age_offset(graph: CaseGraph) -> int | None:
+    """The lowest age offset that keeps every event age possible (None when the age is unknown).
+
+    The time since each event is fixed (durations are immutable), so every event age moves with the present age,
+    and only a lower bound on the offset follows: an event after birth stays after birth (a milestone at 18 months
+    cannot move before birth), an event the source puts at birth or before is moved no earlier, and an age a
+    phrase names ("at age 2", "his 3-year-old sister") stays at least one year, never 0 or below. Events keep
+    their order and stay before the (shifted) present age by construction: they all move by the same amount.
+    """
+    age = graph.demographics.age
+    if age is None:
+        return None
+    bounds = [0 if a <= 0 else math.floor(-a) + 1 for _nid, a in event_ages(graph)]
+    bounds += [1 - n for _p, t in graph_texts(graph) for n in patient_age_mentions(t, age) if n >= 1]
+    return max(bounds, default=-age)
 
 
 def _no_new_violations(before: list[Violation], after: list[Violation]) -> bool:
@@ -87,8 +131,11 @@ def _perturb_age(
     rng = step_rng(seed, graph.case_id, "age")
     lo, hi = tables.age_offset_bounds(age)
     baseline = dsm_violations(graph, timed=timed)
+    # Event ages move with the present age (the time since each event is fixed): no offset may put one before
+    # birth, and the DSM onset rules are re-checked below at the new age.
+    lowest = lowest_age_offset(graph)
     feasible = []
-    for delta in range(lo, hi + 1):
+    for delta in range(max(lo, -age if lowest is None else lowest), hi + 1):
         if delta == 0 or tables.age_offset_allowed(age, delta):
             continue
         if _no_new_violations(baseline, dsm_violations(graph, age=age + delta, timed=timed)):
@@ -102,12 +149,13 @@ def _perturb_age(
     if not feasible:
         audit.kept.append(Kept(path="demographics.age", reason="AGE_NO_FEASIBLE_OFFSET",
                                rule_id=tables.age_rule_id(age),
-                               detail=f"no offset in [{lo}, {hi}] keeps every diagnosis rule satisfied"))
+                               detail=f"no offset in [{lo}, {hi}] keeps every diagnosis rule satisfied and "
+                                      "every event age possible"))
         return graph
     delta = rng.choice(feasible)
     new_age = age + delta
     audit.changes.append(Change(path="demographics.age", rule_id=tables.age_rule_id(age), old=age, new=new_age,
-                                detail=f"offset {delta:+d} of {len(feasible)} feasible; dsm rules re-checked"))
+                                detail=f"offset {delta:+d} of {len(feasible)} feasible; rules re-checked"))
     g = graph.model_copy(update={"demographics": graph.demographics.model_copy(update={"age": new_age})})
     pending.append((tables.age_rule_id(age), lambda t: shift_age_mentions(t, age, delta)))
     return g
