@@ -270,3 +270,24 @@ def test_a_job_of_a_known_skill_level_is_redrawn_at_that_level() -> None:
     drawn = [perturb(g, seed)[0].demographics.occupation or "" for seed in range(30)]
     assert {index[tables.occupation_key(o)].skill_level for o in drawn} == {4}
     assert len(set(drawn)) > 1
+
+
+@given(st.integers(0, 100), st.sampled_from([*_WRITTEN_OCCUPATIONS, "commercial fisherman", "dental hygienist"]),
+       st.integers(0, 2**32 - 1))
+@example(5, "commercial fisherman", 11)
+@example(72, "retired", 0)
+def test_the_occupation_drawn_is_one_of_the_shared_candidates(age: int, occupation: str, seed: int) -> None:
+    """The rules backend draws from :func:`occupation_candidates` (what the llm backend offers), under its rule id."""
+    from anonpsy.perturb.demographics import occupation_candidates
+
+    g = _occupation_graph(age, occupation)
+    new, audit = perturb(g, seed)
+    new_age = new.demographics.age
+    assert new_age is not None
+    pool, rule_id = occupation_candidates(occupation, new_age, None)
+    changes = [c for c in audit.changes if c.path == "demographics.occupation"]
+    if pool:
+        assert new.demographics.occupation in {o.name for o in pool}
+        assert [c.rule_id for c in changes] == [rule_id]
+    else:
+        assert new.demographics.occupation == occupation and not changes

@@ -53,7 +53,7 @@ from anonpsy.perturb.contexts import (
     scrub_identifiers,
     stressor_category,
 )
-from anonpsy.perturb.demographics import support_level
+from anonpsy.perturb.demographics import occupation_candidates, support_level
 from anonpsy.rules import tables
 from anonpsy.temporal import duration_interval, horizon
 from anonpsy.textfields import map_graph_text
@@ -157,14 +157,16 @@ def suggest_demographics(graph: CaseGraph, original: CaseGraph, ctx: StepContext
     rng = random.Random(f"anonpsy:{ctx.seed}:{graph.case_id}:llm-demographics")
     eth_options: list[str] = []
     occ_options: list[str] = []
+    occ_candidates: dict[str, str] = {}
     if "demographics.ethnicity" in changed and od.ethnicity:
         eth_options = [lbl for lbl, _ in tables.ethnicity_pool(sex) if lbl.lower() != od.ethnicity.lower()]
     if "demographics.occupation" in changed and od.occupation and d.age is not None:
-        pool = [
-            o.label for o in tables.occupation_pool(d.age, level, status=tables.occupation_status(od.occupation))
-            if o.label.lower() != od.occupation.lower()
-        ]
-        occ_options = sorted(rng.sample(pool, min(OCCUPATION_OPTIONS, len(pool))))
+        # The very list the rules backend drew from (kind, skill level, the age band for a job the age cannot
+        # hold): the model is offered a sample of it and only a suggestion inside it is accepted.
+        pool, _rule_id = occupation_candidates(od.occupation, d.age, level)
+        occ_candidates = {tables.occupation_key(n): o.name for o in pool for n in (o.name, *o.aliases)}
+        names = [o.name for o in pool]
+        occ_options = sorted(rng.sample(names, min(OCCUPATION_OPTIONS, len(names))))
     payload = {
         "age": d.age,
         "sex": sex,
@@ -199,12 +201,15 @@ def suggest_demographics(graph: CaseGraph, original: CaseGraph, ctx: StepContext
         else:
             assert d.age is not None
             problems = tables.occupation_allowed(d.age, suggestion, level)
+            if not problems and tables.occupation_key(suggestion) not in occ_candidates:
+                problems = ["OCCUPATION_NOT_A_CANDIDATE"]
         if suggestion.lower() == original_value.lower():
             problems = [*problems, "SAME_AS_ORIGINAL"]
         if problems:
             ctx.note("P_SUGGESTION_REJECTED", f"{name}: {', '.join(problems)}; deterministic draw kept")
             continue
-        canonical = next((o for o in options if o.lower() == suggestion.lower()), suggestion)
+        canonical = (occ_candidates.get(tables.occupation_key(suggestion), suggestion) if name == "occupation"
+                     else next((o for o in options if o.lower() == suggestion.lower()), suggestion))
         change = changed[path]
         draw = str(change.new)
         if canonical.lower() == draw.lower():

@@ -258,12 +258,37 @@ def support_level(graph: CaseGraph) -> str | None:
     return None
 
 
+def _occupation_fits(occupation: str, age: int, level: str | None) -> bool:
+    return any(o.name.lower() == occupation.lower() for o in tables.occupation_pool(age, level))
+
+
 def occupation_fits_age(graph: CaseGraph) -> bool:
     """Whether the graph's occupation is one its age band can hold (True when there is no occupation or age)."""
     old, age = graph.demographics.occupation, graph.demographics.age
     if not old or age is None:
         return True
-    return any(o.name.lower() == old.lower() for o in tables.occupation_pool(age, support_level(graph)))
+    return _occupation_fits(old, age, support_level(graph))
+
+
+def occupation_candidates(occupation: str, age: int, level: str | None) -> tuple[list[tables.Occupation], str]:
+    """The occupations a draw may replace ``occupation`` with at ``age`` (and support level id), in file order,
+    with the rule id that shaped them. Both backends draw or validate from this one list.
+
+    A status is no job: a retiree stays retired, a student a student, someone out of work out of work. A job of a
+    known skill level is redrawn at that level where the pool allows (a nurse is no apprentice). When nothing else
+    of its kind fits the age, a status (unemployed, retired) has no candidate (it names no one and is kept), but a
+    job the age band cannot hold (paid work at five, most often a relative's job read as the patient's) is redrawn
+    from the whole band, since keeping it would keep a distinctive detail the age already contradicts.
+    """
+    kind = tables.occupation_status(occupation)
+    pool = [o for o in tables.occupation_pool(age, level, status=kind) if o.name.lower() != occupation.lower()]
+    known = tables.load_occupations().any_pool_index.get(tables.occupation_key(occupation))
+    skill = known.skill_level if known is not None else 0
+    same_level = [o for o in pool if skill >= 1 and o.skill_level == skill]
+    pool = same_level or pool
+    if not pool and kind == tables.WORK and not _occupation_fits(occupation, age, level):
+        pool = [o for o in tables.occupation_pool(age, level) if o.name.lower() != occupation.lower()]
+    return pool, tables.occupation_rule_id(age, level)
 
 
 def _perturb_occupation(graph: CaseGraph, seed: int, audit: Audit, pending: Pending) -> CaseGraph:
@@ -275,25 +300,11 @@ def _perturb_occupation(graph: CaseGraph, seed: int, audit: Audit, pending: Pend
         audit.kept.append(Kept(path="demographics.occupation", reason="OCCUPATION_AGE_UNKNOWN"))
         return graph
     rng = step_rng(seed, graph.case_id, "occupation")
-    level = support_level(graph)
-    # A status is no job: a retiree stays retired, a student a student, someone out of work out of work.
-    kind = tables.occupation_status(old)
-    pool = [o for o in tables.occupation_pool(age, level, status=kind) if o.name.lower() != old.lower()]
-    # A job of a known skill level is redrawn at that level where the pool allows (a nurse is no apprentice).
-    known = tables.load_occupations().any_pool_index.get(tables.occupation_key(old))
-    skill = known.skill_level if known is not None else 0
-    same_level = [o for o in pool if skill >= 1 and o.skill_level == skill]
-    pool = same_level or pool
-    # Nothing else of its kind at this age. A status (unemployed, retired) is kept: it names no one. A job the age
-    # band cannot hold (paid work at five, most often a relative's job read as the patient's) is redrawn from the
-    # band, since keeping it would keep a distinctive detail the age already contradicts.
-    if not pool and kind == tables.WORK and not occupation_fits_age(graph):
-        pool = [o for o in tables.occupation_pool(age, level) if o.name.lower() != old.lower()]
+    pool, rule_id = occupation_candidates(old, age, support_level(graph))
     if not pool:
         audit.kept.append(Kept(path="demographics.occupation", reason="OCCUPATION_POOL_EMPTY"))
         return graph
     choice = rng.choice(pool)
-    rule_id = tables.occupation_rule_id(age, level)
     audit.changes.append(Change(path="demographics.occupation", rule_id=rule_id, old=old, new=choice.name))
     g = graph.model_copy(update={"demographics": graph.demographics.model_copy(update={"occupation": choice.name})})
     pending.append((rule_id, lambda t: _replace_value(t, old, choice.name)))
