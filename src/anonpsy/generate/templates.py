@@ -62,6 +62,7 @@ from anonpsy.generate.words import (
     is_event,
     join,
     lead_in,
+    occupation_phrase,
     scoped_lists,
     strip_end,
     with_article,
@@ -333,8 +334,7 @@ class Renderer:
         d, v, ve = self.g.demographics, self.voice, self.g.visit_event
         who = " ".join(x for x in [f"{d.age}-year-old" if d.age is not None else "", d.ethnicity or "", v.noun] if x)
         article = "an" if who[:1].lower() in "aeiou" or who.startswith(("8", "11", "18")) else "a"
-        occ = f", {'an' if d.occupation and d.occupation[0].lower() in 'aeiou' else 'a'} {d.occupation}," \
-            if d.occupation else ""
+        occ = f", {occupation_phrase(d.occupation)}," if d.occupation else ""
         where = SETTING_PHRASE[ve.setting]
         verb = "was seen in" if ve.setting in (Setting.outpatient, Setting.telehealth, Setting.community) else (
             "was admitted to" if ve.setting == Setting.inpatient else

@@ -160,3 +160,46 @@ def scoped_lists(items: list[str], scope: int = CUE_SCOPE) -> list[list[str]]:
     if cur:
         chunks.append(cur)
     return chunks
+
+
+# -- occupations ----------------------------------------------------------------------------------------------------
+
+#: First words that make an occupation label a predicate (a state, no noun): "not yet in school", "on disability",
+#: "receiving disability benefits". A one-word past participle ("retired", "unemployed", "disabled") is one too.
+_PREDICATE_LEADS = frozenset({"not", "on", "off", "out", "between", "currently", "receiving", "attending", "seeking",
+                              "looking", "laid", "medically", "self-employed", "semi-retired", "employed"})
+#: A label that starts with a finite verb ("attends daycare") reads as its participle in an apposition.
+_FINITE_VERBS = {"attends": "attending", "works": "working", "goes": "going", "lives": "living", "stays": "staying"}
+_AN_EXCEPTIONS = re.compile(r"^(?:uni|use|usu|uti|eu|one|once|ur[aeio])", re.I)
+_AN_SILENT_H = re.compile(r"^(?:hour|honest|honou?r|heir)", re.I)
+
+
+def indefinite(phrase: str) -> str:
+    """"a" or "an" for a phrase, by the sound of its first word ("an engineer", "a union worker", "an hour")."""
+    w = phrase.strip().lower()
+    if _AN_SILENT_H.match(w) or (w[:1] in "aeiou" and w[:1] and not _AN_EXCEPTIONS.match(w)):
+        return "an"
+    return "a"
+
+
+def occupation_is_predicate(label: str) -> bool:
+    """Whether an occupation label is a state rather than a noun ("retired", "on disability", "attends daycare")."""
+    words = label.strip().lower().split()
+    if not words:
+        return False
+    if words[0] in _FINITE_VERBS or words[0] in _PREDICATE_LEADS:
+        return True
+    return len(words) == 1 and words[0].endswith("ed")
+
+
+def occupation_phrase(label: str) -> str:
+    """An occupation as an apposition or after "is": a noun with its article ("a nurse", "an engineer", "a retired
+    teacher"), a state without one ("retired", "on disability", "unemployed"), a finite verb as its participle
+    ("attending daycare")."""
+    label = label.strip()
+    words = label.split()
+    if words and words[0].lower() in _FINITE_VERBS:
+        return " ".join([_FINITE_VERBS[words[0].lower()], *words[1:]])
+    if occupation_is_predicate(label):
+        return label
+    return f"{indefinite(label)} {label}"

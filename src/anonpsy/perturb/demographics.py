@@ -291,6 +291,53 @@ def occupation_candidates(occupation: str, age: int, level: str | None) -> tuple
     return pool, tables.occupation_rule_id(age, level)
 
 
+_OCC_ARTICLE = re.compile(r"\b(?:a|an)\s+$", re.I)
+_OCC_COPULA = re.compile(r"(?:\b(?:is|was|are|were|be|been|being|now|currently)|,)\s+$", re.I)
+_OCC_SUBJECT = re.compile(r"\b(?:he|she|they|who|and|has|had|have|recently|later|then|eventually|since|i|we)\s+$",
+                          re.I)
+#: "as a nurse" after a verb use of a status ("He retired as a nurse in 2010"): the job it names.
+_OCC_AS_JOB = re.compile(r"\s+as\s+(?:a|an)\s+(?:[\w-]+\s+){0,3}?[\w-]+?(?=\s+(?:in|from|at|after|since|for|on|"
+                         r"when|with|and|but|because|due)\b|\s*[,.;:)]|\s*$)", re.I)
+
+
+def replace_occupation(text: str, old: str, new: str) -> str:
+    """Replace the occupation ``old`` by ``new`` in ``text``, in the frame each mention stands in.
+
+    A mention after "a"/"an" takes the new label's own article or none ("a nurse" -> "an engineer", "retired");
+    one after a copula or a comma takes the new label as a phrase ("is unemployed" -> "is a cashier"); a status used
+    as a verb ("he retired as a nurse in 2010") keeps the verb and swaps the job it was done as ("he retired as a
+    physician in 2010"), or drops that job when the new label names none; elsewhere the label itself is written.
+    """
+    from anonpsy.generate.words import indefinite, occupation_is_predicate, occupation_phrase
+
+    pat = re.compile(rf"\b{re.escape(old)}\b", re.I)
+    out: list[str] = []
+    pos = 0
+    for m in pat.finditer(text):
+        if m.start() < pos:
+            continue
+        left = text[pos:m.start()]
+        before = text[:m.start()]
+        art = _OCC_ARTICLE.search(before)
+        if art is not None and art.start() >= pos:
+            out.append(text[pos:art.start()] + occupation_phrase(new))
+            pos = m.end()
+            continue
+        if _OCC_SUBJECT.search(before) and occupation_is_predicate(old) and old.lower().endswith("ed"):
+            # A verb: "he retired (as a nurse)". The new label's job, if any, is what the verb was done as.
+            job = new[len(old):].strip() if new.lower().startswith(old.lower() + " ") else ""
+            as_job = _OCC_AS_JOB.match(text, m.end())
+            tail = f" as {indefinite(job)} {job}" if job else ""
+            out.append(left + m.group(0) + tail)
+            pos = as_job.end() if as_job is not None else m.end()
+            continue
+        value = occupation_phrase(new) if _OCC_COPULA.search(before) else new
+        out.append(left + value)
+        pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
 def _perturb_occupation(graph: CaseGraph, seed: int, audit: Audit, pending: Pending) -> CaseGraph:
     old = graph.demographics.occupation
     age = graph.demographics.age
@@ -307,7 +354,7 @@ def _perturb_occupation(graph: CaseGraph, seed: int, audit: Audit, pending: Pend
     choice = rng.choice(pool)
     audit.changes.append(Change(path="demographics.occupation", rule_id=rule_id, old=old, new=choice.name))
     g = graph.model_copy(update={"demographics": graph.demographics.model_copy(update={"occupation": choice.name})})
-    pending.append((rule_id, lambda t: _replace_value(t, old, choice.name)))
+    pending.append((rule_id, lambda t: replace_occupation(t, old, choice.name)))
     return g
 
 
