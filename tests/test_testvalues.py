@@ -317,6 +317,7 @@ CLINICAL_CUTS: dict[str, tuple[float, ...]] = {
     "valproate_level": (50, 100, 120, 450, 900),
     "carbamazepine_level": (4.0, 10.0, 20.0, 40.0),
     "clozapine_level": (350, 600, 1000),
+    "ammonia": (50, 100, 200, 500),
     "blood_alcohol": (0.08, 0.15, 0.3, 0.4),
     "oxygen_saturation": (88, 92, 94, 96),
     "qtc": (450, 470, 500),
