@@ -122,3 +122,34 @@ def test_property_a_negated_list_reaches_alternatives_joined_by_or(
 
 def test_a_new_clause_after_a_negated_list_is_not_negated() -> None:
     assert not _ctx("No fever, he has a long history of cough or chest pain.", "chest pain").negated
+
+
+_DRUGS = ["Plavix", "lithium", "sertraline", "Lovenox", "Depakote"]
+_PLANS = ["I recommend that the {b} be discontinued", "we will start {b}", "recommend starting {b}",
+          "she should be placed on {b}", "options would include {b}"]
+
+
+@given(st.sampled_from(["is on", "is taking", "continues"]), st.sampled_from(_DRUGS), st.sampled_from(_DRUGS),
+       st.sampled_from(_PLANS))
+@example("is on", "Plavix", "clopidogrel", "I recommend that the {b} be discontinued")
+def test_property_a_plan_ends_an_earlier_current_scope(current: str, a: str, b: str, plan: str) -> None:
+    """A plan (a hypothetical trigger) between a current trigger and a later drug frames that drug: it is never
+    current by the earlier trigger ("Since the patient is on Plavix, I recommend that the Plavix be discontinued")."""
+    first = f"Since the patient {current} {a}, "
+    sentence = first + plan.format(b=b) + "."
+    i = sentence.index(b, len(first))
+    assert not classify(sentence, i, i + len(b), "medication").current
+    j = sentence.index(a)
+    assert classify(sentence, j, j + len(a), "medication").current
+
+
+@given(st.sampled_from(["daughter", "son", "mother", "father", "sister", "brother", "aunt", "uncle"]),
+       st.sampled_from([" who has", ", who has", " who had", ", who suffered from", " that has"]),
+       st.sampled_from(["schizophrenia", "bipolar disorder", "seizures", "autism"]))
+@example("daughter", " who has", "seizures")
+def test_property_a_relative_clause_keeps_the_relative_as_experiencer(relative: str, clause: str,
+                                                                       condition: str) -> None:
+    """A condition in a relative clause on a relative ("one daughter who has seizures") is the relative's, never
+    the patient's."""
+    sentence = f"He has one {relative}{clause} {condition}."
+    assert _ctx(sentence, condition).experiencer == "family"

@@ -127,7 +127,7 @@ PINNED_COUNTS: dict[str, int] = {
     "lexicon_emotions": 35,
     "lexicon_medications": 406,
     "lexicon_mse": 130,
-    "lexicon_symptoms": 298,
+    "lexicon_symptoms": 299,
     "lexicon_therapies": 90,
     "medication_classes": 41,
     "occupations": 7,

@@ -64,7 +64,14 @@ _LIST_SEP = re.compile(r"(?:,\s*(?:and/or|and|or|nor)?|\s(?:and/or|and|or|nor|&)
                        r"their)\s+)?$", re.I)
 #: Categories whose trigger, between another trigger and the concept, ends that trigger's scope ("Discontinue X,
 #: begin Y": Y is not stopped).
-_OPPOSITE: dict[str, frozenset[str]] = {"historical": frozenset({"current"}), "current": frozenset({"historical"})}
+#: A plan between a current trigger and the concept ends the current scope too ("Since the patient is on Plavix, I
+#: recommend that the Plavix be discontinued": the recommendation, not the earlier "is on", frames the second Plavix);
+#: a warning (:data:`_NOT_A_PLAN`) is no plan.
+_OPPOSITE: dict[str, frozenset[str]] = {"historical": frozenset({"current"}),
+                                        "current": frozenset({"historical", "hypothetical"})}
+#: Hypothetical triggers that warn or watch rather than plan ("to prevent", "risk of", "monitor for"): they end no
+#: current scope ("is taking lithium to prevent relapse and sertraline").
+_NOT_A_PLAN = frozenset({"hyp.prevention"})
 _LIST_ITEM_WORDS = 4
 #: "or"/"nor" between alternatives inside one comma item of a list.
 _OR_SPLIT = re.compile(r"\s(?:or|nor)\s", re.I)
@@ -233,7 +240,8 @@ class ContextEngine:
         masked, starts, words, breaks = self._layout(sentence, dose_blind)
         triggers = self._split_pseudo(self.triggers(sentence, kind), sentence, start, end, kind)
         terminations = [t for t in triggers if t.rule.category == "termination"]
-        opposed = [t for t in triggers if t.rule.category in ("historical", "current")]
+        opposed = [t for t in triggers if t.rule.category in ("historical", "current", "hypothetical")
+                   and t.rule.id not in _NOT_A_PLAN]
         first, last = _list_span(masked, start, end, dose_blind)
 
         def tok_at(pos: int) -> int:
