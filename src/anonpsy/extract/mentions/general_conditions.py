@@ -39,7 +39,7 @@ from anonpsy.paths import rules_dir
 #: Id prefix of a fallback condition (``icd.g04``): never an id of the curated lexicon.
 ID_PREFIX = "icd."
 #: Bump when the way the vocabulary is built changes (the disk cache key includes it).
-BUILD_VERSION = 1
+BUILD_VERSION = 2
 
 #: A condition's name used as the name of a test ("HIV antibody", "hepatitis C panel", "Lyme titers").
 TEST_AFTER = re.compile(r"^[ -]*(?:antibod(?:y|ies)|antigen|panel|tests?|testing|screen(?:ing)?|titers?|titres?|"
@@ -55,7 +55,8 @@ PROCEDURE_AFTER = re.compile(r"^[ -]*(?:repairs?|surgery|surgeries|resections?|r
 
 @dataclass(frozen=True)
 class GeneralCondition:
-    """One fallback condition: an ICD-10-CM category with the system, course and scope of its block."""
+    """One fallback condition: a form of an ICD-10-CM category (``name``, its token key) with the system, course
+    and scope of the category's block."""
 
     id: str
     code: str
@@ -108,6 +109,10 @@ def plural_key(key: str) -> str:
     return " ".join([*words[:-1], last + "s"])
 
 
+def _slug(key: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", key).strip("_") or "x"
+
+
 def _in_range(code: str, rng: str) -> bool:
     lo, _, hi = rng.partition("-")
     return lo <= code[:3] <= (hi or lo)
@@ -139,15 +144,13 @@ def build(doc: dict[str, Any]) -> tuple[list[GeneralCondition], list[_Forms]]:
     conds: list[GeneralCondition] = []
     forms: list[_Forms] = []
     for code in sorted(chosen):
-        keys = tuple(dict.fromkeys(n for f in built.surfaces.get(code, []) if kept(k := _key(f))
-                                   for n in (k, plural_key(k))))
-        if not keys:
-            continue
         b = chosen[code]
-        cid = ID_PREFIX + code.lower()
-        conds.append(GeneralCondition(cid, code, built.names.get(code, code), str(b["system"]), str(b["course"]),
-                                      str(b["scope"])))
-        forms.append(_Forms(cid, keys))
+        # one concept per form (singular and plural together): two conditions of one category ("limbic
+        # encephalitis", "myelitis") are two conditions of the note, each with its own status and name
+        for key in dict.fromkeys(k for f in built.surfaces.get(code, []) if kept(k := _key(f))):
+            cid = f"{ID_PREFIX}{code.lower()}.{_slug(key)}"
+            conds.append(GeneralCondition(cid, code, key, str(b["system"]), str(b["course"]), str(b["scope"])))
+            forms.append(_Forms(cid, tuple(dict.fromkeys((key, plural_key(key))))))
     return conds, forms
 
 
