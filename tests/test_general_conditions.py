@@ -82,9 +82,10 @@ NOTE = ("HISTORY OF PRESENT ILLNESS: A 52-year-old man seen for memory loss. His
 
 def test_fallback_conditions_keep_their_status() -> None:
     """Family, possible, denied and the patient's own history, each named as the note wrote it; two forms of one
-    ICD-10-CM category stay two conditions."""
+    ICD-10-CM category stay two conditions; a listed medical condition of the past history is pre-existing, never
+    told as chronic."""
     past, dx, fam = _graph(NOTE)
-    assert past == {"post-traumatic headaches": "chronic", "bronchiectasis": "chronic", "myelitis": "denied"}
+    assert past == {"post-traumatic headaches": "chronic", "bronchiectasis": "pre-existing", "myelitis": "denied"}
     assert dx == {"limbic encephalitis": "provisional"}
     assert fam == {"transverse myelitis": "mother"}
 
