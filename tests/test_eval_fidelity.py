@@ -261,3 +261,35 @@ def test_property_list_punctuation_never_joins_a_form_without_it(w1: str, w2: st
     assert rx.search(f"{w1} {w2}") and rx.search(f"{w1}-{w2}")
     assert not rx.search(f"{w1}{sep}{w2}")
     assert re.search(surface_pattern(f"{w1}, {w2}"), f"{w1}, {w2}")
+
+
+@given(st.from_regex(r"[a-z]{3,9}", fullmatch=True), st.from_regex(r"[a-z]{4,9}[b-df-hj-np-rtv-z]e",
+                                                                  fullmatch=True))
+@example("post", "headache")
+@example("complex", "seizure")
+def test_condition_name_number_is_not_scored(w1: str, w2: str) -> None:
+    """A condition name matches in either number: annotated in the plural ("headaches"), the singular an output
+    writes counts, and the other way; the number of a diagnosis's name is no clinical fact."""
+    import re
+
+    for written, annotated in ((f"{w1} {w2}", f"{w1} {w2}s"), (f"{w1} {w2}s", f"{w1} {w2}")):
+        rx = re.compile(rf"(?<!\w)(?:{surface_pattern(annotated)})(?!\w)")
+        assert rx.search(f"She has {written}.")
+
+
+def test_plural_stem_leaves_words_ending_in_s_that_are_no_plural() -> None:
+    """Only the regular plural loses its "s": psychosis, diabetes, stenosis, abbreviations and short words keep it,
+    and a plural annotation never matches a different word that merely shares the stem's letters."""
+    import re
+
+    from anonpsy.evaluate.fidelity import singular_stem
+
+    assert [singular_stem(w) for w in ("headaches", "seizures", "psychosis", "diabetes", "stenosis", "TIAs", "tics",
+                                       "nervous", "allergies")] == [
+        "headache", "seizure", "psychosis", "diabetes", "stenosis", "TIAs", "tics", "nervous", "allergies"]
+    rx = re.compile(rf"(?<!\w)(?:{surface_pattern('post-traumatic headaches')})(?!\w)")
+    assert rx.search("post-traumatic headache") and rx.search("post-traumatic headaches")
+    assert not rx.search("post-traumatic headachey")
+    sc = NoteScorer(FactsNote(note_id="p", case_id="p", diagnoses=(
+        DiagnosisFact("post-traumatic headache", ("headaches",), "affirmed"),), medications=(), denied=()))
+    assert sc.score("She has had headache since the fall.").dx_recall == 1.0

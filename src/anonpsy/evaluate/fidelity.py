@@ -368,8 +368,26 @@ def denied_concept(item: str) -> DeniedConcept:
 _LIST_PUNCT = re.compile(r"[,;:]")
 
 
+_NOT_PLURAL = re.compile(r"(?:ss|us|is|ous|ics|ies)$", re.I)
+
+
+def singular_stem(word: str) -> str:
+    """A last word written in the regular plural ("headaches", "seizures") without its "s": the number of a
+    condition's name is no clinical fact of it, and :func:`surface_pattern` adds the plural back as optional, so
+    a name annotated in the plural also matches the singular ("headaches" / "headache").
+
+    >>> singular_stem("headaches"), singular_stem("psychosis"), singular_stem("diabetes"), singular_stem("tics")
+    ('headache', 'psychosis', 'diabetes', 'tics')
+    """
+    if len(word) > 4 and word.isalpha() and not word.isupper() and word[-1] == "s" and not _NOT_PLURAL.search(word) \
+            and not word.lower().endswith(("etes", "pes", "sis")):
+        return word[:-1]
+    return word
+
+
 def surface_pattern(surface: str) -> str:
-    """A regular expression for a surface form: words joined by any punctuation/space, an optional plural,
+    """A regular expression for a surface form: words joined by any punctuation/space, an optional plural (and a
+    plural last word made optional: :func:`singular_stem`),
     case-insensitive unless the form is an abbreviation in capitals. A comma, semicolon or colon separates the
     items of a list: it joins two words only where the form itself has one there ("daily vitamin" is not
     "daily, vitamin B6")."""
@@ -377,6 +395,7 @@ def surface_pattern(surface: str) -> str:
     if not words:
         return ""
     gaps = re.split(r"[^\W_]+", surface)[1:-1]  # what lies between two words
+    words[-1] = singular_stem(words[-1])
     body = re.escape(words[0])
     for gap, w in zip(gaps, words[1:], strict=True):
         body += (r"[\W_]{1,3}" if _LIST_PUNCT.search(gap) else r"(?:[^\w,;:]|_){1,3}") + re.escape(w)

@@ -19,7 +19,7 @@ through the project's :class:`~anonpsy.lexicon.TermIndex` (exact or all capitals
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -29,7 +29,8 @@ import yaml
 
 from anonpsy import lexicon
 from anonpsy.paths import rules_dir
-from anonpsy.twin.errors import missing_extra
+from anonpsy.phrases import Hit as Hit  # the shared matcher, re-exported
+from anonpsy.phrases import PhraseMatcher as PhraseMatcher
 
 #: Generalisation id prefixes of this vocabulary and the rule file that places a concept under each.
 RULE_SOURCES: dict[str, str] = {
@@ -141,7 +142,7 @@ class Vocabulary:
 
 
 def _icd(doc: dict[str, Any], vocab: Vocabulary, tab_path: Path | None = None) -> None:
-    from anonpsy.twin import icd10cm
+    from anonpsy import icd10cm
 
     tab = icd10cm.load_tabular(tab_path)
     types = {str(c["chapter"]): c["type"] for c in doc.get("chapters", [])}
@@ -262,7 +263,7 @@ def cache_key(root: Path | None = None) -> str:
     tabular list's file and the modules that build it."""
     import hashlib
 
-    from anonpsy.twin.icd10cm import tabular_path
+    from anonpsy.icd10cm import tabular_path
 
     h = hashlib.sha256(f"v{BUILD_VERSION}".encode())
     base = root or rules_dir()
@@ -271,8 +272,10 @@ def cache_key(root: Path | None = None) -> str:
             h.update(path.name.encode() + b"\0" + path.read_bytes())
     tab = tabular_path()
     h.update(tab.name.encode() + str(tab.stat().st_size).encode())
-    for module in ("icd10cm.py", "vocabulary.py"):  # the code that builds it
-        h.update((Path(__file__).parent / module).read_bytes())
+    import anonpsy.icd10cm
+
+    h.update(Path(anonpsy.icd10cm.__file__).read_bytes())  # the code that builds it
+    h.update(Path(__file__).read_bytes())
     return h.hexdigest()
 
 
@@ -333,79 +336,6 @@ def load_vocabulary(root: Path | None = None) -> Vocabulary:
 
 # -------------------------------------------------------------------------------------------------------------
 # Matching
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    start: int
-    end: int
-    concept: str
-
-
-class PhraseMatcher:
-    """Leftmost-longest, token-aligned matching of many phrases (Aho-Corasick) plus case-sensitive abbreviations."""
-
-    def __init__(self, entries: Iterable[Entry]) -> None:
-        try:
-            import ahocorasick
-        except ImportError:
-            raise missing_extra("pyahocorasick") from None
-        self._auto = ahocorasick.Automaton()
-        specs: list[lexicon.IndexSpec] = []
-        self.conflicts: list[str] = []
-        for e in entries:
-            for key in e.surface_keys():
-                if not key:
-                    continue
-                pat = f" {key} "
-                prev = self._auto.get(pat, None)
-                if prev is not None and prev[2] != e.id:
-                    self.conflicts.append(f"{key!r} of {e.id} already belongs to {prev[2]}")
-                    continue
-                self._auto.add_word(pat, (len(pat), len(key.split()), e.id))
-            if e.abbreviations:
-                specs.append(lexicon.IndexSpec(e.id, e.id, (), tuple(e.abbreviations)))
-        self.size = len(self._auto)
-        if self.size:
-            self._auto.make_automaton()
-        self._abbr = lexicon.build_index(specs)
-        self.conflicts += self._abbr.conflicts
-
-    def find(self, text: str) -> list[Hit]:
-        toks = lexicon.tokenize(text)
-        if not toks:
-            return []
-        cands: list[tuple[int, int, str]] = []  # (first token, token count, concept)
-        if self.size:
-            starts: dict[int, int] = {}
-            pos = 1
-            parts: list[str] = []
-            for i, tok in enumerate(toks):
-                starts[pos] = i
-                parts.append(tok.key)
-                pos += len(tok.key) + 1
-            line = " " + " ".join(parts) + " "
-            for end, (width, n, cid) in self._auto.iter(line):
-                at = starts.get(end - width + 2)  # the pattern " a b " ends at ``end``; its first token follows
-                if at is not None:
-                    cands.append((at, n, cid))
-        abbr = self._abbr.find(text)
-        if abbr:
-            first = {t.start: k for k, t in enumerate(toks)}
-            last = {t.end: k for k, t in enumerate(toks)}
-            for m in abbr:
-                a, b = first.get(m.start), last.get(m.end)
-                if a is not None and b is not None:
-                    cands.append((a, b - a + 1, m.id))
-        cands.sort(key=lambda c: (c[0], -c[1]))
-        out: list[Hit] = []
-        nxt = 0
-        for i, n, cid in cands:
-            if i < nxt:
-                continue
-            out.append(Hit(toks[i].start, toks[i + n - 1].end, cid))
-            nxt = i + n
-        return out
 
 
 # -------------------------------------------------------------------------------------------------------------

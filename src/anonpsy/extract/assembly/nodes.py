@@ -32,6 +32,9 @@ from anonpsy.extract.assertion.status import (
 )
 from anonpsy.extract.mentions.diagnoses import find_diagnoses, is_instrument_name
 from anonpsy.extract.mentions.family import condition_words
+from anonpsy.extract.mentions.general_conditions import ID_PREFIX as GENERAL_ID_PREFIX
+from anonpsy.extract.mentions.general_conditions import condition_by_id as general_condition
+from anonpsy.extract.mentions.general_conditions import find_general_conditions
 from anonpsy.extract.mentions.symptoms import symptom_mentions, symptom_object
 from anonpsy.extract.mentions.time import TimeMention, governing_time, is_past
 from anonpsy.extract.mentions.treatments import (
@@ -223,22 +226,30 @@ def _confirm_by_anaphor(s: Sentence, acc: Accumulator) -> None:
 
 
 def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -> None:
-    """Medical comorbidities of one sentence (``rules/lexicon/conditions.yaml``): a relative's go to the family
+    """Medical comorbidities of one sentence (``rules/lexicon/conditions.yaml``, then the ICD-10-CM fallback of
+    ``rules/lexicon/general_conditions.yaml`` for what the lexicon does not name): a relative's go to the family
     history, the patient's are recorded with their status like diagnoses and become past-history items in
     :func:`finalize_conditions`."""
     results = s.section == "labs"
     if s.section in _NON_CLINICAL_SECTIONS and not results:
         return
     whole_only = _denied_only_conditions()
-    entries = _condition_entries()
-    for m in lexicon.find_terms(s.text, "condition"):
+    general = [lexicon.TermMatch(h.start, h.end, h.condition.id, h.condition.name, h.surface)
+               for h in find_general_conditions(s.text, s.section)]
+    # a curated condition inside a longer fallback name ("limbic encephalitis") is told by that name
+    curated = [m for m in lexicon.find_terms(s.text, "condition")
+               if not any(g.start <= m.start and m.end <= g.end for g in general)]
+    for m in sorted([*curated, *general], key=lambda x: x.start):
+        fallback = m.id.startswith(GENERAL_ID_PREFIX)
         if results and not _result_conclusion(s.text, m):
             continue
         mention = _mention(s, m.start, m.end, times, acc)
-        status = diagnosis_status(mention, event=entries[m.id].course == "event")
+        status = diagnosis_status(mention, event=condition_entry(m.id).course == "event")
         denial = condition_denial(mention)
-        if denial is not None and results:
-            continue  # "no evidence of acute infarction" on one scan is no denial of a history of stroke
+        if denial is not None and (results or (fallback and s.section not in _HISTORY_SECTIONS)):
+            # "no evidence of acute infarction" on one scan is no denial of a history of stroke; a fallback
+            # condition is denied only by the past history itself ("No history of myelitis")
+            continue
         if denial is not None:
             acc.condition_denials.setdefault(m.id, (denial, s.text.strip()))
             acc.condition_names.setdefault(m.id, condition_name(m, s.text))
@@ -254,6 +265,25 @@ def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
         spec = mention.time.spec if mention.time is not None else None
         acc.condition_votes.setdefault(m.id, []).append(DiagnosisVote(status, s.index, s.text.strip(), spec))
         acc.condition_names.setdefault(m.id, condition_name(m, s.text))
+
+
+#: Sections whose "none" or "no" denies a history: a fallback condition is denied only there.
+_HISTORY_SECTIONS = frozenset({"past_medical", "past_psych"})
+
+
+def condition_entry(cid: str) -> lexicon.ConditionEntry:
+    """The curated lexicon entry of a condition, or the entry of a fallback condition (its ICD-10-CM name, the
+    system and course of its block)."""
+    found = _condition_entries().get(cid)
+    if found is not None:
+        return found
+    g = general_condition(cid)
+    if g is None:
+        raise KeyError(cid)
+    course: lexicon.ConditionCourse = "event" if g.course == "event" else (
+        "episodic" if g.course == "episodic" else "chronic")
+    return lexicon.ConditionEntry.model_construct(id=g.id, headword=g.name, system=g.system, course=course,
+                                                  synonyms=(), abbreviations=(), excludes=(), findings=())
 
 
 #: What a test or an imaging study concluded ("MRI of the brain showed ...", "consistent with ...", "suggestive of
@@ -293,7 +323,7 @@ def condition_name(m: lexicon.TermMatch, text: str | None = None) -> str:
     before = text[max(0, m.start - 40):m.start] if text is not None else ""
     side = _LATERALITY.search(before)
     grade = _GRADE.search(before[:side.start()] if side else before)
-    prefix = " ".join(x for x in ((grade.group(1).lower() if grade else ""),
+    prefix = " ".join(x for x in ((re.sub(r"\s*-\s*", "-", grade.group(1).lower()) if grade else ""),
                                   (side.group(1).lower() + side.group(2).lower().replace(" ", "-") if side else ""))
                       if x)
     if surface.isupper() or len(surface) <= 4 or _ADJECTIVE.match(surface):
@@ -334,10 +364,9 @@ def finalize_conditions(acc: Accumulator) -> None:
     assessment or a current mention states it and it is not chronic; pre-existing otherwise (an event or a bout
     that the note dates before the visit); denied when the patient's only statements about it deny it ("denies
     a history of stroke", "PAST PSYCHIATRIC HISTORY: None."). A condition only suspected is not kept."""
-    entries = _condition_entries()
     kept: set[str] = set()
     for cid, votes in acc.condition_votes.items():
-        entry = entries[cid]
+        entry = condition_entry(cid)
         st = resolve_diagnosis([v.status for v in votes])
         if st.certainty is not None and st.certainty.value == Certainty.provisional and entry.system in _SUSPECTED_KEPT:
             _suspected_condition(acc, cid, votes, st)
@@ -368,8 +397,8 @@ def finalize_conditions(acc: Accumulator) -> None:
         pid = f"ph_{slug(cid)}"
         if cid in kept or pid in acc.past:
             continue
-        name = entries[cid].headword if cid in _denied_only_conditions() else acc.condition_names.get(
-            cid, entries[cid].headword)
+        name = condition_entry(cid).headword if cid in _denied_only_conditions() else acc.condition_names.get(
+            cid, condition_entry(cid).headword)
         acc.past[pid] = PastHistory(id=pid, condition=name, status=HistoryStatus.denied, status_evidence=evidence,
                                     evidence_text=text)
 
@@ -388,7 +417,7 @@ def _suspected_condition(acc: Accumulator, cid: str, votes: Sequence[DiagnosisVo
         return
     win = next(v for v in votes if v.status.certainty is not None
                and v.status.certainty.evidence == st.certainty.evidence)
-    acc.diagnoses[did] = Diagnosis(id=did, label=acc.condition_names.get(cid, _condition_entries()[cid].headword),
+    acc.diagnoses[did] = Diagnosis(id=did, label=acc.condition_names.get(cid, condition_entry(cid).headword),
                                    rule_id=None, certainty=Certainty.provisional,
                                    certainty_evidence=st.certainty.evidence, temporality=st.temporality.value,
                                    temporality_evidence=st.temporality.evidence, evidence_text=win.evidence_text)
