@@ -194,13 +194,13 @@ def _deid_rules(text: str, seed: int, case_id: str, opts: dict[str, Any]) -> Dei
     from anonpsy.extract import extract
     from anonpsy.extract.assembly.build import withhold_identified
     from anonpsy.generate.faithful import generate
-    from anonpsy.perturb import check, perturb
+    from anonpsy.perturb import check, perturb_attributes
     from anonpsy.perturb.contexts import SourceIdentifiers, perturb_contexts
     from anonpsy.temporal import normalize
 
     identifiers = SourceIdentifiers(text)
     graph = normalize(withhold_identified(extract(text, case_id=case_id), identifiers.find))
-    perturbed, audit = perturb(graph, seed)
+    perturbed, audit = perturb_attributes(graph, seed)  # checked once, below, after the context step
     perturbed = perturb_contexts(perturbed, seed=seed, audit=audit, source_text=text,
                                  retro=not opts.get("no_retro", False), identifiers=identifiers)
     audit.violations = [v.model_dump() for v in check(graph, perturbed)]

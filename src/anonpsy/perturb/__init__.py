@@ -18,13 +18,21 @@ from anonpsy.perturb.check import check
 from anonpsy.perturb.demographics import perturb_demographics, step_rng
 from anonpsy.perturb.test_values import perturb_test_values
 
-__all__ = ["check", "perturb"]
+__all__ = ["check", "perturb", "perturb_attributes"]
 
 
 def perturb(graph: CaseGraph, seed: int) -> tuple[CaseGraph, Audit]:
     """Perturb identifying attributes of a (temporally normalised) graph; returns (graph, audit)."""
+    g, audit = perturb_attributes(graph, seed)
+    audit.violations = [v.model_dump() for v in check(graph, g)]
+    return g, audit
+
+
+def perturb_attributes(graph: CaseGraph, seed: int) -> tuple[CaseGraph, Audit]:
+    """The steps of :func:`perturb` without its closing check: for a caller that perturbs further and checks the
+    final graph itself (:func:`anonpsy.pipeline.deid_text`), which would otherwise check twice and keep only the
+    second result."""
     audit = Audit(case_id=graph.case_id, seed=seed)
     g = perturb_demographics(graph, seed, audit)
     g = perturb_test_values(g, step_rng(seed, graph.case_id, "tests"), audit)
-    audit.violations = [v.model_dump() for v in check(graph, g)]
     return g, audit

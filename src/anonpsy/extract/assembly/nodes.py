@@ -201,11 +201,15 @@ def add_diagnoses(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -
             status, s.index, s.text.strip(), spec, _own_specifiers(s.text, end, next_start)))
 
 
+#: Searched in every sentence that names no diagnosis: lower-cased, only where one of its words is.
+_CONFIRM_SEARCH = Caseless(CONFIRM_ANAPHOR)
+
+
 def _confirm_by_anaphor(s: Sentence, acc: Accumulator) -> None:
     """A sentence that confirms "this diagnosis" without naming it ("She was subsequently given this diagnosis")
     confirms the diagnosis or medical condition held as a possibility in the sentence before (or the one before
     that): a confirmed vote with this sentence as its evidence, decided by a cue, so the later statement wins."""
-    if CONFIRM_ANAPHOR.search(s.text) is None:
+    if _CONFIRM_SEARCH.search(s.text) is None:
         return
     best: tuple[int, dict[str, list[DiagnosisVote]], str, DiagnosisVote] | None = None
     # A DSM diagnosis or a medical condition (moyamoya disease "suspected", then "given this diagnosis").

@@ -355,6 +355,9 @@ _DRUG_CLASS_DISORDER = {"benzodiazepine": "sedative use disorder", "z_drug_hypno
 #: The DSM-IV problem-use noun after a substance: "heroin abuse", "Xanax dependence", "crack addiction".
 _ABUSE_AFTER = re.compile(r"^[\s-]*(?:abuse|dependence|dependency|addiction)\b", re.I)
 _ABUSE_NOUN = re.compile(r"\b(?:abuse|dependence|dependency|addiction)\b", re.I)
+#: The two cues searched in every sentence (most name neither): lower-cased, only where one of their words is.
+_ABUSE_NOUN_SEARCH = Caseless(_ABUSE_NOUN)
+_ABUSE_CUE_SEARCH = Caseless(_ABUSE_CUE)
 
 
 def _substance_then_abuse(text: str) -> list[tuple[int, int, str]]:
@@ -390,11 +393,11 @@ def _abused_substances(text: str) -> list[tuple[int, int, str]]:
     (:func:`_substance_then_abuse`)."""
     from anonpsy import lexicon
 
-    if _ABUSE_NOUN.search(text) is None and _ABUSE_CUE.search(text) is None:
+    if _ABUSE_NOUN_SEARCH.search(text) is None and _ABUSE_CUE_SEARCH.search(text) is None:
         return []
     _pattern, names = _dx_matcher(False)
-    out: list[tuple[int, int, str]] = _substance_then_abuse(text) if _ABUSE_NOUN.search(text) else []
-    for cue in _ABUSE_CUE.finditer(text):
+    out: list[tuple[int, int, str]] = _substance_then_abuse(text) if _ABUSE_NOUN_SEARCH.search(text) else []
+    for cue in _ABUSE_CUE_SEARCH.finditer(text):
         window = text[cue.end():cue.end() + 90]
         stop = _LIST_END.search(window)
         window = window[:stop.start()] if stop else window
