@@ -125,7 +125,7 @@ PINNED_COUNTS: dict[str, int] = {
     "lexicon_conditions": 97,
     "lexicon_demographic": 262,
     "lexicon_emotions": 35,
-    "lexicon_medications": 406,
+    "lexicon_medications": 408,
     "lexicon_mse": 130,
     "lexicon_symptoms": 298,
     "lexicon_therapies": 90,
