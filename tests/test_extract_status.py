@@ -472,15 +472,16 @@ def test_a_status_clause_reaches_a_list_of_dosed_drugs(text: str, expected: dict
     ],
 )
 def test_a_single_dose_is_told_as_given_not_taken(text: str) -> None:
-    """A dose given once is a one-time dose (as needed, frequency "once"), and the text tells it as received
-    before, never as a drug the patient takes."""
+    """A dose given once is a one-time dose (as needed, frequency "once"), and the text tells it as given at this
+    visit (treatment of this encounter), neither as a drug of the past nor as a drug the patient takes."""
     from anonpsy.generate.templates import render
 
     g = extract(text, case_id="once")
     (t,) = g.treatments
     assert (t.status, t.frequency) == (TreatmentStatus.prn, "once")
     out = render(g, seed=0)
-    assert "previously received" in out and not re.search(r"\b(?:takes|is taking|as needed)\b", out)
+    assert "given" in out and "at this visit" in out and "previously" not in out
+    assert not re.search(r"\b(?:takes|is taking|as needed)\b", out)
 
 
 def test_a_cause_named_in_a_rule_out_is_not_asserted() -> None:

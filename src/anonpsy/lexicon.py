@@ -37,6 +37,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from anonpsy.drug_vocabulary import FallbackVocabulary, fallback_specs
 from anonpsy.graph import Route
 from anonpsy.paths import rules_dir
 from anonpsy.rules.tables import parse_route
@@ -162,6 +163,7 @@ class MedicationEntry(_Strict):
 
 class MedicationLexicon(_FileHeader):
     rules: tuple[MedicationEntry, ...]
+    fallback_vocabulary: FallbackVocabulary | None = None
 
 
 class TherapyEntry(_Strict):
@@ -637,17 +639,18 @@ def build_index(specs: Iterable[IndexSpec]) -> TermIndex:
 # Kind -> index
 
 
-def specs_for(kind: TermKind, doc: dict[str, Any]) -> list[IndexSpec]:
-    """Index entries of ``kind`` from a raw rule-file mapping (validated with the kind's model)."""
+def specs_for(kind: TermKind, doc: dict[str, Any], with_fallback: bool = True) -> list[IndexSpec]:
+    """Index entries of ``kind`` from a raw rule-file mapping (validated with the kind's model). Medications take
+    the names of the lexicon's ``fallback_vocabulary`` after its own (see :mod:`anonpsy.drug_vocabulary`) unless
+    ``with_fallback`` is false."""
     if kind == "symptom":
         return [_lex_spec(e) for e in SymptomLexicon.model_validate(doc).rules]
     if kind == "emotion":
         return [_lex_spec(e) for e in EmotionLexicon.model_validate(doc).rules]
     if kind == "medication":
-        return [
-            IndexSpec(e.id, e.headword, e.surfaces(), e.abbreviations, e.excludes)
-            for e in MedicationLexicon.model_validate(doc).rules
-        ]
+        lex = MedicationLexicon.model_validate(doc)
+        curated = [IndexSpec(e.id, e.headword, e.surfaces(), e.abbreviations, e.excludes) for e in lex.rules]
+        return curated if not with_fallback else [*curated, *medication_fallback_specs(lex, curated)]
     if kind == "therapy":
         return [
             IndexSpec(e.id, e.headword, e.surfaces(), e.abbreviations, e.excludes)
@@ -700,10 +703,21 @@ def term_index(kind: TermKind) -> TermIndex:
     general-medicine drugs of ``rules/twin/medications.yaml`` (see :func:`general_medicine_specs`)."""
     if kind not in KIND_FILE:
         raise ValueError(f"unknown term kind {kind!r}; known: {', '.join(TERM_KINDS)}")
-    specs = specs_for(kind, load_doc(KIND_FILE[kind]))
-    if kind == "medication":
-        specs = [*specs, *general_medicine_specs()]
-    return build_index(specs)
+    doc = load_doc(KIND_FILE[kind])
+    if kind != "medication":
+        return build_index(specs_for(kind, doc))
+    specs = [*specs_for(kind, doc, with_fallback=False), *general_medicine_specs()]
+    return build_index([*specs, *medication_fallback_specs(MedicationLexicon.model_validate(doc), specs)])
+
+
+def medication_fallback_specs(lex: MedicationLexicon, before: Sequence[IndexSpec]) -> list[IndexSpec]:
+    """Index entries for the names of the lexicon's fallback vocabulary that none of ``before`` owns (a curated
+    name keeps its entry, and no surface clash is recorded): one entry per written form, under the substance's
+    id, which is a curated entry's id where the curated lexicon lists the substance."""
+    if lex.fallback_vocabulary is None:
+        return []
+    taken = [_keys(f) for s in before for surface in (*s.surfaces, *s.excludes) for f in expand_phrase(surface)]
+    return [IndexSpec(i, head, (form,)) for i, head, form in fallback_specs(lex.fallback_vocabulary, taken, _keys)]
 
 
 #: Shortest written form of a general-medicine drug read in narrative text; shorter brands and every

@@ -40,8 +40,8 @@ from anonpsy.graph import (
 PRN_FREQUENCY = re.compile(r"\b(?:prn|p\.r\.n\.?|as needed|as required|when needed|if needed|once|one[- ]time|"
                            r"single dose|stat)\b", re.I)
 _ROUTE_WORDS = {"long_acting_injectable": "long-acting injectable"}
-#: A frequency that says the drug was given a single time (a dose in the emergency department): told as given
-#: before, never as a drug taken.
+#: A frequency that says the drug was given a single time (a dose in the emergency department): told as given at
+#: this visit (treatment of this encounter, not a drug of the past), never as a drug taken regularly.
 ONE_TIME_FREQUENCY = re.compile(r"^\s*(?:once|one[- ]time(?: dose)?|(?:a )?single dose|one dose|stat|x\s?1)\s*$", re.I)
 
 
@@ -143,7 +143,7 @@ def plain_treatment(t: Treatment, v: Voice) -> str:
     if t.status == TreatmentStatus.refused:
         return f"{cap(v.subj)} declined {phrase}."
     if one_time(t):
-        return f"{cap(v.subj)} previously received {phrase}."
+        return f"{cap(v.subj)} {v.was()} given {phrase} at this visit."
     if t.status == TreatmentStatus.prn:
         return f"{cap(v.subj)} {v.verb('takes') if med else v.verb('receives')} {phrase}."
     return f"{cap(v.subj)} {v.is_()} {'taking' if med else 'receiving'} {phrase}."

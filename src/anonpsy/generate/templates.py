@@ -660,7 +660,7 @@ class Renderer:
             once = [treatment_phrase(t) for t in ts if one_time(t)]
             needed = [treatment_phrase(t) for t in ts if not one_time(t)]
             if once:
-                out.append(f"{cap(v.subj)} previously received {join(once)}{tgt}.")
+                out.append(f"{cap(v.subj)} {v.was()} given {join(once)}{tgt} at this visit.")
             if needed:
                 out.append(f"{cap(v.subj)} {verb} {join(needed)}{tgt}.")
             return out
