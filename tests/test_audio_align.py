@@ -199,10 +199,10 @@ def test_numbers_said_otherwise_than_written_are_still_aligned() -> None:
 
 def test_moonshine_recogniser_words_and_times() -> None:
     pytest.importorskip("moonshine_cpp", reason="needs moonshine-cpp (audio extra, Linux x86-64)")
-    from anonpsy.audio.asr import MoonshineRecognizer, moonshine_runs
+    from anonpsy.audio.asr import MoonshineRecognizer, moonshine_runtime
 
-    if not moonshine_runs():
-        pytest.skip("moonshine-cpp is installed but cannot run on this CPU (its build needs AVX-512)")
+    if moonshine_runtime() is None:
+        pytest.skip("Moonshine cannot run here (no onnxruntime, and the moonshine-cpp build needs AVX-512)")
     from anonpsy.audio.vad import voiced_regions
 
     segments = ["She reports low mood and poor sleep.", "Her phone number is", "five five five, zero one two seven."]

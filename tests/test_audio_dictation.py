@@ -73,10 +73,10 @@ def test_embedded_default_recogniser_mutes_identifiers(dictations: list[Any]) ->
     """The default recogniser (Moonshine, timed by PocketSphinx alignment) from audio alone, no transcript given."""
     pytest.importorskip("pocketsphinx", reason="needs the audio extra: pip install 'anonpsy[audio]'")
     pytest.importorskip("moonshine_cpp", reason="needs moonshine-cpp (audio extra, Linux x86-64)")
-    from anonpsy.audio.asr import MoonshineRecognizer, moonshine_runs
+    from anonpsy.audio.asr import MoonshineRecognizer, moonshine_runtime
 
-    if not moonshine_runs():
-        pytest.skip("moonshine-cpp is installed but cannot run on this CPU (its build needs AVX-512)")
+    if moonshine_runtime() is None:
+        pytest.skip("Moonshine cannot run here (no onnxruntime, and the moonshine-cpp build needs AVX-512)")
     from anonpsy.audio.pipeline import deidentify
     from anonpsy.audio.signal import decode_audio
 
@@ -104,9 +104,9 @@ def test_default_command_keeps_format_and_sox_agrees(tmp_path: Path, dictations:
     pytest.importorskip("pocketsphinx", reason="needs the audio extra: pip install 'anonpsy[audio]'")
     import importlib.util
 
-    from anonpsy.audio.asr import moonshine_runs
+    from anonpsy.audio.asr import moonshine_runtime
 
-    runs = importlib.util.find_spec("moonshine_cpp") is not None and moonshine_runs()
+    runs = importlib.util.find_spec("moonshine_cpp") is not None and moonshine_runtime() is not None
     asr = [] if runs else ["--asr", "pocketsphinx"]
     import jsonschema
     from click.testing import CliRunner

@@ -117,6 +117,7 @@ def test_auto_refuses_pocketsphinx_alone_when_moonshine_cannot_run(tmp_path: Pat
     from anonpsy.audio.cli import resolve_asr
 
     monkeypatch.setattr(asr, "moonshine_runs", lambda: False)
+    monkeypatch.setattr(asr, "onnxruntime_available", lambda: False)
     with pytest.raises(AnonpsyError) as exc:
         resolve_asr("auto")
     assert exc.value.code == "E109" and "--asr pocketsphinx" in str(exc.value) and "--asr server" in str(exc.value)
@@ -129,8 +130,11 @@ def test_auto_refuses_pocketsphinx_alone_when_moonshine_cannot_run(tmp_path: Pat
     assert len(lines) == 1 and lines[0].startswith("E109 --asr:") and "AVX-512" in lines[0], result.output
     assert not out.exists() and not rep.exists()
     monkeypatch.setattr(asr, "moonshine_runs", lambda: True)
-    assert resolve_asr("auto") == "moonshine"
+    assert resolve_asr("auto") == "moonshine" and asr.moonshine_runtime() == "cpp"
     assert resolve_asr("moonshine") == "moonshine"
+    monkeypatch.setattr(asr, "moonshine_runs", lambda: False)
+    monkeypatch.setattr(asr, "onnxruntime_available", lambda: True)
+    assert resolve_asr("auto") == "moonshine" and asr.moonshine_runtime() == "onnxruntime"
 
 
 def test_auto_refuses_when_moonshine_is_not_installed(monkeypatch: pytest.MonkeyPatch) -> None:

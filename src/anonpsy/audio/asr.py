@@ -1,12 +1,14 @@
 """Speech recognition with word timestamps.
 
-Two recognisers share one result type, a list of :class:`Word` (text, start and end in seconds of the
+The recognisers share one result type, a list of :class:`Word` (text, start and end in seconds of the
 analysis signal):
 
-* :class:`PocketSphinxRecognizer`, the embedded default: CMU PocketSphinx with the US English acoustic model,
+* :class:`PocketSphinxRecognizer`, the light embedded one: CMU PocketSphinx with the US English acoustic model,
   dictionary and language model that ship in its PyPI wheel. Voiced regions are grouped into utterances of at
   most ``max_utterance_s`` and decoded one by one; filler tokens (``<sil>``, ``[NOISE]``, ``[SPEECH]``,
   ``++…++``) are not words, so the speech under them counts as unaccounted for.
+* :class:`MoonshineRecognizer`, the default: Moonshine base from the moonshine-cpp wheel's model files, run by
+  that wheel's library or by the ``onnxruntime`` package, its words placed in time by PocketSphinx alignment.
 * :class:`CombinedRecognizer`: a primary recogniser and second readings of the same audio by others; the
   pipeline reads the primary's words and runs the rule detectors on every reading, muting what any marks
   (opt-in: PocketSphinx's own decoding as a second reading of Moonshine roughly triples the time on one core).
@@ -142,6 +144,10 @@ class MoonshineRecognizer:
     spoken alternatives aligns it, each word also keeps that share (``loosely_aligned`` counts it). Voiced
     stretches of at least ``second_pass_s`` that no word accounts for (the recogniser stopped early or skipped a
     phrase) are transcribed and aligned once more on their own; ``second_pass`` counts them.
+
+    ``runtime`` picks what runs the model files (:data:`RUNTIMES`); left out, :func:`moonshine_runtime` chooses:
+    the wheel's own library where it runs on this CPU, else the ``onnxruntime`` package
+    (:class:`anonpsy.audio.moonshine_onnx.MoonshineOnnx`). Where neither can run, ``A103``.
     """
 
     name = "moonshine"
@@ -153,15 +159,23 @@ class MoonshineRecognizer:
         pad_s: float = 0.15,
         second_pass_s: float = 0.6,
         recycle_s: float = 20.0,
+        runtime: str | None = None,
     ) -> None:
         require("moonshine_cpp")
         from anonpsy.audio.align import Aligner
 
+        chosen = runtime if runtime is not None else moonshine_runtime()
+        if chosen not in RUNTIMES:
+            raise AnonpsyError(A103_TRANSCRIPTION, _NO_RUNTIME)
+        self.runtime = chosen
         self.version = _package_version("moonshine-cpp")
+        if chosen == "onnxruntime":
+            self.version += f" (onnxruntime {_package_version('onnxruntime')})"
         self.max_utterance_s = max_utterance_s
         self.pad_s = pad_s
         self.recycle_s = recycle_s
         self._worker: _MoonshineWorker | None = None
+        self._onnx: Any = None
         self._aligner = Aligner()
         self.second_pass_s = second_pass_s
         self.unaligned = 0
@@ -173,10 +187,13 @@ class MoonshineRecognizer:
     def text(self, chunk: npt.NDArray[np.float32]) -> str:
         """Moonshine's transcript of a 16 kHz chunk.
 
-        moonshine-cpp 0.1.4 keeps about 40 MB per second of audio it transcribes until its process ends (freeing
-        the model does not return it), so the model runs in a worker process that is replaced after
-        ``recycle_s`` seconds of audio; memory stays bounded (about 1.5 GB) on recordings of any length.
+        On the ``onnxruntime`` runtime the model runs in this process. On the ``cpp`` runtime it runs in a worker
+        process: moonshine-cpp 0.1.4 keeps about 40 MB per second of audio it transcribes until its process ends
+        (freeing the model does not return it), so the worker is replaced after ``recycle_s`` seconds of audio and
+        memory stays bounded (about 1.5 GB) on recordings of any length.
         """
+        if self.runtime == "onnxruntime":
+            return self._onnx_text(chunk)
         seconds = len(chunk) / ANALYSIS_RATE
         if self._worker is not None and self._worker.seconds and self._worker.seconds + seconds > self.recycle_s:
             self._worker.close()
@@ -187,6 +204,20 @@ class MoonshineRecognizer:
         text, cpu = self._worker.transcribe(chunk)
         self.worker_cpu_s += cpu
         return text
+
+    def _onnx_text(self, chunk: npt.NDArray[np.float32]) -> str:
+        try:
+            if self._onnx is None:
+                from anonpsy.audio.moonshine_onnx import MoonshineOnnx
+
+                self._onnx = MoonshineOnnx()
+            return str(self._onnx.transcribe(chunk))
+        except AnonpsyError:
+            raise
+        except Exception as exc:  # the runtime's own errors, reported by kind only (they may quote the input)
+            raise AnonpsyError(
+                A103_TRANSCRIPTION, f"the embedded recogniser failed on onnxruntime ({type(exc).__name__})"
+            ) from None
 
     def close(self) -> None:
         """Stop the worker process."""
@@ -353,9 +384,38 @@ def _stopped(proc: Any) -> str:
             name = signal.Signals(-code).name
         except ValueError:
             name = f"signal {-code}"
-        hint = " (this CPU lacks an instruction the moonshine-cpp build uses)" if name == "SIGILL" else ""
+        hint = (" (this CPU lacks an instruction the moonshine-cpp build uses; with onnxruntime installed Moonshine "
+                "runs without it)" if name == "SIGILL" else "")
         return f"the embedded recogniser was killed by {name}{hint}; use --asr pocketsphinx or --asr server"
     return f"the embedded recogniser stopped (exit code {code})"
+
+
+#: Where Moonshine's model files run: the ``onnxruntime`` package in this process, or the moonshine-cpp wheel's
+#: own library (built for AVX-512) in a worker process.
+RUNTIMES = ("onnxruntime", "cpp")
+
+_NO_RUNTIME = ("Moonshine cannot run here: onnxruntime is not installed (audio extra) and the moonshine-cpp "
+               "library needs AVX-512; use --asr pocketsphinx or --asr server")
+
+
+def onnxruntime_available() -> bool:
+    """Can Moonshine's model files run on the ``onnxruntime`` package here (both installed)?"""
+    import importlib.util
+
+    from anonpsy.audio.moonshine_onnx import model_dir
+
+    return importlib.util.find_spec("onnxruntime") is not None and model_dir() is not None
+
+
+def moonshine_runtime() -> str | None:
+    """The runtime Moonshine uses here: ``cpp`` where the moonshine-cpp library runs on this CPU
+    (:func:`moonshine_runs`), else ``onnxruntime`` where that package and the model files are installed, else
+    ``None``. Both run the same model files on ONNX Runtime 1.22.1 with greedy decoding."""
+    if moonshine_runs():
+        return "cpp"
+    if onnxruntime_available():
+        return "onnxruntime"
+    return None
 
 
 @functools.cache

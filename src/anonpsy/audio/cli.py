@@ -32,7 +32,8 @@ _POCKETSPHINX_ALONE = ("PocketSphinx alone leaves about 9 in 10 identifiers audi
 
 
 def resolve_asr(asr: str) -> str:
-    """The recogniser ``auto`` stands for: Moonshine where its extra is installed and it runs on this CPU.
+    """The recogniser ``auto`` stands for: Moonshine where its extra is installed and one of its runtimes runs here
+    (the moonshine-cpp library on CPUs with AVX-512, else the onnxruntime package).
 
     Elsewhere ``auto`` stops with a one-line error rather than falling back to PocketSphinx alone, which would
     leave most identifiers audible in an output that looks de-identified; ``--asr pocketsphinx`` asks for it
@@ -42,12 +43,13 @@ def resolve_asr(asr: str) -> str:
     if importlib.util.find_spec("moonshine_cpp") is None:
         raise AnonpsyError(errors.E109_BAD_OPTION, "the default recogniser Moonshine (moonshine-cpp, audio extra on "
                            f"Linux x86-64) is not installed; {_POCKETSPHINX_ALONE}", "--asr")
-    from anonpsy.audio.asr import moonshine_runs
+    from anonpsy.audio.asr import moonshine_runtime
 
-    if moonshine_runs():
+    if moonshine_runtime() is not None:
         return "moonshine"
-    raise AnonpsyError(errors.E109_BAD_OPTION, "the default recogniser Moonshine is installed but cannot run on this "
-                       f"CPU (its library needs AVX-512); {_POCKETSPHINX_ALONE}", "--asr")
+    raise AnonpsyError(errors.E109_BAD_OPTION, "the default recogniser Moonshine cannot run here (onnxruntime, audio "
+                       f"extra, is not installed and the moonshine-cpp library needs AVX-512); {_POCKETSPHINX_ALONE}",
+                       "--asr")
 
 
 @main.command("audio-deid")
@@ -75,9 +77,9 @@ def resolve_asr(asr: str) -> str:
 @click.option("--passes", type=int, default=2, show_default=True, help="LLM passes per chunk.")
 @click.option("--asr", type=click.Choice(["auto", "pocketsphinx", "moonshine", "server"]), default="auto",
               show_default=True,
-              help="auto: moonshine, and a one-line error where it is not installed or cannot run on this CPU "
-                   "(Linux x86-64 with AVX-512); moonshine: "
-                   "embedded Moonshine base with PocketSphinx word timing; pocketsphinx: embedded, light, but it "
+              help="auto: moonshine, and a one-line error where it is not installed (Linux x86-64) or cannot "
+                   "run; moonshine: embedded Moonshine base (the moonshine-cpp library on AVX-512 CPUs, else "
+                   "onnxruntime) with PocketSphinx word timing; pocketsphinx: embedded, light, but it "
                    "misses most identifiers; server: an OpenAI-compatible "
                    "/v1/audio/transcriptions server (whisper.cpp, faster-whisper) with word timestamps.")
 @click.option("--asr-url", metavar="URL", default="http://127.0.0.1:8178/v1", show_default=True,
