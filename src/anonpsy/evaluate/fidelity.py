@@ -369,6 +369,8 @@ _LIST_PUNCT = re.compile(r"[,;:]")
 
 
 _NOT_PLURAL = re.compile(r"(?:ss|us|is|ous|ics|ies)$", re.I)
+# Names of one condition that end in "s" without being a plural; any other "-pes" or "-etes" is ("types").
+SINGULAR_IN_S = frozenset({"diabetes", "herpes", "rabies", "scabies", "measles", "mumps", "rickets"})
 
 
 def singular_stem(word: str) -> str:
@@ -380,7 +382,7 @@ def singular_stem(word: str) -> str:
     ('headache', 'psychosis', 'diabetes', 'tics')
     """
     if len(word) > 4 and word.isalpha() and not word.isupper() and word[-1] == "s" and not _NOT_PLURAL.search(word) \
-            and not word.lower().endswith(("etes", "pes", "sis")):
+            and word.lower() not in SINGULAR_IN_S:
         return word[:-1]
     return word
 
