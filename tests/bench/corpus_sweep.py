@@ -64,6 +64,9 @@ RESERVED_LATER = frozenset({
     "3326", "4106", "4570", "3013", "3329", "2951", "3333", "3393", "2855", "2480", "2652", "1370", "4771", "1905",
     "3055", "2775", "3322", "4190", "2470", "1560", "2160", "1315", "3811", "1700", "1479", "2770", "2800", "2795",
     "1434", "3412", "1606",
+    # Drawn 2026-11-28 (seed 20261128 among the narrative specialties, none of the seed-7 sweep), before any was
+    # read: held-d1, held-d2.
+    "3323", "1443", "3357", "2767", "2016", "1290", "4116", "4449", "3408", "2848", "1447", "1304", "3410", "3378",
 })
 # Specialties whose notes read most like the narratives the tool is for: drawn with this extra weight.
 PRIORITY = {
