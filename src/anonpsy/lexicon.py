@@ -583,6 +583,13 @@ class IndexSpec:
     excludes: tuple[str, ...] = ()
 
 
+@lru_cache(maxsize=1 << 16)
+def _surface_keys(surface: str) -> tuple[tuple[str, ...], ...]:
+    """The case-folded token keys of every non-empty form ``surface`` expands to, in order. The trigger index of
+    each kind of concept repeats most phrases of the others, so one expansion serves them all."""
+    return tuple(key for key in map(_keys, expand_phrase(surface)) if key)
+
+
 def build_index(specs: Iterable[IndexSpec]) -> TermIndex:
     """Compile entries into a :class:`TermIndex`.
 
@@ -595,10 +602,7 @@ def build_index(specs: Iterable[IndexSpec]) -> TermIndex:
     for spec in specs:
         target = _Target(spec.id, spec.headword)
         for surface in spec.surfaces:
-            for form in expand_phrase(surface):
-                key = _keys(form)
-                if not key:
-                    continue
+            for key in _surface_keys(surface):
                 prev = owner_ci.get(key)
                 if prev is not None and prev != spec.id:
                     idx.conflicts.append(
