@@ -366,13 +366,23 @@ def _rewrite_text(graph: CaseGraph, audit: Audit, pending: Pending) -> CaseGraph
     if not pending:
         return graph
 
+    # Every rewrite is a function of the text alone, and evidence sentences recur across fields: each distinct text
+    # is rewritten once, and its steps are recorded again for every field that holds it.
+    done: dict[str, tuple[str, list[tuple[str, str, str]]]] = {}
+
     def apply(path: str, text: str) -> str:
-        for rule_id, fn in pending:
-            new = fn(text)
-            if new != text:
-                audit.changes.append(Change(path=path, rule_id=rule_id, old=text, new=new))
-                text = new
-        return text
+        if text not in done:
+            steps: list[tuple[str, str, str]] = []
+            cur = text
+            for rule_id, fn in pending:
+                new = fn(cur)
+                if new != cur:
+                    steps.append((rule_id, cur, new))
+                    cur = new
+            done[text] = (cur, steps)
+        out, steps = done[text]
+        audit.changes.extend(Change(path=path, rule_id=rule_id, old=old, new=new) for rule_id, old, new in steps)
+        return out
 
     return map_graph_text(graph, apply)
 
