@@ -40,5 +40,14 @@ def test_a_synonym_is_told_by_its_headword() -> None:
 
 def test_a_later_name_replaces_the_headword_of_an_earlier_synonym() -> None:
     found = _symptoms("He has had frequent falls. ASSESSMENT: 1. Mild gait impairment.")
-    assert "gait impairment" in found.values()
+    assert "mild gait impairment" in found.values()
     assert "gait disturbance" not in found.values()
+
+
+@given(st.sampled_from(_NAMES), st.sampled_from(["mild", "moderate", "severe", "mild to moderate"]))
+@settings(max_examples=15, deadline=None)
+@example(("slowed_thinking", "slowed thinking", "cognitive slowing"), "mild")
+def test_a_named_symptom_keeps_the_grade_written_before_it(entry: tuple[str, str, str], grade: str) -> None:
+    _sid, _head, name = entry
+    found = _symptoms(f"ASSESSMENT: 1. {grade.capitalize()} {name}.")
+    assert f"{grade} {name}" in found.values(), found

@@ -133,7 +133,7 @@ def add_symptoms(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) ->
             m = lexicon.TermMatch(m.start, m.end, m.id, f"{m.headword} of {tail}", m.surface)
         sid = f"sx_{slug(m.headword)}"
         # a clinical name of its own ("altered mental status") is told as the note names it
-        named = lexicon.symptom_name(m) if not drugs else None
+        named = symptom_name(m, s.text) if not drugs else None
         head = named or m.headword
         if decision.value in (Assertion.absent, Assertion.hypothetical):
             old = acc.unasserted_sx.get(sid)
@@ -344,6 +344,18 @@ def condition_name(m: lexicon.TermMatch, text: str | None = None) -> str:
     name = re.sub(r"[’']s\b", "", surface.lower())
     name = f"{prefix} {name}" if prefix else name
     return f"{name} ({m.headword})" if _finding_key(surface) in _condition_findings().get(m.id, ()) else name
+
+
+def symptom_name(m: lexicon.TermMatch, text: str) -> str | None:
+    """The clinical name a symptom is written by (``names`` in the symptom lexicon), with the grade written just
+    before it ("mild cognitive slowing"), or None when the note names it by a synonym."""
+    name = lexicon.symptom_name(m)
+    if name is None:
+        return None
+    grade = _GRADE.search(text[max(0, m.start - 40):m.start])
+    if grade is None:
+        return name
+    return re.sub(r"\s*-\s*", "-", grade.group(1).lower()) + " " + name
 
 
 def _finding_key(surface: str) -> str:
