@@ -298,3 +298,21 @@ def test_plural_stem_leaves_words_ending_in_s_that_are_no_plural() -> None:
     sc = NoteScorer(FactsNote(note_id="p", case_id="p", diagnoses=(
         DiagnosisFact("post-traumatic headache", ("headaches",), "affirmed"),), medications=(), denied=()))
     assert sc.score("She has had headache since the fall.").dx_recall == 1.0
+
+
+_DX_NAMES = st.sampled_from(["epilepsy", "brain tumor", "asthma", "migraine", "panic disorder", "hypertension"])
+_BACKWARD_CUES = st.sampled_from(["now in remission", "resolved", "in full remission", "which resolved"])
+
+
+@given(_DX_NAMES, _DX_NAMES, _DX_NAMES, _BACKWARD_CUES)
+@example("brain tumor", "otitis media", "hemiplegia", "now in remission")
+def test_a_parenthetical_cue_qualifies_only_the_item_it_follows(a: str, b: str, c: str, cue: str) -> None:
+    """"A, B (now in remission), C": the remission is B's, A and C stay affirmed."""
+    from anonpsy.evaluate.cues import classify
+
+    assume(len({a, b, c}) == 3)
+    s = f"Her history includes {a}, {b} ({cue}), and {c}."
+    status = {x: classify(s, s.index(x), s.index(x) + len(x), "dx").status for x in (a, b, c)}
+    assert status == {a: "affirmed", b: "resolved", c: "affirmed"}
+    alone = f"{b.capitalize()} ({cue})."
+    assert classify(alone, 0, len(b), "dx").status == "resolved"

@@ -92,6 +92,12 @@ class SymptomEntry(LexiconEntry):
     domain: SymptomDomain
     excess_of: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9_.-]*$")
     object: Literal["medication"] | None = None
+    #: Surfaces that are a clinical name of their own ("altered mental status", "speech and language delay"):
+    #: matched like the synonyms; a symptom named so keeps that name (:func:`symptom_name`).
+    names: tuple[str, ...] = ()
+
+    def surfaces(self) -> tuple[str, ...]:
+        return (self.headword, *self.synonyms, *self.names)
 
 
 class SymptomLexicon(_FileHeader):
@@ -797,6 +803,22 @@ def list_alias_matches(text: str, matches: Sequence[TermMatch],
             e = forms[hit.group(0).lower()]
             found.append(TermMatch(a, b, e.id, e.headword, hit.group(0)))
     return sorted(found, key=lambda m: m.start)
+
+
+@lru_cache(maxsize=1)
+def _symptom_names() -> dict[tuple[str, tuple[str, ...]], str]:
+    return {(e.id, _keys(n)): n for e in symptom_lexicon().rules for n in e.names}
+
+
+def symptom_name(m: TermMatch) -> str | None:
+    """The clinical name a symptom mention is written by, when its surface is one of its entry's ``names``.
+
+    >>> symptom_name(find_terms("Altered mental status.", "symptom")[0])
+    'altered mental status'
+    >>> symptom_name(find_terms("He was confused.", "symptom")[0]) is None
+    True
+    """
+    return _symptom_names().get((m.id, _keys(m.surface))) if m.surface else None
 
 
 def find_terms(text: str, kind: TermKind) -> list[TermMatch]:

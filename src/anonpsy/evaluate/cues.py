@@ -318,6 +318,11 @@ def cue_hits(sentence: str, kind: ConceptType) -> list[CueHit]:
     return out
 
 
+#: Between a mention and a backward cue: other words, then the parenthesis that holds the cue ("A, B (now in
+#: remission)"). A parenthetical remark qualifies the words it directly follows, not a list item before them.
+_PAREN_OF_ANOTHER = re.compile(r"^[^()]*\w[^()]*\([^()]*$")
+
+
 @dataclass(frozen=True)
 class MentionContext:
     """How a sentence presents one mention: its status and the ids of the cues that decided it."""
@@ -355,6 +360,8 @@ def classify(sentence: str, start: int, end: int, kind: ConceptType, *, section:
             between = sentence[h.end:start]
         elif h.start >= end and cue.direction in ("backward", "both"):
             between = sentence[end:h.start]
+            if _PAREN_OF_ANOTHER.match(between):
+                continue  # "A, B (now in remission)": the parenthesis qualifies B, the word it follows
         else:
             continue
         dist = _words(between)

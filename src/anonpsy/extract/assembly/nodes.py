@@ -132,10 +132,13 @@ def add_symptoms(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) ->
             tail = drugs[0] if len(drugs) == 1 else f"{', '.join(drugs[:-1])} and {drugs[-1]}"
             m = lexicon.TermMatch(m.start, m.end, m.id, f"{m.headword} of {tail}", m.surface)
         sid = f"sx_{slug(m.headword)}"
+        # a clinical name of its own ("altered mental status") is told as the note names it
+        named = symptom_name(m, s.text) if not drugs else None
+        head = named or m.headword
         if decision.value in (Assertion.absent, Assertion.hypothetical):
             old = acc.unasserted_sx.get(sid)
             if old is None or stronger(decision.value, old.assertion, ASSERTION_PRECEDENCE):
-                acc.unasserted_sx[sid] = Symptom(id=sid, headword=m.headword, assertion=decision.value,
+                acc.unasserted_sx[sid] = Symptom(id=sid, headword=head, assertion=decision.value,
                                               assertion_evidence=decision.evidence, evidence_text=s.text.strip())
             continue
         historical = decision.value == Assertion.historical
@@ -145,11 +148,16 @@ def add_symptoms(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) ->
             spec = TimeSpec(spec.offset, None, spec.unit, ongoing=True, coarse=spec.coarse)
         sx = acc.symptoms.get(sid)
         if sx is None:
-            sx = Symptom(id=sid, headword=m.headword, current_symptom=not historical, assertion=decision.value,
+            sx = Symptom(id=sid, headword=head, current_symptom=not historical, assertion=decision.value,
                          assertion_evidence=decision.evidence, evidence_text=s.text.strip())
             acc.symptoms[sid] = sx
             acc.mentions[sid] = s.index
         else:
+            if named and sx.headword == m.headword:  # the clinical name wins over the lexicon's headword
+                if sx.headword in acc.flaggable:
+                    acc.flaggable.discard(sx.headword)
+                    acc.flaggable.add(named)
+                sx.headword = named
             if not historical:
                 sx.current_symptom = True
             if stronger(decision.value, sx.assertion, ASSERTION_PRECEDENCE):
@@ -164,7 +172,7 @@ def add_symptoms(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) ->
             if decision.evidence.rule_id != "default" or _REPORTED_NOW.search(s.text[:m.start]):
                 acc.cued_present.add(sid)
             if not _LAB_SURFACE.search(m.surface):
-                acc.flaggable.add(m.headword)
+                acc.flaggable.add(sx.headword)
         if spec is not None and not (historical and spec.ongoing):
             did = acc.duration_for(spec)
             if did not in sx.duration_ids:
@@ -336,6 +344,18 @@ def condition_name(m: lexicon.TermMatch, text: str | None = None) -> str:
     name = re.sub(r"[’']s\b", "", surface.lower())
     name = f"{prefix} {name}" if prefix else name
     return f"{name} ({m.headword})" if _finding_key(surface) in _condition_findings().get(m.id, ()) else name
+
+
+def symptom_name(m: lexicon.TermMatch, text: str) -> str | None:
+    """The clinical name a symptom is written by (``names`` in the symptom lexicon), with the grade written just
+    before it ("mild cognitive slowing"), or None when the note names it by a synonym."""
+    name = lexicon.symptom_name(m)
+    if name is None:
+        return None
+    grade = _GRADE.search(text[max(0, m.start - 40):m.start])
+    if grade is None:
+        return name
+    return re.sub(r"\s*-\s*", "-", grade.group(1).lower()) + " " + name
 
 
 def _finding_key(surface: str) -> str:

@@ -46,8 +46,9 @@ def derive_relations(text: str, sents: list[Sentence], acc: Accumulator) -> None
         if rule is None:
             continue
         wanted = {h.lower() for h in rule.symptoms}
+        wanted_ids = {f"sx_{slug(h)}" for h in rule.symptoms}
         for sx in acc.symptoms.values():
-            if sx.headword.lower() in wanted:
+            if sx.headword.lower() in wanted or sx.id in wanted_ids:  # a symptom told by a name of its own
                 acc.edges.append(Edge(type=RelationType.MANIFESTS_AS, source=dx.id, target=sx.id))
     # TREATMENT_OF from medication class indications, nearest diagnosis by narrative position on ties.
     for t in acc.treatments.values():

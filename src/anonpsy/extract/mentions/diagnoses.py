@@ -26,7 +26,8 @@ def _dx_matcher(listed: bool = False) -> tuple[Caseless, dict[str, str]]:
             if len(key) < 3 and not alias.isupper():
                 continue
             for form in eponym_forms(key):
-                names.setdefault(form, rule.id)
+                for split in prefix_forms(form):
+                    names.setdefault(split, rule.id)
     # Spaces, hyphens and slashes in a name match any run of them ("methamphetamine-induced", line wraps). The
     # alternation is a character trie so the engine tests each position against shared prefixes once.
     pattern = Caseless(re.compile(r"(?<![\w-])(" + _trie_regex(names) + r")(?![\w-])", re.I))
@@ -117,6 +118,25 @@ def eponym_forms(key: str) -> tuple[str, ...]:
     forms = (key, _EPONYM_POSSESSIVE.sub("", key), _EPONYM_POSSESSIVE.sub("s", key),
              _EPONYM_POSSESSIVE.sub("’s", key))
     return tuple(dict.fromkeys(forms))
+
+
+#: Bound prefixes a note may write off with a hyphen or a space ("Bi-polar", "schizo-affective", "post traumatic",
+#: "anti-social", "poly-substance"): the word stays the same word.
+_SPLIT_PREFIXES = ("bi", "schizo", "post", "anti", "hypo", "hyper", "poly")
+_PREFIXED = re.compile(r"\b(" + "|".join(_SPLIT_PREFIXES) + r")(?=[a-z]{4,}\b)")
+
+
+def prefix_forms(key: str) -> tuple[str, ...]:
+    """A name and, when one of its words opens with a bound prefix, the form with the prefix written off: a name
+    word matches any run of spaces and hyphens between words, so "bi polar" also reads "Bi-polar".
+
+    >>> prefix_forms("bipolar affective disorder")
+    ('bipolar affective disorder', 'bi polar affective disorder')
+    >>> prefix_forms("major depressive disorder")
+    ('major depressive disorder',)
+    """
+    split = _PREFIXED.sub(r"\1 ", key)
+    return (key,) if split == key else (key, split)
 
 
 def _trie_regex(strings: Iterable[str]) -> str:
