@@ -717,7 +717,42 @@ def medication_fallback_specs(lex: MedicationLexicon, before: Sequence[IndexSpec
     if lex.fallback_vocabulary is None:
         return []
     taken = [_keys(f) for s in before for surface in (*s.surfaces, *s.excludes) for f in expand_phrase(surface)]
-    return [IndexSpec(i, head, (form,)) for i, head, form in fallback_specs(lex.fallback_vocabulary, taken, _keys)]
+    owners: dict[tuple[str, ...], tuple[str, str]] = {}
+    for s in before:
+        for surface in s.surfaces:
+            for f in expand_phrase(surface):
+                owners.setdefault(_keys(f), (s.id, s.headword))
+    out: list[IndexSpec] = []
+    for i, head, form in fallback_specs(lex.fallback_vocabulary, taken, _keys):
+        owner = _contained_owner(_keys(form), _keys(head), owners)
+        out.append(IndexSpec(*(owner or (i, head)), (form,)))
+    return out
+
+
+#: Words that join the parts of a combination product ("ampicillin and sulbactam").
+_COMBINATION_JOINS = frozenset({"and", "with", "plus"})
+
+
+def _contained_owner(key: tuple[str, ...], substance: tuple[str, ...],
+                     owners: dict[tuple[str, ...], tuple[str, str]]) -> tuple[str, str] | None:
+    """The (id, headword) of the listed (curated or general-medicine) drug of which the dictionary form ``key``
+    is a formulation ("lidocaine patch", "clindamycin vaginal", "dexamethasone eye drops"), or None: the form
+    holds the listed drug's name as a run of its words, the dictionary's substance name begins with the listed
+    headword, and the form joins no second drug. The listed entry and its name then win over the longer form.
+    A different substance that only contains the name ("esketamine", "iron sucrose") or a combination product
+    ("amiloride and hydrochlorothiazide") keeps its own substance."""
+    if _COMBINATION_JOINS.intersection(key):
+        return None
+    runs = [(a, b) for a in range(len(key)) for b in range(a + 1, len(key) + 1)
+            if (a, b) != (0, len(key)) and key[a:b] in owners]
+    # a listed name inside a longer listed name ("insulin" in "insulin lispro") is that longer drug's
+    found = {owners[key[a:b]] for a, b in runs
+             if not any(c <= a and b <= d and (c, d) != (a, b) for c, d in runs)}
+    if len(found) != 1:
+        return None
+    owner = next(iter(found))
+    listed = _keys(owner[1])
+    return owner if substance[:len(listed)] == listed else None
 
 
 #: Shortest written form of a general-medicine drug read in narrative text; shorter brands and every
