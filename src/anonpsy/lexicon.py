@@ -807,14 +807,22 @@ def _list_alias_table(entries: Iterable[MedicationEntry]) -> tuple[dict[str, Any
     return forms, rx
 
 
+def _dosed(text: str, end: int, units: Sequence[str]) -> bool:
+    """Does a dose in one of the drug's own ``units`` follow the bare name ending at ``end`` ("potassium 10 mEq
+    daily")? A laboratory value has no unit or a concentration ("potassium 4.1", "potassium 3.5 mEq/L")."""
+    if not units:
+        return False
+    alts = "|".join(re.escape(u) for u in units)
+    return re.match(rf"\s*\d+(?:[.,]\d+)?\s*(?:{alts})(?![\w/])(?!\s*/\s*[dm]?L\b)", text[end:end + 30],
+                    re.I) is not None
+
+
 def list_alias_matches(text: str, matches: Sequence[TermMatch],
                        entries: Iterable[MedicationEntry]) -> list[TermMatch]:
     """``matches`` (drugs found in ``text``) with the entries' ``list_aliases`` that stand as an item of a list of
     drugs: right after or right before another drug of ``matches``, joined by a comma, a semicolon, "and" or
     "or" ("It includes potassium, Pravachol, Prevacid"). Outside such a list the bare word is mostly a laboratory
     value ("potassium 3.2", "sodium, potassium and chloride were normal") and is not read as a drug."""
-    if not matches:
-        return []
     forms, rx = _list_alias_table(entries)
     if rx is None:
         return list(matches)
@@ -823,9 +831,10 @@ def list_alias_matches(text: str, matches: Sequence[TermMatch],
         a, b = hit.span()
         if any(m.start < b and a < m.end for m in found):
             continue
+        e = forms[hit.group(0).lower()]
         if any(_LIST_JOIN.fullmatch(text, b, m.start) for m in matches if m.start >= b) \
-                or any(_LIST_JOIN.fullmatch(text, m.end, a) for m in matches if m.end <= a):
-            e = forms[hit.group(0).lower()]
+                or any(_LIST_JOIN.fullmatch(text, m.end, a) for m in matches if m.end <= a) \
+                or _dosed(text, b, e.dose_units):
             found.append(TermMatch(a, b, e.id, e.headword, hit.group(0)))
     return sorted(found, key=lambda m: m.start)
 
