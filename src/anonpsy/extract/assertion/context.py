@@ -77,6 +77,9 @@ _LIST_ITEM_WORDS = 4
 _OR_SPLIT = re.compile(r"\s(?:or|nor)\s", re.I)
 _BACKWARD_SUFFIX = "#backward"
 
+#: A trigger hyphened without a space onto the word before it ("75 mg q.d-discontinued", "10 mg-stopped").
+_GLUED_BEFORE = re.compile(r"[\w.]-$")
+
 
 class ContextRule(_Strict):
     """One group of trigger phrases sharing a category, direction and scope."""
@@ -228,7 +231,12 @@ class ContextEngine:
                 out.append(_Trigger(rule, "backward", m.start, m.end))
             else:
                 rule = self.by_id[m.id]
-                out.append(_Trigger(rule, rule.direction, m.start, m.end))
+                direction = rule.direction
+                if direction == "bidirectional" and _GLUED_BEFORE.search(sentence, 0, m.start):
+                    # "Plavix 75 mg q.d-discontinued, enalapril 10 mg": a word hyphened onto an item of a list
+                    # annotates that item, never the next one
+                    direction = "backward"
+                out.append(_Trigger(rule, direction, m.start, m.end))
         return out
 
     def classify(self, sentence: str, start: int, end: int, kind: ConceptKind | None = None) -> ContextResult:
