@@ -492,6 +492,38 @@ def test_a_hyphened_stop_marks_its_own_list_item(text: str, want: dict[str, str]
     assert {k: statuses.get(k) for k in want} == want, statuses
 
 
+@pytest.mark.parametrize(("sentence", "drug", "stopped"), [
+    # a list of orders: the hold is its own item's, not the antiemetic's three items on
+    ("NPO, hold p.o. medications, GI consult, pain control, Zofran IV p.r.n., bedrest.", "Zofran", False),
+    # a list of drugs: the stop reaches each
+    ("Discontinue Paxil, Zoloft, and Xanax.", "Xanax", True),
+    ("Stop Paxil, Zoloft 50 mg daily, and Xanax.", "Xanax", True),
+])
+def test_a_stop_reaches_the_drugs_of_its_list_but_not_past_an_order(sentence: str, drug: str,
+                                                                    stopped: bool) -> None:
+    from anonpsy.extract.assertion.context import classify
+
+    at = sentence.index(drug)
+    assert classify(sentence, at, at + len(drug), "medication").historical is stopped
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from(_LISTED_DRUGS), st.sampled_from(["GI consult", "pain control", "bedrest", "DVT prophylaxis"]),
+       st.sampled_from(["hold", "discontinue", "stop"]))
+@example("oxycodone", "GI consult", "hold")
+def test_a_stop_never_reaches_a_drug_past_an_order_of_the_list(drug: str, order: str, stop: str) -> None:
+    """In a list of orders, a stop is its own item's: a drug after an item that names no drug is not stopped;
+    in a list of drugs the stop reaches each."""
+    from anonpsy.extract.assertion.context import classify
+
+    orders = f"NPO, {stop} p.o. medications, {order}, {drug} 10 mg daily, bedrest."
+    at = orders.index(drug, orders.index(order))
+    assert not classify(orders, at, at + len(drug), "medication").historical
+    drugs = f"{stop.capitalize()} Paxil, Zoloft, and {drug}."
+    at = drugs.rindex(drug)
+    assert classify(drugs, at, at + len(drug), "medication").historical
+
+
 @pytest.mark.parametrize("glue", ["q.d-discontinued", "mg-stopped", "daily-discontinued"])
 def test_a_hyphened_stop_never_reaches_the_next_item(glue: str) -> None:
     from anonpsy.extract.assertion.context import classify

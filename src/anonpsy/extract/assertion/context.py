@@ -40,6 +40,7 @@ from anonpsy.lexicon import (
     _FileHeader,
     _Strict,
     build_index,
+    find_terms,
     load_doc,
 )
 
@@ -295,6 +296,9 @@ class ContextEngine:
                 continue
             if trig.rule.item_bound and hi == start and _other_item(sentence, lo, hi, last):
                 continue
+            if kind == "medication" and hi == start and trig.rule.id.startswith("hist.stop") \
+                    and _past_an_order(sentence, lo, hi):
+                continue
             applied.append((dist, trig))
         return _result(applied)
 
@@ -354,6 +358,14 @@ def _other_item(sentence: str, lo: int, hi: int, last: int) -> bool:
     if "," not in between or between.lstrip().startswith(":"):
         return False
     return not _ALTERNATIVES.search(sentence, lo, max(last, hi))
+
+
+def _past_an_order(sentence: str, lo: int, hi: int) -> bool:
+    """Does a list item that names no drug stand between a stop ending at ``lo`` and the drug at ``hi`` ("hold
+    p.o. medications, GI consult, pain control, Zofran IV p.r.n.")? The list is then one of orders, and the stop
+    is its own item's; in a list of drugs ("stop Paxil, Zoloft and Xanax") it reaches every drug."""
+    items = sentence[lo:hi].split(",")[1:-1]
+    return any(item.strip() and not find_terms(item, "medication") for item in items)
 
 
 #: A period of an abbreviation: after a single letter that is not part of a word ("p.o.", "b.i.d.", "q.p.m."), or
