@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from anonpsy import lexicon
@@ -455,9 +455,82 @@ def test_general_medicine_drugs_of_a_discharge_list_are_kept() -> None:
     text = ("DISCHARGE MEDICATIONS: Lasix 80 mg daily, Lumigan one drop both eyes at bed time, Feldene 20 mg daily, "
             "Timoptic one drop OU daily, lidocaine patch.\n")
     names = {t.name for t in extract(text, case_id="dc").treatments}
-    assert {"furosemide", "bimatoprost", "piroxicam", "timolol"} <= names, names
-    # the drug dictionary names the patch form whole; either name keeps the drug
-    assert names & {"lidocaine", "lidocaine patch"}, names
+    # the dictionary's "lidocaine patch" is a form of the listed lidocaine, which keeps its name
+    assert {"furosemide", "bimatoprost", "piroxicam", "timolol", "lidocaine"} <= names, names
+    assert "lidocaine patch" not in names, names
+
+
+_LISTED_DRUGS = sorted({e.headword for e in lexicon.medication_lexicon().rules
+                        if e.class_id in ("ssri", "snri", "benzodiazepine", "opioid_analgesic", "statin")})
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from(_LISTED_DRUGS))
+@example("oxycodone/acetaminophen")
+def test_a_drug_of_the_current_list_stays_taken_when_the_plan_allows_more_if_needed(drug: str) -> None:
+    """A plan that lets the patient take more of a listed drug "if needed" speaks of further doses: the drug
+    is taken already, never only planned."""
+    text = f"CURRENT MEDICATIONS: {drug} 10 mg daily.\nPLAN: She may take an extra {drug} if needed.\n"
+    statuses = {t.name: t.status.value for t in extract(text, case_id="x").treatments}
+    assert statuses and set(statuses.values()) <= {"current", "prn"}, statuses
+
+
+def test_a_drug_only_the_plan_names_if_needed_is_planned() -> None:
+    text = "PLAN: She may take sertraline if needed.\n"
+    assert [(t.name, t.status.value) for t in extract(text, case_id="x").treatments] == [("sertraline", "planned")]
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    # a stop hyphened onto an item of the list annotates that item, not the next
+    ("MEDICATIONS: Lipitor 40 mg q.d., Plavix 75 mg q.d-discontinued, enalapril 10 mg b.i.d.\n"
+     "PLAN: Plavix discontinued.\n", {"clopidogrel": "past", "enalapril": "current", "atorvastatin": "current"}),
+    # a free-standing stop still reads forward
+    ("HPI: Discontinued Plavix last week.\n", {"clopidogrel": "past"}),
+])
+def test_a_hyphened_stop_marks_its_own_list_item(text: str, want: dict[str, str]) -> None:
+    statuses = {t.name: t.status.value for t in extract(text, case_id="x").treatments}
+    assert {k: statuses.get(k) for k in want} == want, statuses
+
+
+@pytest.mark.parametrize(("sentence", "drug", "stopped"), [
+    # a list of orders: the hold is its own item's, not the antiemetic's three items on
+    ("NPO, hold p.o. medications, GI consult, pain control, Zofran IV p.r.n., bedrest.", "Zofran", False),
+    # a list of drugs: the stop reaches each
+    ("Discontinue Paxil, Zoloft, and Xanax.", "Xanax", True),
+    ("Stop Paxil, Zoloft 50 mg daily, and Xanax.", "Xanax", True),
+])
+def test_a_stop_reaches_the_drugs_of_its_list_but_not_past_an_order(sentence: str, drug: str,
+                                                                    stopped: bool) -> None:
+    from anonpsy.extract.assertion.context import classify
+
+    at = sentence.index(drug)
+    assert classify(sentence, at, at + len(drug), "medication").historical is stopped
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from(_LISTED_DRUGS), st.sampled_from(["GI consult", "pain control", "bedrest", "DVT prophylaxis"]),
+       st.sampled_from(["hold", "discontinue", "stop"]))
+@example("oxycodone", "GI consult", "hold")
+def test_a_stop_never_reaches_a_drug_past_an_order_of_the_list(drug: str, order: str, stop: str) -> None:
+    """In a list of orders, a stop is its own item's: a drug after an item that names no drug is not stopped;
+    in a list of drugs the stop reaches each."""
+    from anonpsy.extract.assertion.context import classify
+
+    orders = f"NPO, {stop} p.o. medications, {order}, {drug} 10 mg daily, bedrest."
+    at = orders.index(drug, orders.index(order))
+    assert not classify(orders, at, at + len(drug), "medication").historical
+    drugs = f"{stop.capitalize()} Paxil, Zoloft, and {drug}."
+    at = drugs.rindex(drug)
+    assert classify(drugs, at, at + len(drug), "medication").historical
+
+
+@pytest.mark.parametrize("glue", ["q.d-discontinued", "mg-stopped", "daily-discontinued"])
+def test_a_hyphened_stop_never_reaches_the_next_item(glue: str) -> None:
+    from anonpsy.extract.assertion.context import classify
+
+    sentence = f"Lipitor 40 mg q.d., Plavix 75 {glue}, enalapril 10 mg b.i.d."
+    at = sentence.index("enalapril")
+    assert not classify(sentence, at, at + len("enalapril"), "medication").historical
 
 
 def test_short_general_medicine_abbreviations_are_not_read_in_narrative() -> None:

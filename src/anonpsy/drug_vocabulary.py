@@ -13,9 +13,10 @@ common words ("iron", "lead", "sodium", "oxygen") and substances of abuse. A nam
 * its substance is a clinical drug: the dictionary cites it to one of the ``sources`` (a MedlinePlus drug page or
   an NHS medicines page; DrugBank or MeSH alone also list research compounds and analytes);
 * it has at most ``max_tokens`` words and at least ``min_chars`` characters;
-* it is not an English word of the ``english_words`` lists (a name old or plain enough to be a dictionary word is
-  either in the curated lexicon or too ambiguous to read without it), nor a first or last name, nor one of
-  ``exclude``; and its substance's name is none of ``exclude`` either;
+* it is not an English word of the ``english_words`` lists (a brand or trivial name that is a dictionary word,
+  "emend", "luminal", "copal", is too ambiguous to read without the curated lexicon) unless it is the substance's
+  own name (an old dictionary also lists "papaverine" and "quinidine", and an excluded word is excluded anyway),
+  nor a first or last name, nor one of ``exclude``; and its substance's name is none of ``exclude`` either;
 * no curated or general-medicine drug already owns it (those are read first and keep their class).
 
 A name that passes is indexed under the substance's name (its id the name in snake case), so a brand the curated
@@ -116,11 +117,13 @@ def fallback_names(config: FallbackVocabulary) -> tuple[tuple[str, str], ...]:
         if not re.fullmatch(r"[a-z][a-z0-9 -]*[a-z0-9]", form) or form in excluded \
                 or any(t.isdigit() for t in re.split(r"[ -]", form)):
             continue
-        if form in english or form in people:
+        if form in people:
             continue
         names = sorted(c for c in variants[variant]
                        if any(canon.get(c, {}).get(s) for s in config.sources) and _PLAIN_NAME.match(c)
                        and c not in excluded)
+        if form in english and form not in names:
+            continue
         if names:
             out.append((form, names[0]))
     return tuple(out)

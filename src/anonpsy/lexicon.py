@@ -727,7 +727,42 @@ def medication_fallback_specs(lex: MedicationLexicon, before: Sequence[IndexSpec
     if lex.fallback_vocabulary is None:
         return []
     taken = [_keys(f) for s in before for surface in (*s.surfaces, *s.excludes) for f in expand_phrase(surface)]
-    return [IndexSpec(i, head, (form,)) for i, head, form in fallback_specs(lex.fallback_vocabulary, taken, _keys)]
+    owners: dict[tuple[str, ...], tuple[str, str]] = {}
+    for s in before:
+        for surface in s.surfaces:
+            for f in expand_phrase(surface):
+                owners.setdefault(_keys(f), (s.id, s.headword))
+    out: list[IndexSpec] = []
+    for i, head, form in fallback_specs(lex.fallback_vocabulary, taken, _keys):
+        owner = _contained_owner(_keys(form), _keys(head), owners)
+        out.append(IndexSpec(*(owner or (i, head)), (form,)))
+    return out
+
+
+#: Words that join the parts of a combination product ("ampicillin and sulbactam").
+_COMBINATION_JOINS = frozenset({"and", "with", "plus"})
+
+
+def _contained_owner(key: tuple[str, ...], substance: tuple[str, ...],
+                     owners: dict[tuple[str, ...], tuple[str, str]]) -> tuple[str, str] | None:
+    """The (id, headword) of the listed (curated or general-medicine) drug of which the dictionary form ``key``
+    is a formulation ("lidocaine patch", "clindamycin vaginal", "dexamethasone eye drops"), or None: the form
+    holds the listed drug's name as a run of its words, the dictionary's substance name begins with the listed
+    headword, and the form joins no second drug. The listed entry and its name then win over the longer form.
+    A different substance that only contains the name ("esketamine", "iron sucrose") or a combination product
+    ("amiloride and hydrochlorothiazide") keeps its own substance."""
+    if _COMBINATION_JOINS.intersection(key):
+        return None
+    runs = [(a, b) for a in range(len(key)) for b in range(a + 1, len(key) + 1)
+            if (a, b) != (0, len(key)) and key[a:b] in owners]
+    # a listed name inside a longer listed name ("insulin" in "insulin lispro") is that longer drug's
+    found = {owners[key[a:b]] for a, b in runs
+             if not any(c <= a and b <= d and (c, d) != (a, b) for c, d in runs)}
+    if len(found) != 1:
+        return None
+    owner = next(iter(found))
+    listed = _keys(owner[1])
+    return owner if substance[:len(listed)] == listed else None
 
 
 #: Shortest written form of a general-medicine drug read in narrative text; shorter brands and every
@@ -782,14 +817,22 @@ def _list_alias_table(entries: Iterable[MedicationEntry]) -> tuple[dict[str, Any
     return forms, rx
 
 
+def _dosed(text: str, end: int, units: Sequence[str]) -> bool:
+    """Does a dose in one of the drug's own ``units`` follow the bare name ending at ``end`` ("potassium 10 mEq
+    daily")? A laboratory value has no unit or a concentration ("potassium 4.1", "potassium 3.5 mEq/L")."""
+    if not units:
+        return False
+    alts = "|".join(re.escape(u) for u in units)
+    return re.match(rf"\s*\d+(?:[.,]\d+)?\s*(?:{alts})(?![\w/])(?!\s*/\s*[dm]?L\b)", text[end:end + 30],
+                    re.I) is not None
+
+
 def list_alias_matches(text: str, matches: Sequence[TermMatch],
                        entries: Iterable[MedicationEntry]) -> list[TermMatch]:
     """``matches`` (drugs found in ``text``) with the entries' ``list_aliases`` that stand as an item of a list of
     drugs: right after or right before another drug of ``matches``, joined by a comma, a semicolon, "and" or
     "or" ("It includes potassium, Pravachol, Prevacid"). Outside such a list the bare word is mostly a laboratory
     value ("potassium 3.2", "sodium, potassium and chloride were normal") and is not read as a drug."""
-    if not matches:
-        return []
     forms, rx = _list_alias_table(entries)
     if rx is None:
         return list(matches)
@@ -798,9 +841,10 @@ def list_alias_matches(text: str, matches: Sequence[TermMatch],
         a, b = hit.span()
         if any(m.start < b and a < m.end for m in found):
             continue
+        e = forms[hit.group(0).lower()]
         if any(_LIST_JOIN.fullmatch(text, b, m.start) for m in matches if m.start >= b) \
-                or any(_LIST_JOIN.fullmatch(text, m.end, a) for m in matches if m.end <= a):
-            e = forms[hit.group(0).lower()]
+                or any(_LIST_JOIN.fullmatch(text, m.end, a) for m in matches if m.end <= a) \
+                or _dosed(text, b, e.dose_units):
             found.append(TermMatch(a, b, e.id, e.headword, hit.group(0)))
     return sorted(found, key=lambda m: m.start)
 

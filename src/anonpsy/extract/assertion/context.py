@@ -40,6 +40,7 @@ from anonpsy.lexicon import (
     _FileHeader,
     _Strict,
     build_index,
+    find_terms,
     load_doc,
 )
 
@@ -76,6 +77,9 @@ _LIST_ITEM_WORDS = 4
 #: "or"/"nor" between alternatives inside one comma item of a list.
 _OR_SPLIT = re.compile(r"\s(?:or|nor)\s", re.I)
 _BACKWARD_SUFFIX = "#backward"
+
+#: A trigger hyphened without a space onto the word before it ("75 mg q.d-discontinued", "10 mg-stopped").
+_GLUED_BEFORE = re.compile(r"[\w.]-$")
 
 
 class ContextRule(_Strict):
@@ -228,7 +232,12 @@ class ContextEngine:
                 out.append(_Trigger(rule, "backward", m.start, m.end))
             else:
                 rule = self.by_id[m.id]
-                out.append(_Trigger(rule, rule.direction, m.start, m.end))
+                direction = rule.direction
+                if direction == "bidirectional" and _GLUED_BEFORE.search(sentence, 0, m.start):
+                    # "Plavix 75 mg q.d-discontinued, enalapril 10 mg": a word hyphened onto an item of a list
+                    # annotates that item, never the next one
+                    direction = "backward"
+                out.append(_Trigger(rule, direction, m.start, m.end))
         return out
 
     def classify(self, sentence: str, start: int, end: int, kind: ConceptKind | None = None) -> ContextResult:
@@ -286,6 +295,9 @@ class ContextEngine:
             if dist > scope or blocked(lo, hi, cat, trig.rule.crosses):
                 continue
             if trig.rule.item_bound and hi == start and _other_item(sentence, lo, hi, last):
+                continue
+            if kind == "medication" and hi == start and trig.rule.id.startswith("hist.stop") \
+                    and _past_an_order(sentence, lo, hi):
                 continue
             applied.append((dist, trig))
         return _result(applied)
@@ -346,6 +358,14 @@ def _other_item(sentence: str, lo: int, hi: int, last: int) -> bool:
     if "," not in between or between.lstrip().startswith(":"):
         return False
     return not _ALTERNATIVES.search(sentence, lo, max(last, hi))
+
+
+def _past_an_order(sentence: str, lo: int, hi: int) -> bool:
+    """Does a list item that names no drug stand between a stop ending at ``lo`` and the drug at ``hi`` ("hold
+    p.o. medications, GI consult, pain control, Zofran IV p.r.n.")? The list is then one of orders, and the stop
+    is its own item's; in a list of drugs ("stop Paxil, Zoloft and Xanax") it reaches every drug."""
+    items = sentence[lo:hi].split(",")[1:-1]
+    return any(item.strip() and not find_terms(item, "medication") for item in items)
 
 
 #: A period of an abbreviation: after a single letter that is not part of a word ("p.o.", "b.i.d.", "q.p.m."), or

@@ -698,7 +698,8 @@ def resolve_treatment(votes: Sequence[Decision[TreatmentStatus]], *,
     Precedence: (1) a decision of the plan, the assessment or the discharge list (``treatment_decisions`` in
     ``rules/sections/sections.yaml``): continue,
     start, stop, recommend, refused -- the last one a cue decided when several, else the last (a past mention
-    there that only recalls the history is no decision); (2) being listed in a current medication list (as
+    there that only recalls the history is no decision), except a planned one for a drug of the current
+    medication list, which the patient takes already; (2) being listed in a current medication list (as
     needed when so ordered); (3)
     being listed in a home list: past when the note also has a current list and the drug is not on it
     (``section.home_medications.not_continued``), else current; (4) the last mention a cue, a section or a time
@@ -707,13 +708,17 @@ def resolve_treatment(votes: Sequence[Decision[TreatmentStatus]], *,
     if not votes:
         raise ValueError("a treatment needs at least one status")
     ordered = sorted(votes, key=_position)
+    taken = (TreatmentStatus.current, TreatmentStatus.prn)
+    listed = [d for d in ordered if d.value in taken and medication_list(d.evidence.section or "") == "current"]
     plan = [d for d in ordered if decides_treatment(d.evidence.section or "") and _plan_decision(d)]
     if plan:
         # a plain mention after a cue ("suggest Prozac ... supplement the Prozac with ...") repeats the decision
         cued = [d for d in plan if _decided(d.evidence.rule_id)]
-        return (cued or plan)[-1]
-    taken = (TreatmentStatus.current, TreatmentStatus.prn)
-    listed = [d for d in ordered if d.value in taken and medication_list(d.evidence.section or "") == "current"]
+        decision = (cued or plan)[-1]
+        # a drug of the current medication list is taken already: a plan that would have it taken only if
+        # needed or later ("take an extra Percocet if needed") speaks of further doses, not of a drug to start
+        if not (decision.value == TreatmentStatus.planned and listed):
+            return decision
     if listed:
         return next((d for d in listed if d.value == TreatmentStatus.prn), listed[0])
     home = [d for d in ordered if d.value in taken and medication_list(d.evidence.section or "") == "home"]
