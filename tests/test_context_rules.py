@@ -120,6 +120,24 @@ def test_property_a_negated_list_reaches_alternatives_joined_by_or(
     assert _ctx(sentence, "chest pain").negated
 
 
+_SLASH_ITEMS = ["weight loss", "fever", "chills", "night sweats", "CP", "SOB", "cough", "headache", "nausea"]
+
+
+@given(st.sampled_from(["No", "no recent", "Denies", "Negative for"]),
+       st.lists(st.sampled_from(_SLASH_ITEMS), min_size=2, max_size=7, unique=True))
+@example("no recent", ["weight loss", "fever", "chills", "night sweats", "CP", "SOB"])
+def test_property_a_negated_slash_list_reaches_its_last_item(trigger: str, items: list[str]) -> None:
+    """A charted list joined by slashes ("no fever/chills/SOB") is a list like one joined by commas: the negation
+    reaches its last item however many come before."""
+    sentence = f"{trigger} {'/'.join(items)}."
+    assert _ctx(sentence, items[-1]).negated
+
+
+def test_a_slash_list_after_a_new_clause_is_not_negated() -> None:
+    assert not _ctx("No fever; she reports cough/SOB.", "SOB").negated
+    assert _ctx("He denies fever and/or chills.", "chills").negated
+
+
 def test_a_new_clause_after_a_negated_list_is_not_negated() -> None:
     assert not _ctx("No fever, he has a long history of cough or chest pain.", "chest pain").negated
 

@@ -77,6 +77,7 @@ DSM_ROWS: list[tuple[str, str]] = [
     ("cyclothymia", "cyclothymic_disorder"),
     ("bipolar disorder", "unspecified_bipolar_and_related_disorder"),
     ("bipolar affective disorder", "unspecified_bipolar_and_related_disorder"),
+    ("Bi-polar Affective Disorder", "unspecified_bipolar_and_related_disorder"),
     ("bipolar disorder NOS", "unspecified_bipolar_and_related_disorder"),
     ("manic depression", "unspecified_bipolar_and_related_disorder"),
     ("manic-depressive illness", "unspecified_bipolar_and_related_disorder"),

@@ -74,6 +74,10 @@ _OPPOSITE: dict[str, frozenset[str]] = {"historical": frozenset({"current"}),
 #: current scope ("is taking lithium to prevent relapse and sertraline").
 _NOT_A_PLAN = frozenset({"hyp.prevention"})
 _LIST_ITEM_WORDS = 4
+#: A slash between two words that joins the items of a charted list ("no fever/chills/SOB"): letters on both sides,
+#: and not the slash of "and/or". Only for concepts other than drugs, whose slashes are doses ("mg/day") and
+#: combinations ("acetaminophen/codeine").
+_SLASH_SEP = re.compile(r"(?<=[A-Za-z])(?<!\band)/(?=[A-Za-z])(?!or\b)", re.I)
 #: "or"/"nor" between alternatives inside one comma item of a list.
 _OR_SPLIT = re.compile(r"\s(?:or|nor)\s", re.I)
 _BACKWARD_SUFFIX = "#backward"
@@ -390,8 +394,18 @@ def _list_span(sentence: str, start: int, end: int, dose_blind: bool = False) ->
     short items joined to it by commas or "and"/"or" (the concept's own span when it is in no list); with
     ``dose_blind``, the dose, route and frequency after a drug do not make its item long."""
     first = start
+    slashes = not dose_blind and "/" in sentence
+
+    def cut_before(pos: int, marks: str) -> int:
+        """The last of ``marks`` (or, outside drugs, a list slash) before ``pos``; -1 when none."""
+        at = max(sentence.rfind(c, 0, pos) for c in marks)
+        if slashes:
+            for m in _SLASH_SEP.finditer(sentence, 0, pos):
+                at = max(at, m.start())
+        return at
+
     # the concept may end an item that starts with a few words of its own (", or symptoms of anxiety")
-    cut = max(sentence.rfind(c, 0, start) for c in ",;")
+    cut = cut_before(start, ",;")
     if cut >= 0:
         prefix = sentence[cut + 1:start]
         lead = re.match(r"\s*(?:(?:and/or|and|or|nor)\s+)?", prefix)
@@ -400,9 +414,11 @@ def _list_span(sentence: str, start: int, end: int, dose_blind: bool = False) ->
             first = cut + 1 + (lead.end() if lead else 0)
     for _ in range(16):
         m = _LIST_SEP.search(sentence, 0, first)
+        if m is None and slashes and first > 0 and _SLASH_SEP.match(sentence, first - 1):
+            m = _SLASH_SEP.match(sentence, first - 1)
         if m is None:
             break
-        cut = max(sentence.rfind(c, 0, m.start()) for c in ",;:(")
+        cut = cut_before(m.start(), ",;:(")
         item = sentence[cut + 1:m.start()]
         words = item.split()
         if not words or re.search(r"[.!?]\s", item):
@@ -422,10 +438,12 @@ def _list_span(sentence: str, start: int, end: int, dose_blind: bool = False) ->
     last = end
     for _ in range(16):
         m = re.match(r"\s*(?:,\s*(?:and/or|and|or|nor)?|(?:and/or|and|or|nor|&)(?=\s))\s*", sentence[last:])
+        if (m is None or not m.group(0).strip()) and slashes and _SLASH_SEP.match(sentence, last):
+            m = re.match("/", sentence[last:])
         if m is None or not m.group(0).strip():
             break
         rest = sentence[last + m.end():]
-        nxt = re.match(r"[^,;:.!?()]*", rest)
+        nxt = re.match(r"[^,;:.!?()/]*" if slashes else r"[^,;:.!?()]*", rest)
         item = nxt.group(0) if nxt else ""
         if not item.split() or _item_words(item, dose_blind) > _LIST_ITEM_WORDS:
             break
