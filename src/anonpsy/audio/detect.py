@@ -250,6 +250,36 @@ def _fragment(text: str) -> bool:
     return c.isalpha() and len(c) <= 5 and c not in _CLAUSE_WORDS
 
 
+def _misheard_tail(words: Sequence[Word], last: int, known: frozenset[str]) -> int:
+    """The last word of a name or place ending at ``last`` with the rest of it the recogniser misspelled.
+
+    Up to two lower-case words no dictionary lists ("Cheriff's affax"), and after an unknown word the recogniser
+    closed with a comma ("Lindk, mist") a short lower-case fragment that is not a clause word, or a chain of up
+    to four short fragments it separated by commas ("Opposedment, Ices, part, as over,").
+    """
+    n = len(words)
+    unknown_taken = 0
+    while (unknown_taken < 2 and last + 1 < n and known and not _ends(words[last].text, _PHRASE_END)
+           and _unknown(words[last + 1].text, known) and not _capitalised(words[last + 1].text)):
+        last += 1  # a surname the recogniser spelled as a word no dictionary lists ("Cheriff's affax")
+        unknown_taken += 1
+    if (last + 1 < n and _ends(words[last].text, (",",)) and known and _unknown(words[last].text, known)):
+        frag = words[last + 1].text
+        c = _core(frag)
+        if c and c.isalpha() and c == frag.strip(_PUNCT) and len(c) <= 4 and c not in _CLAUSE_WORDS:
+            last += 1
+        elif _fragment(words[last + 1].text) and _ends(words[last + 1].text, (",",)):
+            # a chain of short fragments the recogniser separated by commas ("Ices, part, as over,")
+            taken = 0
+            while last + 1 < n and taken < 4 and _fragment(words[last + 1].text) and (
+                _ends(words[last + 1].text, (",",))
+                or (last + 2 < n and _fragment(words[last + 2].text) and _ends(words[last + 2].text, (",",)))
+            ):
+                last += 1
+                taken += 1
+    return last
+
+
 def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet,
                     known: frozenset[str] | None = None) -> list[WordHit]:
     """Name words a recogniser split or misheard, joined to the name hit or cue they belong to.
@@ -297,25 +327,7 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
             while last + 1 < n and not _ends(words[last].text, _PHRASE_END) and _name_word_after(words, last + 1) \
                     and words[last + 1].start - words[last].end < SENTENCE_PAUSE_S:
                 last += 1  # "Kathleen Lord Rickson.": the capitalised words that go on a name belong to it
-            unknown_taken = 0
-            while (unknown_taken < 2 and last + 1 < n and known and not _ends(words[last].text, _PHRASE_END)
-                   and _unknown(words[last + 1].text, known) and not _capitalised(words[last + 1].text)):
-                last += 1  # a surname the recogniser spelled as a word no dictionary lists ("Cheriff's affax")
-                unknown_taken += 1
-            if (last + 1 < n and _ends(words[last].text, (",",)) and known and _unknown(words[last].text, known)):
-                frag = words[last + 1].text
-                c = _core(frag)
-                if c and c.isalpha() and c == frag.strip(_PUNCT) and len(c) <= 4 and c not in _CLAUSE_WORDS:
-                    last += 1
-                elif _fragment(words[last + 1].text) and _ends(words[last + 1].text, (",",)):
-                    # a chain of short fragments the recogniser separated by commas ("Ices, part, as over,")
-                    taken = 0
-                    while last + 1 < n and taken < 4 and _fragment(words[last + 1].text) and (
-                        _ends(words[last + 1].text, (",",))
-                        or (last + 2 < n and _fragment(words[last + 2].text) and _ends(words[last + 2].text, (",",)))
-                    ):
-                        last += 1
-                        taken += 1
+            last = _misheard_tail(words, last, known)
             if (h.first >= 1 and _ends(words[h.first - 1].text, (",",)) and not _ends(words[last].text, _PHRASE_END)):
                 # A name set off by commas ("the brother, Attavio again, Acquisienne"): the words up to the
                 # closing comma, within two and no clause word among them, are the rest of the name.
@@ -332,6 +344,8 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
 
             if _core(words[last + 1].text) in STREET_TYPES:
                 last += 1
+            elif h.type == "LOCATION":
+                last = _misheard_tail(words, last, known)  # a place heard as made-up words ("in bysoder, agba")
             if last + 1 < n and not _ends(words[last].text, _SENTENCE_END):
                 last = max(last, _unit_end(words, last + 1))
         first = h.first
@@ -638,13 +652,21 @@ def house_number_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[Wo
     n = len(words)
     cores = [_core(w.text) for w in words]
     named = {k for h in hits if h.type in _STREET_NAME_TYPES for k in range(h.first, h.last + 1)}
+    addressed = {k for h in hits if h.type == "ADDRESS" for k in range(h.first, h.last + 1)}
+    named |= addressed
 
     def streetlike(k: int) -> bool:
         return k in named or _rare_lower(words, k, known)
 
     out: list[WordHit] = []
     for k in range(1, n):
-        if not streetlike(k) or not is_number_word(cores[k - 1]) or _ends(words[k - 1].text, _PHRASE_END):
+        if not streetlike(k) or not is_number_word(cores[k - 1]):
+            continue
+        if _ends(words[k - 1].text, _PHRASE_END) and not (
+            k in addressed and _ends(words[k - 1].text, (".",)) and words[k].start - words[k - 1].end < SENTENCE_PAUSE_S
+        ):
+            # A full stop the recogniser wrote after the house number ("six eighty two. A waka drive") with no
+            # pause after it does not part the number from a street the other rules found.
             continue
         first = k - 1
         while first > 0 and first > k - 8 and is_number_word(cores[first - 1]) \
@@ -873,7 +895,10 @@ def _digits_said(words: Sequence[Word], h: WordHit) -> int:
     return sum(ch.isdigit() for ch in text)
 
 
-_EDGE_SOUNDALIKES = DIGIT_SOUNDALIKES - {"a", "at", "then", "no", "know"}
+#: Words a recogniser writes for a digit at the edge of a long number: the sound-alikes less the articles and
+#: prepositions that open a number, and the words heard for a digit the speaker ran into the next ("I'm" for
+#: "nine", "it" for "eight"), which only count right beside a number of four digits or more.
+_EDGE_SOUNDALIKES = (DIGIT_SOUNDALIKES - {"a", "at", "then", "no", "know"}) | {"i'm", "it"}
 #: Prepositions that put a number after a number as a time or an amount ("call her back on ... after five").
 _TIME_PREPOSITIONS = frozenset({"after", "before", "until", "till", "by", "around", "about", "at", "from", "past",
                                 "since", "between", "over", "under", "than"})
