@@ -709,6 +709,64 @@ def _month_word(words: Sequence[Word], k: int, cased: bool) -> bool:
     return not (cased and c in ("may", "march") and not _capitalised(words[k].text))
 
 
+#: Words that open a sentence about the patient without naming anyone ("She is a forty two year old ...").
+_UNNAMED_SUBJECTS = frozenset({"she", "he", "they", "it", "this", "that", "there", "the", "patient", "client",
+                               "our", "my", "her", "his", "their", "who", "which", "what", "pt", "we", "i", "you"})
+_AGE_NOUNS = ("year", "years")
+
+
+def _age_phrase_end(cores: Sequence[str], k: int) -> int:
+    """The index after "a forty two year old" / "an 80-year-old" starting at ``k``, or ``k`` when none is there."""
+    from anonpsy.audio.cues import is_number_word
+
+    n = len(cores)
+    if k >= n or cores[k] not in ("a", "an"):
+        return k
+    j = k + 1
+    said = 0
+    while j < n and said < 4 and "year" not in cores[j] and is_number_word(cores[j]):
+        j += 1
+        said += 1
+    if j < n and re.fullmatch(r"[a-z0-9-]*years?-old", cores[j]) and (said or not cores[j].startswith("year")):
+        return j + 1
+    if said and j + 1 < n and cores[j] in _AGE_NOUNS and cores[j + 1] == "old":
+        return j + 2
+    return k
+
+
+def subject_hits(words: Sequence[Word]) -> list[WordHit]:
+    """The words that open a sentence before "is a forty two year old": the patient's name.
+
+    A dictation's identifying sentence names the patient before the age ("Yasemin Safak is a sixty five year
+    old woman"). The recogniser often hears "is" as another short word ("... in a forty three year old man") and
+    the name as several ordinary words, some of them function words ("With a pigman in pole is a 20-year-old"),
+    which the ``audio.person.subject`` cue stops at. Here every word from the sentence's start up to the short
+    word before "a <number> year old" (at most five words, none a sentence end) is the name, unless the
+    sentence opens with a pronoun or a noun that names no one ("She", "The patient", "Our client"); a title
+    that opens it stays audible.
+    """
+    cores = [_core(w.text) for w in words]
+    n = len(words)
+    out: list[WordHit] = []
+    for v in range(1, n - 2):
+        if len(cores[v]) > 3 or not cores[v].isalpha() or _age_phrase_end(cores, v + 1) == v + 1:
+            continue
+        s = v - 1
+        while s > 0 and v - s < 5 and not _ends(words[s - 1].text, _SENTENCE_END):
+            s -= 1
+        if s > 0 and not _ends(words[s - 1].text, _SENTENCE_END):
+            continue  # no sentence start within five words
+        if any(_ends(words[k].text, _SENTENCE_END) for k in range(s, v)):
+            continue
+        if cores[s] in _UNNAMED_SUBJECTS:
+            continue
+        while s < v and cores[s] in _TITLES | {"doctor", "mister", "missus", "miss"}:
+            s += 1
+        if s < v:
+            out.append(WordHit(s, v - 1, "PERSON", "phi", "rules:audio.age-subject"))
+    return out
+
+
 def spoken_date_hits(words: Sequence[Word]) -> list[WordHit]:
     """A month name with the day and year said around it, read loosely (see below).
 
@@ -1057,6 +1115,7 @@ def detect_words(
     hits = analyzer_hits(norm, analyze or _default_analyze) if words else []
     hits += cue_hits(words, cues)
     hits += proper_noun_hits(words)
+    hits += subject_hits(words)
     hits += spoken_date_hits(words)
     hits += misheard_month_date_hits(words)
     hits += place_hits(words, cues)
@@ -1091,4 +1150,5 @@ __all__ = [
     "proper_noun_hits",
     "spoken_date_hits",
     "street_address_hits",
+    "subject_hits",
 ]
