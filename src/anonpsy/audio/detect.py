@@ -712,6 +712,9 @@ def _month_word(words: Sequence[Word], k: int, cased: bool) -> bool:
 #: Words that open a sentence about the patient without naming anyone ("She is a forty two year old ...").
 _UNNAMED_SUBJECTS = frozenset({"she", "he", "they", "it", "this", "that", "there", "the", "patient", "client",
                                "our", "my", "her", "his", "their", "who", "which", "what", "pt", "we", "i", "you"})
+#: Words of a clause around the subject rather than of a name ("Then she said that John is a ...").
+_CLAUSE_VERBS = frozenset({"said", "says", "reports", "reported", "is", "was", "are", "were", "has", "had",
+                           "thinks", "told", "states", "stated", "and", "but", "because", "that"})
 _AGE_NOUNS = ("year", "years")
 
 
@@ -741,9 +744,9 @@ def subject_hits(words: Sequence[Word]) -> list[WordHit]:
     old woman"). The recogniser often hears "is" as another short word ("... in a forty three year old man") and
     the name as several ordinary words, some of them function words ("With a pigman in pole is a 20-year-old"),
     which the ``audio.person.subject`` cue stops at. Here every word from the sentence's start up to the short
-    word before "a <number> year old" (at most five words, none a sentence end) is the name, unless the
-    sentence opens with a pronoun or a noun that names no one ("She", "The patient", "Our client"); a title
-    that opens it stays audible.
+    word before "a <number> year old" (at most five words, none a sentence end) is the name, unless one of them
+    is a pronoun or a noun that names no one ("She", "The patient", "Our client") or a word of a clause
+    around the subject ("said", "that", "and"); a title that opens it stays audible.
     """
     cores = [_core(w.text) for w in words]
     n = len(words)
@@ -758,7 +761,7 @@ def subject_hits(words: Sequence[Word]) -> list[WordHit]:
             continue  # no sentence start within five words
         if any(_ends(words[k].text, _SENTENCE_END) for k in range(s, v)):
             continue
-        if cores[s] in _UNNAMED_SUBJECTS:
+        if any(cores[k] in _UNNAMED_SUBJECTS or cores[k] in _CLAUSE_VERBS for k in range(s, v)):
             continue
         while s < v and cores[s] in _TITLES | {"doctor", "mister", "missus", "miss"}:
             s += 1
