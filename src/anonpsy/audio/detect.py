@@ -11,6 +11,8 @@ Three rule sources, and a model with ``backend="llm"``:
   name it has never heard as a capitalised word no English dictionary lists ("Zoramathan", "Akankwo");
   such words, with the capitalised words and name particles joined to them, are muted as a name (a place
   after "in", "from", "near", "at", "to"). The dictionary is PocketSphinx's (134,000 words, names included);
+* the opening words of a sentence before "is a forty two year old" (:func:`subject_hits`), "is" heard as any
+  short word;
 * with the llm backend, the chunked detector (:class:`anonpsy.phi.llm_detect.LLMDetector`) on the same written
   form; a chunk the model could not check is muted whole (``on_llm_failure="mute"``) or fails the recording.
 
@@ -303,7 +305,8 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
       word among them: a name in apposition ("the brother, Attavio again, ...") ends at its closing comma.
     * After a cue that names a report's source ("dictated by", "referred by"), an article before a made-up
       lower-case word no dictionary or clinical lexicon lists ("dictated by the masclerct") is a name with it.
-    * An address hit followed by a street type ("Cedar | Court") takes it.
+    * An address hit followed by a street type ("Cedar | Court") takes it; a place hit not followed by one takes
+      the rest of the place spelled as made-up words, as a name does ("in bysoder, agba").
     * Any hit followed by a conjunction, article or preposition that ends the transcript or a pause
       ("name is Jane Perlin, and | Concentration ...") takes it (:func:`_dangling`).
     """
