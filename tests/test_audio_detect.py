@@ -661,3 +661,35 @@ def test_a_place_takes_the_rest_of_it_spelled_as_made_up_words() -> None:
     known = KNOWN | {"i", "spoke", "with", "her", "daughter", "sis", "in", "by", "phone"}
     assert _extended("I spoke with her daughter, sis, in bysoder, agba, by phone.", [(6, 7, "LOCATION")], known) \
         == ["in bysoder, agba,"]
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "address"),
+    [
+        # a digit heard as a word inside the house number, or run into one
+        ("Police found him outside, 750 for Shirley Place, last night.", "Shirley Place,", "750 for Shirley Place,"),
+        ("outside, five salmon-six to salmon Jefferson Hill last night", "salmon Jefferson Hill",
+         "five salmon-six to salmon Jefferson Hill"),
+        # but the number starts on a number word, and an article that opens a number stays out
+        ("she said for Shirley Place", "Shirley Place", None),
+    ],
+)
+def test_a_house_number_holds_the_digits_heard_as_words(text: str, name: str, address: str | None) -> None:
+    words = _words(text)
+    n = len(name.split())
+    first = next(k for k in range(len(words)) if " ".join(w.text for w in words[k : k + n]) == name)
+    hits = house_number_hits(words, [WordHit(first, first + n - 1, "PERSON", "phi", "rules:test")])
+    assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in hits] == ([address] if address else [])
+
+
+def test_a_compass_word_and_a_first_syllable_open_a_street_or_place() -> None:
+    known = KNOWN | {"he", "limbs", "on", "south", "in", "here", "husband", "brought", "to", "lives", "boston", "today"}
+    assert _extended("He limbs on south, Selamon, Bouleymar, in Breland", [(4, 5, "LOCATION")], known) == [
+        "south, Selamon, Bouleymar,"]
+    assert _extended("Here husband, in Umdemoclean, brought her", [(3, 3, "LOCATION")], known) == [
+        "in Umdemoclean,"]
+    assert _extended("She lives in Boston today", [(3, 3, "LOCATION")], known) == []
+
+
+def test_a_plural_ordinal_before_a_month_is_its_day() -> None:
+    assert _dates("Follow up in schedule for the twenty sixths of August. Here,") == ["the twenty sixths of August."]

@@ -305,6 +305,10 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
       word among them: a name in apposition ("the brother, Attavio again, ...") ends at its closing comma.
     * After a cue that names a report's source ("dictated by", "referred by"), an article before a made-up
       lower-case word no dictionary or clinical lexicon lists ("dictated by the masclerct") is a name with it.
+    * A street or place hit after a compass word that follows "on", "at", "off", "outside" ("on South, Selamon
+      Bouleymar") takes the compass word.
+    * A place hit that starts on a name-like word after "and", "an", "a", "in" or "on" that opens a phrase takes
+      that word, as a name does ("her husband, in Umdemoclean, brought her").
     * An address hit followed by a street type ("Cedar | Court") takes it; a place hit not followed by one takes
       the rest of the place spelled as made-up words, as a name does ("in bysoder, agba").
     * Any hit followed by a conjunction, article or preposition that ends the transcript or a pause
@@ -352,7 +356,11 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
             if last + 1 < n and not _ends(words[last].text, _SENTENCE_END):
                 last = max(last, _unit_end(words, last + 1))
         first = h.first
-        if (h.type == "PERSON" and first >= 1 and _core(words[first - 1].text) in _SYLLABLE_WORDS
+        if (h.type in ("ADDRESS", "LOCATION", "PERSON") and first >= 2 and _core(words[first - 1].text) in _COMPASS
+                and _core(words[first - 2].text) in _STREET_PREPOSITIONS and not _ends(words[first - 2].text,
+                                                                                        _PHRASE_END)):
+            first -= 1  # "on South, Selamon Bouleymar": the compass word that opens a street name
+        if (h.type in ("PERSON", "LOCATION") and first >= 1 and _core(words[first - 1].text) in _SYLLABLE_WORDS
                 and not _ends(words[first - 1].text, _PHRASE_END)
                 and (first == 1 or _ends(words[first - 2].text, _PHRASE_END)) and _namelike(words, first, known)):
             first -= 1  # "dictated by, and re-agassion, nurse practitioner": the first syllable heard as "and"
@@ -388,6 +396,8 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
 
 
 _PLACE_PREPOSITIONS = frozenset({"in", "from", "near"})
+_COMPASS = frozenset({"north", "south", "east", "west", "northeast", "northwest", "southeast", "southwest"})
+_STREET_PREPOSITIONS = frozenset({"on", "at", "off", "along", "outside", "to", "from", "near"})
 
 
 def _cased(words: Sequence[Word]) -> bool:
@@ -649,7 +659,7 @@ def house_number_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[Wo
     words, and over one short function word after them that stands where the street type was said
     (:data:`_SYLLABLE_WORDS`), within the phrase.
     """
-    from anonpsy.audio.cues import is_number_word
+    from anonpsy.audio.cues import is_number_word, is_numberish
 
     known = lexicon()
     n = len(words)
@@ -662,8 +672,12 @@ def house_number_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[Wo
         return k in named or _rare_lower(words, k, known)
 
     out: list[WordHit] = []
+    def numberlike(k: int) -> bool:
+        # a digit heard as a word ("seventy-forty free", "750 for") or run into one ("salmon-six") inside the number
+        return is_number_word(cores[k]) or (is_numberish(cores[k]) and cores[k] not in _EDGE_OPENERS)
+
     for k in range(1, n):
-        if not streetlike(k) or not is_number_word(cores[k - 1]):
+        if not streetlike(k) or not numberlike(k - 1):
             continue
         if _ends(words[k - 1].text, _PHRASE_END) and not (
             k in addressed and _ends(words[k - 1].text, (".",)) and words[k].start - words[k - 1].end < SENTENCE_PAUSE_S
@@ -672,9 +686,12 @@ def house_number_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[Wo
             # pause after it does not part the number from a street the other rules found.
             continue
         first = k - 1
-        while first > 0 and first > k - 8 and is_number_word(cores[first - 1]) \
-                and not _ends(words[first - 1].text, _PHRASE_END):
+        while first > 0 and first > k - 8 and numberlike(first - 1) and not _ends(words[first - 1].text, _PHRASE_END):
             first -= 1
+        while first < k and not is_number_word(cores[first]):
+            first += 1
+        if first == k:
+            continue
         last = k
         while last + 1 < n and last - k < 2 and not _ends(words[last].text, _PHRASE_END) and streetlike(last + 1):
             last += 1
@@ -690,7 +707,7 @@ _NOT_IN_DATES = frozenset({"and", "or", "but", "in", "at", "for", "since", "unti
 
 
 def _daylike(c: str) -> bool:
-    """A word that can say a day of the month: "fourteenth", "twenty-third", "27th", "fourteen", "14"."""
+    """A word that can say a day of the month: "fourteenth", "twenty-third", "27th", "fourteen", "14", "sixths"."""
     from anonpsy.audio.spoken import ORDINALS, TEENS, TENS, UNITS
 
     parts = [p for p in c.split("-") if p]
@@ -699,6 +716,8 @@ def _daylike(c: str) -> bool:
     m = _ORDINAL_DIGITS.match(c)
     if m:
         return 1 <= int(m.group(1)) <= 31
+    if c.endswith("ths") and c[:-1] in ORDINALS:
+        return True  # the recogniser's plural of an ordinal it heard before "of" ("the twenty sixths of August")
     return c in ORDINALS or c in UNITS or c in TEENS or c in TENS
 
 
@@ -962,7 +981,8 @@ def _digits_said(words: Sequence[Word], h: WordHit) -> int:
 #: Words a recogniser writes for a digit at the edge of a long number: the sound-alikes less the articles and
 #: prepositions that open a number, and the words heard for a digit the speaker ran into the next ("I'm" for
 #: "nine", "it" for "eight"), which only count right beside a number of four digits or more.
-_EDGE_SOUNDALIKES = (DIGIT_SOUNDALIKES - {"a", "at", "then", "no", "know"}) | {"i'm", "it"}
+_EDGE_OPENERS = frozenset({"a", "at", "then", "no", "know"})
+_EDGE_SOUNDALIKES = (DIGIT_SOUNDALIKES - _EDGE_OPENERS) | {"i'm", "it"}
 #: Prepositions that put a number after a number as a time or an amount ("call her back on ... after five").
 _TIME_PREPOSITIONS = frozenset({"after", "before", "until", "till", "by", "around", "about", "at", "from", "past",
                                 "since", "between", "over", "under", "than"})
