@@ -693,3 +693,9 @@ def test_a_compass_word_and_a_first_syllable_open_a_street_or_place() -> None:
 
 def test_a_plural_ordinal_before_a_month_is_its_day() -> None:
     assert _dates("Follow up in schedule for the twenty sixths of August. Here,") == ["the twenty sixths of August."]
+
+
+def test_a_units_number_misheard_as_short_words_stays_with_the_address() -> None:
+    text = "outside twenty-five sixty-two oxalo-rulimar apartment, soy the eight last night."
+    assert _extended(text, [(1, 3, "ADDRESS")]) == ["twenty-five sixty-two oxalo-rulimar apartment, soy the eight"]
+    assert _extended("at twelve Oak Street apartment, and then she left", [(1, 3, "ADDRESS")]) == []

@@ -525,7 +525,7 @@ def _cue_phrase(cores: Sequence[str], first: int, last: int, cues: CueSet | None
 
 def _unit_end(words: Sequence[Word], k: int) -> int:
     """The last word of an address's unit part starting at ``k`` ("apartment twenty five D"), or ``k - 1``."""
-    from anonpsy.audio.cues import is_numberish
+    from anonpsy.audio.cues import is_number_word, is_numberish
     from anonpsy.audio.spoken import UNIT_WORDS
 
     n = len(words)
@@ -538,6 +538,9 @@ def _unit_end(words: Sequence[Word], k: int) -> int:
         c = _core(words[j].text)
         if is_numberish(c) or (len(c) == 1 and c.isalpha()):
             last = j
+        elif (len(c) <= 3 and c.isalpha() and not _ends(words[j].text, _PHRASE_END)
+              and any(is_number_word(_core(words[m].text)) for m in range(j + 1, min(n, j + 3)))):
+            pass  # the unit's number misheard as short words before a number word ("apartment, soy the eight")
         elif said and len(c) <= 3 and c.isalpha():
             last = j  # the unit's letter misheard as a short word ("five, the" for "five D")
             break
