@@ -272,6 +272,7 @@ def test_a_day_and_a_year_hold_the_misheard_month_between_them(text: str, dates:
 @given(cased_transcripts())
 @example(["the", "twenty", "six", "timber,", "nineteen", "forty", "three."])
 @example(["the", "fifth", "timber", "nineteen.", "forty", "three."])
+@example(["ten-thoregist,", "nineteen", "fifty", "six."])
 def test_misheard_month_dates_hold_a_year_and_stay_in_range(words: list[str]) -> None:
     ws = _words(" ".join(words)) if words else []
     for h in misheard_month_date_hits(ws):
@@ -699,3 +700,11 @@ def test_a_units_number_misheard_as_short_words_stays_with_the_address() -> None
     text = "outside twenty-five sixty-two oxalo-rulimar apartment, soy the eight last night."
     assert _extended(text, [(1, 3, "ADDRESS")]) == ["twenty-five sixty-two oxalo-rulimar apartment, soy the eight"]
     assert _extended("at twelve Oak Street apartment, and then she left", [(1, 3, "ADDRESS")]) == []
+
+
+def test_a_day_written_with_its_misheard_month_before_a_year_is_a_date() -> None:
+    words = _words("Kate Hoggworth, ten-thoregist, nineteen fifty six, referred by")
+    found = [" ".join(w.text for w in words[h.first : h.last + 1]) for h in misheard_month_date_hits(words)]
+    assert found == ["ten-thoregist, nineteen fifty six,"]
+    words = _words("a well-known, nineteen fifty six")
+    assert misheard_month_date_hits(words) == []

@@ -882,7 +882,8 @@ def misheard_month_date_hits(words: Sequence[Word]) -> list[WordHit]:
     "the twenty six sonship timber, nineteen forty three" for "the twenty sixth of September, nineteen thirty
     three": the day (ordinals and cardinals up to thirty one, [the] before it) and the year ("nineteen ...",
     "two thousand ...", four digits from 19 or 20) hold the words between them, when there are one or two and
-    none is a clause word, a date follower ("ago", "last") or a number, all in one sentence.
+    none is a clause word, a date follower ("ago", "last") or a number, all in one sentence. A day written
+    together with the misheard month as one hyphenated word ("ten-thoregist, nineteen fifty six") is one too.
     """
     from anonpsy.audio.cues import is_number_word
 
@@ -894,6 +895,11 @@ def misheard_month_date_hits(words: Sequence[Word]) -> list[WordHit]:
         if not said or _ends(words[y - 1].text, _SENTENCE_END):
             continue
         said = next((m + 1 for m in range(said) if _ends(words[y + m].text, _SENTENCE_END)), said)
+        parts = cores[y - 1].split("-")
+        if len(parts) >= 2 and _daylike(parts[0]) and all(p.isalpha() and not _daylike(p) for p in parts[1:]):
+            # the day and the misheard month written as one word ("ten-thoregist, nineteen fifty six")
+            out.append(WordHit(y - 1, y + said - 1, "DATE", "phi", "rules:audio.misheard-month-date"))
+            continue
         j = y - 1
         bridged = 0
         while j >= 0 and bridged < 2 and not _daylike(cores[j]):
