@@ -26,6 +26,7 @@ from anonpsy.audio.detect import (
     proper_noun_hits,
     spoken_date_hits,
     street_address_hits,
+    subject_hits,
 )
 
 KNOWN = frozenset({"she", "reports", "low", "mood", "her", "sister", "called", "the", "clinic", "maria", "in",
@@ -271,6 +272,7 @@ def test_a_day_and_a_year_hold_the_misheard_month_between_them(text: str, dates:
 @given(cased_transcripts())
 @example(["the", "twenty", "six", "timber,", "nineteen", "forty", "three."])
 @example(["the", "fifth", "timber", "nineteen.", "forty", "three."])
+@example(["ten-thoregist,", "nineteen", "fifty", "six."])
 def test_misheard_month_dates_hold_a_year_and_stay_in_range(words: list[str]) -> None:
     ws = _words(" ".join(words)) if words else []
     for h in misheard_month_date_hits(ws):
@@ -593,3 +595,116 @@ def test_capitalised_words_after_a_pause_start_a_sentence_not_a_name() -> None:
     words = _paused("her sister Esther Okafor Date of birth")
     got = name_extensions(words, given, default_cues(), KNOWN | {"date", "of", "birth", "okafor"})
     assert [(h.first, h.last) for h in got] == [(2, 4)]
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("Millicent Eraslan in a forty three year old man seen for anxiety.", ["Millicent Eraslan"]),
+        ("Intact. With a pigman in pole is a 20-year-old woman", ["With a pigman in pole"]),
+        ("Mister Fang is a sixty-five-year-old man", ["Fang"]),
+        # a pronoun, a noun that names no one, a clause around the subject, no age, a sentence too far back
+        ("She is a forty two year old woman", []),
+        ("The patient is a 40-year-old man", []),
+        ("Then she said that John is a forty year old", []),
+        ("He took a year off.", []),
+        ("Rita is a year-old", []),
+        ("one two three four five six seven is a forty year old", []),
+    ],
+)
+def test_the_words_opening_a_sentence_before_an_age_are_the_name(text: str, names: list[str]) -> None:
+    words = _words(text)
+    assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in subject_hits(words)] == names
+
+
+@given(cased_transcripts())
+@example(["Maria", "is", "a", "forty", "year", "old"])
+@example(["Well.", "in", "a", "20-year-old"])
+def test_age_subject_hits_end_before_the_age_within_one_sentence(words: list[str]) -> None:
+    ws = _words(" ".join(words)) if words else []
+    cores = [w.text.strip(".,;:?!").lower() for w in ws]
+    for h in subject_hits(ws):
+        assert 0 <= h.first <= h.last < len(ws) - 3
+        assert len(cores[h.last + 1]) <= 3 and cores[h.last + 2] in ("a", "an")
+        assert h.first == 0 or ws[h.first - 1].text.endswith((".", "?", "!")) or cores[h.first - 1] in (
+            "doctor", "dr", "mister", "mr", "missus", "mrs", "miss", "ms", "prof", "st")
+        assert not any(ws[k].text.endswith((".", "?", "!")) for k in range(h.first, h.last + 1))
+
+
+@pytest.mark.parametrize(
+    ("text", "hit", "edge"),
+    [
+        # "nine" heard as "I'm", "eight" as "it" right beside a long number
+        ("back on. I'm four five, three four seven, seven six or eight, after five.", (3, 11),
+         "I'm four five, three four seven, seven six or eight,"),
+        ("number. It it for it six, three four five one.", (3, 8), "It it for it six, three four five one."),
+        # but not beside a short one
+        ("I'm forty. It is", (1, 1), None),
+    ],
+)
+def test_digits_run_into_a_word_at_a_long_numbers_edge(text: str, hit: tuple[int, int], edge: str | None) -> None:
+    words = _words(text)
+    found = number_edge_hits(words, [WordHit(hit[0], hit[1], "OTHER_ID", "phi", "rules:test")])
+    assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in found] == ([edge] if edge else [])
+
+
+def test_a_house_number_before_an_address_crosses_an_unpaused_full_stop() -> None:
+    words = _words("Police found him outside, 682. A waka drive, apartment 21d, last night.")
+    hit = WordHit(5, 9, "ADDRESS", "phi", "rules:test")
+    found = [" ".join(w.text for w in words[h.first : h.last + 1]) for h in house_number_hits(words, [hit])]
+    assert found and all(f.startswith("682. A") for f in found)
+    paused = [*words[:5], Word(words[5].text, 3.2, 3.6), *(Word(w.text, w.start + 1.0, w.end + 1.0) for w in words[6:])]
+    assert house_number_hits(paused, [hit]) == []
+    assert house_number_hits(words, [WordHit(5, 9, "DATE", "phi", "rules:test")]) == []
+
+
+def test_a_place_takes_the_rest_of_it_spelled_as_made_up_words() -> None:
+    known = KNOWN | {"i", "spoke", "with", "her", "daughter", "sis", "in", "by", "phone"}
+    assert _extended("I spoke with her daughter, sis, in bysoder, agba, by phone.", [(6, 7, "LOCATION")], known) \
+        == ["in bysoder, agba,"]
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "address"),
+    [
+        # a digit heard as a word inside the house number, or run into one
+        ("Police found him outside, 750 for Shirley Place, last night.", "Shirley Place,", "750 for Shirley Place,"),
+        ("outside, five salmon-six to salmon Jefferson Hill last night", "salmon Jefferson Hill",
+         "five salmon-six to salmon Jefferson Hill"),
+        # but the number starts on a number word, and an article that opens a number stays out
+        ("she said for Shirley Place", "Shirley Place", None),
+    ],
+)
+def test_a_house_number_holds_the_digits_heard_as_words(text: str, name: str, address: str | None) -> None:
+    words = _words(text)
+    n = len(name.split())
+    first = next(k for k in range(len(words)) if " ".join(w.text for w in words[k : k + n]) == name)
+    hits = house_number_hits(words, [WordHit(first, first + n - 1, "PERSON", "phi", "rules:test")])
+    assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in hits] == ([address] if address else [])
+
+
+def test_a_compass_word_and_a_first_syllable_open_a_street_or_place() -> None:
+    known = KNOWN | {"he", "limbs", "on", "south", "in", "here", "husband", "brought", "to", "lives", "boston", "today"}
+    assert _extended("He limbs on south, Selamon, Bouleymar, in Breland", [(4, 5, "LOCATION")], known) == [
+        "south, Selamon, Bouleymar,"]
+    assert _extended("Here husband, in Umdemoclean, brought her", [(3, 3, "LOCATION")], known) == [
+        "in Umdemoclean,"]
+    assert _extended("She lives in Boston today", [(3, 3, "LOCATION")], known) == []
+
+
+def test_a_plural_ordinal_before_a_month_is_its_day() -> None:
+    assert _dates("Follow up in schedule for the twenty sixths of August. Here,") == ["the twenty sixths of August."]
+
+
+def test_a_units_number_misheard_as_short_words_stays_with_the_address() -> None:
+    text = "outside twenty-five sixty-two oxalo-rulimar apartment, soy the eight last night."
+    assert _extended(text, [(1, 3, "ADDRESS")]) == ["twenty-five sixty-two oxalo-rulimar apartment, soy the eight"]
+    assert _extended("at twelve Oak Street apartment, and then she left", [(1, 3, "ADDRESS")]) == []
+
+
+def test_a_day_written_with_its_misheard_month_before_a_year_is_a_date() -> None:
+    words = _words("Kate Hoggworth, ten-thoregist, nineteen fifty six, referred by")
+    found = [" ".join(w.text for w in words[h.first : h.last + 1]) for h in misheard_month_date_hits(words)]
+    assert found == ["ten-thoregist, nineteen fifty six,"]
+    words = _words("a well-known, nineteen fifty six")
+    assert misheard_month_date_hits(words) == []

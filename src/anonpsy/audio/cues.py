@@ -101,6 +101,12 @@ SENTENCE_PAUSE_S = 0.25
 _NAME_SYLLABLES = frozenset({"and", "an", "in", "a", "on"})
 
 
+#: Subjects and verbs of a clause: the words before a closing word past a cue's reach that hold one of them are
+#: a clause, not a name.
+_CLAUSE_SUBJECTS = frozenset({"i", "she", "he", "they", "we", "you", "it", "was", "is", "were", "are", "am", "be",
+                              "been", "has", "had", "have"})
+
+
 def is_number_word(c: str) -> bool:
     """A word that can be part of a spoken number (digits, number words, "oh", "double")."""
     from anonpsy.audio.spoken import REPEATS, SCALES, TEENS, TENS, UNITS
@@ -398,13 +404,18 @@ class CueSet:
 
     @staticmethod
     def _to_closing_word(words: Sequence[TimedWord], cores: Sequence[str], rule: CueRule, first: int) -> int:
-        """The word before the first of ``rule.closed_by`` within ``reach_words`` words from ``first``, or
+        """The word before the first of ``rule.closed_by`` within ``reach_words`` + 2 words from ``first``, or
         ``first - 1``: "this is all after all calling about my appointment" names the caller with every word
-        between, stop words too. A sentence end or a pause before the closing word ends the search."""
-        for k in range(first, min(len(words), first + rule.reach_words + 1)):
+        between, stop words too (past ``reach_words``, only where no subject or verb of a clause is among
+        them). A sentence end or a pause before the closing word ends the search."""
+        # The closing word may come up to two words past ``reach_words``: a name heard as several short words
+        # ("this is Ignacy out with her and calling") is closed by it all the same.
+        for k in range(first, min(len(words), first + rule.reach_words + 3)):
             if k > first and words[k].start - words[k - 1].end >= rule.stop_at_pause:
                 break
             if cores[k] in rule.closed_by:
+                if k > first + rule.reach_words and any(cores[j] in _CLAUSE_SUBJECTS for j in range(first, k)):
+                    break  # "this is all that she was calling about": a clause, not a name
                 return k - 1
             if _ends_sentence(words[k].text):
                 break

@@ -11,6 +11,8 @@ Three rule sources, and a model with ``backend="llm"``:
   name it has never heard as a capitalised word no English dictionary lists ("Zoramathan", "Akankwo");
   such words, with the capitalised words and name particles joined to them, are muted as a name (a place
   after "in", "from", "near", "at", "to"). The dictionary is PocketSphinx's (134,000 words, names included);
+* the opening words of a sentence before "is a forty two year old" (:func:`subject_hits`), "is" heard as any
+  short word;
 * with the llm backend, the chunked detector (:class:`anonpsy.phi.llm_detect.LLMDetector`) on the same written
   form; a chunk the model could not check is muted whole (``on_llm_failure="mute"``) or fails the recording.
 
@@ -250,6 +252,36 @@ def _fragment(text: str) -> bool:
     return c.isalpha() and len(c) <= 5 and c not in _CLAUSE_WORDS
 
 
+def _misheard_tail(words: Sequence[Word], last: int, known: frozenset[str]) -> int:
+    """The last word of a name or place ending at ``last`` with the rest of it the recogniser misspelled.
+
+    Up to two lower-case words no dictionary lists ("Cheriff's affax"), and after an unknown word the recogniser
+    closed with a comma ("Lindk, mist") a short lower-case fragment that is not a clause word, or a chain of up
+    to four short fragments it separated by commas ("Opposedment, Ices, part, as over,").
+    """
+    n = len(words)
+    unknown_taken = 0
+    while (unknown_taken < 2 and last + 1 < n and known and not _ends(words[last].text, _PHRASE_END)
+           and _unknown(words[last + 1].text, known) and not _capitalised(words[last + 1].text)):
+        last += 1  # a surname the recogniser spelled as a word no dictionary lists ("Cheriff's affax")
+        unknown_taken += 1
+    if (last + 1 < n and _ends(words[last].text, (",",)) and known and _unknown(words[last].text, known)):
+        frag = words[last + 1].text
+        c = _core(frag)
+        if c and c.isalpha() and c == frag.strip(_PUNCT) and len(c) <= 4 and c not in _CLAUSE_WORDS:
+            last += 1
+        elif _fragment(words[last + 1].text) and _ends(words[last + 1].text, (",",)):
+            # a chain of short fragments the recogniser separated by commas ("Ices, part, as over,")
+            taken = 0
+            while last + 1 < n and taken < 4 and _fragment(words[last + 1].text) and (
+                _ends(words[last + 1].text, (",",))
+                or (last + 2 < n and _fragment(words[last + 2].text) and _ends(words[last + 2].text, (",",)))
+            ):
+                last += 1
+                taken += 1
+    return last
+
+
 def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet,
                     known: frozenset[str] | None = None) -> list[WordHit]:
     """Name words a recogniser split or misheard, joined to the name hit or cue they belong to.
@@ -273,7 +305,12 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
       word among them: a name in apposition ("the brother, Attavio again, ...") ends at its closing comma.
     * After a cue that names a report's source ("dictated by", "referred by"), an article before a made-up
       lower-case word no dictionary or clinical lexicon lists ("dictated by the masclerct") is a name with it.
-    * An address hit followed by a street type ("Cedar | Court") takes it.
+    * A street or place hit after a compass word that follows "on", "at", "off", "outside" ("on South, Selamon
+      Bouleymar") takes the compass word.
+    * A place hit that starts on a name-like word after "and", "an", "a", "in" or "on" that opens a phrase takes
+      that word, as a name does ("her husband, in Umdemoclean, brought her").
+    * An address hit followed by a street type ("Cedar | Court") takes it; a place hit not followed by one takes
+      the rest of the place spelled as made-up words, as a name does ("in bysoder, agba").
     * Any hit followed by a conjunction, article or preposition that ends the transcript or a pause
       ("name is Jane Perlin, and | Concentration ...") takes it (:func:`_dangling`).
     """
@@ -297,25 +334,7 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
             while last + 1 < n and not _ends(words[last].text, _PHRASE_END) and _name_word_after(words, last + 1) \
                     and words[last + 1].start - words[last].end < SENTENCE_PAUSE_S:
                 last += 1  # "Kathleen Lord Rickson.": the capitalised words that go on a name belong to it
-            unknown_taken = 0
-            while (unknown_taken < 2 and last + 1 < n and known and not _ends(words[last].text, _PHRASE_END)
-                   and _unknown(words[last + 1].text, known) and not _capitalised(words[last + 1].text)):
-                last += 1  # a surname the recogniser spelled as a word no dictionary lists ("Cheriff's affax")
-                unknown_taken += 1
-            if (last + 1 < n and _ends(words[last].text, (",",)) and known and _unknown(words[last].text, known)):
-                frag = words[last + 1].text
-                c = _core(frag)
-                if c and c.isalpha() and c == frag.strip(_PUNCT) and len(c) <= 4 and c not in _CLAUSE_WORDS:
-                    last += 1
-                elif _fragment(words[last + 1].text) and _ends(words[last + 1].text, (",",)):
-                    # a chain of short fragments the recogniser separated by commas ("Ices, part, as over,")
-                    taken = 0
-                    while last + 1 < n and taken < 4 and _fragment(words[last + 1].text) and (
-                        _ends(words[last + 1].text, (",",))
-                        or (last + 2 < n and _fragment(words[last + 2].text) and _ends(words[last + 2].text, (",",)))
-                    ):
-                        last += 1
-                        taken += 1
+            last = _misheard_tail(words, last, known)
             if (h.first >= 1 and _ends(words[h.first - 1].text, (",",)) and not _ends(words[last].text, _PHRASE_END)):
                 # A name set off by commas ("the brother, Attavio again, Acquisienne"): the words up to the
                 # closing comma, within two and no clause word among them, are the rest of the name.
@@ -332,10 +351,16 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
 
             if _core(words[last + 1].text) in STREET_TYPES:
                 last += 1
+            elif h.type == "LOCATION":
+                last = _misheard_tail(words, last, known)  # a place heard as made-up words ("in bysoder, agba")
             if last + 1 < n and not _ends(words[last].text, _SENTENCE_END):
                 last = max(last, _unit_end(words, last + 1))
         first = h.first
-        if (h.type == "PERSON" and first >= 1 and _core(words[first - 1].text) in _SYLLABLE_WORDS
+        if (h.type in ("ADDRESS", "LOCATION", "PERSON") and first >= 2 and _core(words[first - 1].text) in _COMPASS
+                and _core(words[first - 2].text) in _STREET_PREPOSITIONS and not _ends(words[first - 2].text,
+                                                                                        _PHRASE_END)):
+            first -= 1  # "on South, Selamon Bouleymar": the compass word that opens a street name
+        if (h.type in ("PERSON", "LOCATION") and first >= 1 and _core(words[first - 1].text) in _SYLLABLE_WORDS
                 and not _ends(words[first - 1].text, _PHRASE_END)
                 and (first == 1 or _ends(words[first - 2].text, _PHRASE_END)) and _namelike(words, first, known)):
             first -= 1  # "dictated by, and re-agassion, nurse practitioner": the first syllable heard as "and"
@@ -371,6 +396,8 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
 
 
 _PLACE_PREPOSITIONS = frozenset({"in", "from", "near"})
+_COMPASS = frozenset({"north", "south", "east", "west", "northeast", "northwest", "southeast", "southwest"})
+_STREET_PREPOSITIONS = frozenset({"on", "at", "off", "along", "outside", "to", "from", "near"})
 
 
 def _cased(words: Sequence[Word]) -> bool:
@@ -498,7 +525,7 @@ def _cue_phrase(cores: Sequence[str], first: int, last: int, cues: CueSet | None
 
 def _unit_end(words: Sequence[Word], k: int) -> int:
     """The last word of an address's unit part starting at ``k`` ("apartment twenty five D"), or ``k - 1``."""
-    from anonpsy.audio.cues import is_numberish
+    from anonpsy.audio.cues import is_number_word, is_numberish
     from anonpsy.audio.spoken import UNIT_WORDS
 
     n = len(words)
@@ -511,6 +538,9 @@ def _unit_end(words: Sequence[Word], k: int) -> int:
         c = _core(words[j].text)
         if is_numberish(c) or (len(c) == 1 and c.isalpha()):
             last = j
+        elif (len(c) <= 3 and c.isalpha() and not _ends(words[j].text, _PHRASE_END)
+              and any(is_number_word(_core(words[m].text)) for m in range(j + 1, min(n, j + 3)))):
+            pass  # the unit's number misheard as short words before a number word ("apartment, soy the eight")
         elif said and len(c) <= 3 and c.isalpha():
             last = j  # the unit's letter misheard as a short word ("five, the" for "five D")
             break
@@ -632,24 +662,39 @@ def house_number_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[Wo
     words, and over one short function word after them that stands where the street type was said
     (:data:`_SYLLABLE_WORDS`), within the phrase.
     """
-    from anonpsy.audio.cues import is_number_word
+    from anonpsy.audio.cues import is_number_word, is_numberish
 
     known = lexicon()
     n = len(words)
     cores = [_core(w.text) for w in words]
     named = {k for h in hits if h.type in _STREET_NAME_TYPES for k in range(h.first, h.last + 1)}
+    addressed = {k for h in hits if h.type == "ADDRESS" for k in range(h.first, h.last + 1)}
+    named |= addressed
 
     def streetlike(k: int) -> bool:
         return k in named or _rare_lower(words, k, known)
 
     out: list[WordHit] = []
+    def numberlike(k: int) -> bool:
+        # a digit heard as a word ("seventy-forty free", "750 for") or run into one ("salmon-six") inside the number
+        return is_number_word(cores[k]) or (is_numberish(cores[k]) and cores[k] not in _EDGE_OPENERS)
+
     for k in range(1, n):
-        if not streetlike(k) or not is_number_word(cores[k - 1]) or _ends(words[k - 1].text, _PHRASE_END):
+        if not streetlike(k) or not numberlike(k - 1):
+            continue
+        if _ends(words[k - 1].text, _PHRASE_END) and not (
+            k in addressed and _ends(words[k - 1].text, (".",)) and words[k].start - words[k - 1].end < SENTENCE_PAUSE_S
+        ):
+            # A full stop the recogniser wrote after the house number ("six eighty two. A waka drive") with no
+            # pause after it does not part the number from a street the other rules found.
             continue
         first = k - 1
-        while first > 0 and first > k - 8 and is_number_word(cores[first - 1]) \
-                and not _ends(words[first - 1].text, _PHRASE_END):
+        while first > 0 and first > k - 8 and numberlike(first - 1) and not _ends(words[first - 1].text, _PHRASE_END):
             first -= 1
+        while first < k and not is_number_word(cores[first]):
+            first += 1
+        if first == k:
+            continue
         last = k
         while last + 1 < n and last - k < 2 and not _ends(words[last].text, _PHRASE_END) and streetlike(last + 1):
             last += 1
@@ -665,7 +710,7 @@ _NOT_IN_DATES = frozenset({"and", "or", "but", "in", "at", "for", "since", "unti
 
 
 def _daylike(c: str) -> bool:
-    """A word that can say a day of the month: "fourteenth", "twenty-third", "27th", "fourteen", "14"."""
+    """A word that can say a day of the month: "fourteenth", "twenty-third", "27th", "fourteen", "14", "sixths"."""
     from anonpsy.audio.spoken import ORDINALS, TEENS, TENS, UNITS
 
     parts = [p for p in c.split("-") if p]
@@ -674,6 +719,8 @@ def _daylike(c: str) -> bool:
     m = _ORDINAL_DIGITS.match(c)
     if m:
         return 1 <= int(m.group(1)) <= 31
+    if c.endswith("ths") and c[:-1] in ORDINALS:
+        return True  # the recogniser's plural of an ordinal it heard before "of" ("the twenty sixths of August")
     return c in ORDINALS or c in UNITS or c in TEENS or c in TENS
 
 
@@ -685,6 +732,67 @@ def _month_word(words: Sequence[Word], k: int, cased: bool) -> bool:
         return False
     # "may" and "march" are also ordinary words: in a cased transcript only the capitalised month counts.
     return not (cased and c in ("may", "march") and not _capitalised(words[k].text))
+
+
+#: Words that open a sentence about the patient without naming anyone ("She is a forty two year old ...").
+_UNNAMED_SUBJECTS = frozenset({"she", "he", "they", "it", "this", "that", "there", "the", "patient", "client",
+                               "our", "my", "her", "his", "their", "who", "which", "what", "pt", "we", "i", "you"})
+#: Words of a clause around the subject rather than of a name ("Then she said that John is a ...").
+_CLAUSE_VERBS = frozenset({"said", "says", "reports", "reported", "is", "was", "are", "were", "has", "had",
+                           "thinks", "told", "states", "stated", "and", "but", "because", "that"})
+_AGE_NOUNS = ("year", "years")
+
+
+def _age_phrase_end(cores: Sequence[str], k: int) -> int:
+    """The index after "a forty two year old" / "an 80-year-old" starting at ``k``, or ``k`` when none is there."""
+    from anonpsy.audio.cues import is_number_word
+
+    n = len(cores)
+    if k >= n or cores[k] not in ("a", "an"):
+        return k
+    j = k + 1
+    said = 0
+    while j < n and said < 4 and "year" not in cores[j] and is_number_word(cores[j]):
+        j += 1
+        said += 1
+    if j < n and re.fullmatch(r"[a-z0-9-]*years?-old", cores[j]) and (said or not cores[j].startswith("year")):
+        return j + 1
+    if said and j + 1 < n and cores[j] in _AGE_NOUNS and cores[j + 1] == "old":
+        return j + 2
+    return k
+
+
+def subject_hits(words: Sequence[Word]) -> list[WordHit]:
+    """The words that open a sentence before "is a forty two year old": the patient's name.
+
+    A dictation's identifying sentence names the patient before the age ("Yasemin Safak is a sixty five year
+    old woman"). The recogniser often hears "is" as another short word ("... in a forty three year old man") and
+    the name as several ordinary words, some of them function words ("With a pigman in pole is a 20-year-old"),
+    which the ``audio.person.subject`` cue stops at. Here every word from the sentence's start up to the short
+    word before "a <number> year old" (at most five words, none a sentence end) is the name, unless one of them
+    is a pronoun or a noun that names no one ("She", "The patient", "Our client") or a word of a clause
+    around the subject ("said", "that", "and"); a title that opens it stays audible.
+    """
+    cores = [_core(w.text) for w in words]
+    n = len(words)
+    out: list[WordHit] = []
+    for v in range(1, n - 2):
+        if len(cores[v]) > 3 or not cores[v].isalpha() or _age_phrase_end(cores, v + 1) == v + 1:
+            continue
+        s = v - 1
+        while s > 0 and v - s < 5 and not _ends(words[s - 1].text, _SENTENCE_END):
+            s -= 1
+        if s > 0 and not _ends(words[s - 1].text, _SENTENCE_END):
+            continue  # no sentence start within five words
+        if any(_ends(words[k].text, _SENTENCE_END) for k in range(s, v)):
+            continue
+        if any(cores[k] in _UNNAMED_SUBJECTS or cores[k] in _CLAUSE_VERBS for k in range(s, v)):
+            continue
+        while s < v and cores[s] in _TITLES | {"doctor", "mister", "missus", "miss"}:
+            s += 1
+        if s < v:
+            out.append(WordHit(s, v - 1, "PERSON", "phi", "rules:audio.age-subject"))
+    return out
 
 
 def spoken_date_hits(words: Sequence[Word]) -> list[WordHit]:
@@ -774,7 +882,8 @@ def misheard_month_date_hits(words: Sequence[Word]) -> list[WordHit]:
     "the twenty six sonship timber, nineteen forty three" for "the twenty sixth of September, nineteen thirty
     three": the day (ordinals and cardinals up to thirty one, [the] before it) and the year ("nineteen ...",
     "two thousand ...", four digits from 19 or 20) hold the words between them, when there are one or two and
-    none is a clause word, a date follower ("ago", "last") or a number, all in one sentence.
+    none is a clause word, a date follower ("ago", "last") or a number, all in one sentence. A day written
+    together with the misheard month as one hyphenated word ("ten-thoregist, nineteen fifty six") is one too.
     """
     from anonpsy.audio.cues import is_number_word
 
@@ -786,6 +895,11 @@ def misheard_month_date_hits(words: Sequence[Word]) -> list[WordHit]:
         if not said or _ends(words[y - 1].text, _SENTENCE_END):
             continue
         said = next((m + 1 for m in range(said) if _ends(words[y + m].text, _SENTENCE_END)), said)
+        parts = cores[y - 1].split("-")
+        if len(parts) >= 2 and _daylike(parts[0]) and all(p.isalpha() and not _daylike(p) for p in parts[1:]):
+            # the day and the misheard month written as one word ("ten-thoregist, nineteen fifty six")
+            out.append(WordHit(y - 1, y + said - 1, "DATE", "phi", "rules:audio.misheard-month-date"))
+            continue
         j = y - 1
         bridged = 0
         while j >= 0 and bridged < 2 and not _daylike(cores[j]):
@@ -873,7 +987,11 @@ def _digits_said(words: Sequence[Word], h: WordHit) -> int:
     return sum(ch.isdigit() for ch in text)
 
 
-_EDGE_SOUNDALIKES = DIGIT_SOUNDALIKES - {"a", "at", "then", "no", "know"}
+#: Words a recogniser writes for a digit at the edge of a long number: the sound-alikes less the articles and
+#: prepositions that open a number, and the words heard for a digit the speaker ran into the next ("I'm" for
+#: "nine", "it" for "eight"), which only count right beside a number of four digits or more.
+_EDGE_OPENERS = frozenset({"a", "at", "then", "no", "know"})
+_EDGE_SOUNDALIKES = (DIGIT_SOUNDALIKES - _EDGE_OPENERS) | {"i'm", "it"}
 #: Prepositions that put a number after a number as a time or an amount ("call her back on ... after five").
 _TIME_PREPOSITIONS = frozenset({"after", "before", "until", "till", "by", "around", "about", "at", "from", "past",
                                 "since", "between", "over", "under", "than"})
@@ -1032,6 +1150,7 @@ def detect_words(
     hits = analyzer_hits(norm, analyze or _default_analyze) if words else []
     hits += cue_hits(words, cues)
     hits += proper_noun_hits(words)
+    hits += subject_hits(words)
     hits += spoken_date_hits(words)
     hits += misheard_month_date_hits(words)
     hits += place_hits(words, cues)
@@ -1066,4 +1185,5 @@ __all__ = [
     "proper_noun_hits",
     "spoken_date_hits",
     "street_address_hits",
+    "subject_hits",
 ]
