@@ -186,3 +186,22 @@ def test_context_triggers_remembered_equal_fresh_scan(sentence: str, kind: str |
     assert got == expected
     got.clear()
     assert engine.triggers(sentence, kind) == expected  # type: ignore[arg-type]
+
+
+_CONDITION_WORDS = st.sampled_from(["acute", "transverse", "myelitis", "HIV", "antibody", "was", "negative",
+                                    "history", "of", "hypertension", "asthma", "migraine", "headache", "depression",
+                                    "post-traumatic", "type 2 diabetes", "seizure", "disorder", ".", ",", "and"])
+_SECTIONS = st.sampled_from([None, "hpi", "assessment", "past_medical", "family_history", "labs"])
+
+
+@given(st.lists(_CONDITION_WORDS, max_size=14).map(" ".join), _SECTIONS)
+@example("IMPRESSION: Acute transverse myelitis.", "assessment")
+@example("History of hypertension and asthma.", "past_medical")
+def test_general_conditions_cached_equals_uncached(sentence: str, section: str | None) -> None:
+    """Property (cache is transparent): the fallback conditions of a sentence, remembered, are those a fresh read
+    with the same vocabulary finds, asked once or again."""
+    from anonpsy.extract.mentions.general_conditions import find_general_conditions, general_vocabulary
+
+    expected = find_general_conditions(sentence, section, vocab=general_vocabulary())
+    assert find_general_conditions(sentence, section) == expected
+    assert find_general_conditions(sentence, section) == expected

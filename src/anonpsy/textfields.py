@@ -34,43 +34,58 @@ def _label(item: Any, index: int) -> str:
 
 def iter_text(data: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
     """Yield (path, text) for every narrative string in a dumped graph."""
+    out: list[tuple[str, str]] = []
+    _collect(data, prefix, out)
+    return iter(out)
+
+
+def _collect(data: Any, prefix: str, out: list[tuple[str, str]]) -> None:
+    # One walk appending to one list (no generator per node), entering only dicts and lists: a graph dump holds
+    # thousands of scalars, none of which is narrative text unless its key says so.
     if isinstance(data, dict):
+        top = not prefix
         for k, v in data.items():
-            path = f"{prefix}.{k}" if prefix else k
-            if not prefix and k in STRUCTURED_KEYS:
+            if top and k in STRUCTURED_KEYS:
                 continue
-            if isinstance(v, str) and k in NARRATIVE_KEYS:
-                yield path, v
-            elif isinstance(v, list) and k in NARRATIVE_LIST_KEYS:
-                for i, s in enumerate(v):
-                    if isinstance(s, str):
-                        yield f"{path}[{i}]", s
-            elif isinstance(v, dict | list):
-                yield from iter_text(v, path)
+            if isinstance(v, str):
+                if k in NARRATIVE_KEYS:
+                    out.append((f"{prefix}.{k}" if prefix else k, v))
+            elif isinstance(v, list):
+                path = f"{prefix}.{k}" if prefix else k
+                if k in NARRATIVE_LIST_KEYS:
+                    out.extend((f"{path}[{i}]", s) for i, s in enumerate(v) if isinstance(s, str))
+                else:
+                    _collect(v, path, out)
+            elif isinstance(v, dict):
+                _collect(v, f"{prefix}.{k}" if prefix else k, out)
     elif isinstance(data, list):
         for i, item in enumerate(data):
-            yield from iter_text(item, f"{prefix}[{_label(item, i)}]")
+            if isinstance(item, dict | list):
+                _collect(item, f"{prefix}[{_label(item, i)}]", out)
 
 
 def map_text(data: Any, fn: Callable[[str, str], str], prefix: str = "") -> Any:
     """Return a copy of dumped graph data with ``fn(path, text)`` applied to every narrative string."""
     if isinstance(data, dict):
         out: dict[str, Any] = {}
+        top = not prefix
         for k, v in data.items():
-            path = f"{prefix}.{k}" if prefix else k
-            if not prefix and k in STRUCTURED_KEYS:
-                out[k] = v
-            elif isinstance(v, str) and k in NARRATIVE_KEYS:
-                out[k] = fn(path, v)
-            elif isinstance(v, list) and k in NARRATIVE_LIST_KEYS:
-                out[k] = [fn(f"{path}[{i}]", s) if isinstance(s, str) else s for i, s in enumerate(v)]
-            elif isinstance(v, dict | list):
-                out[k] = map_text(v, fn, path)
+            if isinstance(v, str):
+                out[k] = fn(f"{prefix}.{k}" if prefix else k, v) if k in NARRATIVE_KEYS and not (
+                    top and k in STRUCTURED_KEYS) else v
+            elif isinstance(v, dict | list) and not (top and k in STRUCTURED_KEYS):
+                path = f"{prefix}.{k}" if prefix else k
+                if isinstance(v, list) and k in NARRATIVE_LIST_KEYS:
+                    out[k] = [fn(f"{path}[{i}]", s) if isinstance(s, str) else s for i, s in enumerate(v)]
+                else:
+                    out[k] = map_text(v, fn, path)
             else:
                 out[k] = v
         return out
     if isinstance(data, list):
-        return [map_text(item, fn, f"{prefix}[{_label(item, i)}]") for i, item in enumerate(data)]
+        # a scalar item is returned as it is (what the walk of a scalar returns)
+        return [map_text(item, fn, f"{prefix}[{_label(item, i)}]") if isinstance(item, dict | list) else item
+                for i, item in enumerate(data)]
     return data
 
 

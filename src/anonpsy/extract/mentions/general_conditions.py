@@ -245,7 +245,19 @@ def find_general_conditions(text: str, section: str | None = None,
     >>> find_general_conditions("HIV antibody was negative.", "past_medical")
     []
     """
-    v = vocab or general_vocabulary()
+    if vocab is None:
+        return list(_find_default(text, section))
+    return _find(text, section, vocab)
+
+
+@lru_cache(maxsize=4096)
+def _find_default(text: str, section: str | None) -> tuple[GeneralHit, ...]:
+    # every read of a text asks again about the sentences it shares with an earlier read (a repair round, the
+    # final round trip, a probe's lead); the hits are frozen
+    return tuple(_find(text, section, general_vocabulary()))
+
+
+def _find(text: str, section: str | None, v: GeneralVocabulary) -> list[GeneralHit]:
     hits = v.matcher.find(text)
     if not hits:
         return []
