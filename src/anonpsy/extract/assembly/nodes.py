@@ -576,7 +576,7 @@ def finalize_treatments(acc: Accumulator, *, current_list: bool, sents: Sequence
         t = acc.treatments[tid]
         d = resolve_treatment(votes, current_list=current_list and t.type == TreatmentType.medication)
         t.status, t.status_evidence = d.value, d.evidence
-        if d.value == TreatmentStatus.prn and d.evidence.rule_id == "context.hist.once" and not t.frequency:
+        if d.value == TreatmentStatus.prn and d.evidence.rule_id in ("context.hist.once", "cue.given_at_presentation") and not t.frequency:
             t.frequency = "once"  # "was given 2 mg of lorazepam": a single dose, not a drug taken as needed
         if d.value == TreatmentStatus.past and sents:
             t.discontinued_reason = _stop_reason(votes, sents, by_start, t.type == TreatmentType.medication)
