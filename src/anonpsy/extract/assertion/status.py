@@ -488,7 +488,6 @@ _HOLD_CONDITION = re.compile(r"\b(?:if|unless|when(?:ever)?)\b|\bhold(?:ing)?\b[
 
 def _held_on_condition(sentence: str, start: int) -> bool:
     """Is the drug at ``start`` the object of "hold" under a condition ("if", "unless", "for SBP < 100")?"""
-    lo, hi = clause_bounds(sentence, start)
     if not _HOLD_BEFORE.search(sentence[max(0, start - 80):start]):
         return False
     return bool(_HOLD_CONDITION.search(sentence))
