@@ -145,7 +145,7 @@ PINNED_COUNTS: dict[str, int] = {
     "test_values": 62,
     "twin_icd10cm": 397,
     "twin_lookalikes": 9,
-    "twin_medications": 275,
+    "twin_medications": 276,
     "twin_procedures": 143,
     "twin_tests": 42,
     "visit_scaffold": 12,
