@@ -937,3 +937,59 @@ def test_property_condition_named_by_a_listed_drug_keeps_the_list_status(drug: s
     text = (f"MEDICATIONS: {drug.capitalize()} 10 mg daily.\n"
             f"ASSESSMENT AND PLAN: {drug.capitalize()} {condition}, {hedge} from {drug} {condition}.")
     assert _tx(text).get(drug) == "current"
+
+
+# -- treatment status cues -------------------------------------------------------------------------------------
+
+
+def _tx_status(text: str, name: str) -> TreatmentStatus:
+    g = extract(text)
+    return next(t.status for t in g.treatments if t.name == name)
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "status"),
+    [
+        # a hold under a parameter skips doses; the drug goes on
+        ("MEDICATIONS: Metoprolol 25 mg twice daily.\nPLAN: If blood pressure is above 160/90, we will hold "
+         "metoprolol.", "metoprolol", TreatmentStatus.current),
+        ("MEDICATIONS: Metoprolol 25 mg twice daily.\nPLAN: Hold metoprolol for heart rate under 55.", "metoprolol",
+         TreatmentStatus.current),
+        # boundary: a hold with no condition stops the drug at this visit
+        ("MEDICATIONS: Metoprolol 25 mg twice daily.\nPLAN: Hold metoprolol.", "metoprolol", TreatmentStatus.past),
+        # a drug given in the emergency room is a dose of this presentation, not a past treatment
+        ("HISTORY OF PRESENT ILLNESS: In the emergency room, he was treated with morphine for chest pain.",
+         "morphine", TreatmentStatus.prn),
+        # boundary: without the setting of the presentation, "was treated with" tells of the past
+        ("HISTORY OF PRESENT ILLNESS: He was treated with morphine for chest pain.", "morphine",
+         TreatmentStatus.past),
+        # a daily frequency written with "once" is a schedule, not a single dose
+        ("MEDICATIONS: Furosemide 40 mg once daily.", "furosemide", TreatmentStatus.current),
+        ("MEDICATIONS: Lorazepam 1 mg once as needed.", "lorazepam", TreatmentStatus.prn),
+        # a plan to start a drug the history says is taken now speaks of further doses
+        ("HISTORY OF PRESENT ILLNESS: She has been trying ibuprofen for the pain.\nPLAN: If pain continues, she "
+         "should start ibuprofen.", "ibuprofen", TreatmentStatus.current),
+        # boundary: a drug the history names without saying it is taken stays planned
+        ("HISTORY OF PRESENT ILLNESS: We discussed ibuprofen for the pain.\nPLAN: If pain continues, she should "
+         "start ibuprofen.", "ibuprofen", TreatmentStatus.planned),
+        # a drug the team means to avoid is no treatment of the patient's
+        ("PLAN: Aspirin 81 mg daily. We will refrain from using heparin.", "aspirin", TreatmentStatus.current),
+    ],
+)
+def test_treatment_status_cues(text: str, name: str, status: TreatmentStatus) -> None:
+    assert _tx_status(text, name) == status
+
+
+def test_a_drug_to_avoid_is_no_treatment() -> None:
+    g = extract("PLAN: Aspirin 81 mg daily. We will refrain from using heparin.")
+    assert "heparin" not in {t.name for t in g.treatments}
+
+
+@given(st.sampled_from(["once daily", "once a day", "once per day", "once weekly", "once nightly", "once at bedtime",
+                        "one time daily", "once every morning"]))
+@example("once at bedtime")
+def test_property_a_once_schedule_is_not_as_needed(freq: str) -> None:
+    """A regular schedule written with "once" never reads as a single or as-needed dose."""
+    from anonpsy.extract.assertion.status import _PRN
+    assert _PRN.search(freq) is None
+    assert _PRN.search(f"{freq} as needed") is not None  # boundary: "as needed" still says so

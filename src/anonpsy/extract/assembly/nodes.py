@@ -78,6 +78,9 @@ _REPORTED_NOW = re.compile(r"\b(?:reports?|reporting|endorses?|endorsing|complai
                            r"presents? with|is experiencing|has been experiencing|currently|now|today)\b[^.;]*$", re.I)
 
 
+#: Rules that decide a single dose given ("was given", "in the emergency room, treated with").
+_ONE_DOSE = ("context.hist.once", "cue.given_at_presentation")
+
 def _own_specifiers(text: str, end: int, next_start: int) -> tuple[str, ...]:
     """The course specifiers written after one diagnosis mention, before the next diagnosis or the end of its
     list item: a specifier of another diagnosis in the same sentence is not this one's."""
@@ -576,7 +579,7 @@ def finalize_treatments(acc: Accumulator, *, current_list: bool, sents: Sequence
         t = acc.treatments[tid]
         d = resolve_treatment(votes, current_list=current_list and t.type == TreatmentType.medication)
         t.status, t.status_evidence = d.value, d.evidence
-        if d.value == TreatmentStatus.prn and d.evidence.rule_id == "context.hist.once" and not t.frequency:
+        if d.value == TreatmentStatus.prn and d.evidence.rule_id in _ONE_DOSE and not t.frequency:
             t.frequency = "once"  # "was given 2 mg of lorazepam": a single dose, not a drug taken as needed
         if d.value == TreatmentStatus.past and sents:
             t.discontinued_reason = _stop_reason(votes, sents, by_start, t.type == TreatmentType.medication)

@@ -81,8 +81,9 @@ TREATMENT_PRECEDENCE: tuple[TreatmentStatus, ...] = (
 _RULE_OUT = re.compile(r"\b(?:rule out|r/o|to be ruled out|ruling out)\b", re.I)
 _NOT_RULED_OUT = re.compile(r"\b(?:cannot|can not|can't|could not|couldn't|unable to|not) (?:be )?rul(?:e|ed) out\b",
                             re.I)
-_PRN = re.compile(r"\b(?:prn|p\.r\.n\.?|as needed|as-needed|as required|when needed|once|one[- ]time|single dose|"
-                  r"stat)\b", re.I)
+_PRN = re.compile(r"\b(?:prn|p\.r\.n\.?|as needed|as-needed|as required|when needed|once(?![\s-]+(?:(?:a|per|every|"
+                  r"each|at|in\s+the)\s+)?(?:day|daily|week|weekly|month|monthly|night|nightly|morning|evening|bedtime|q\.?h\.?s))|"
+                  r"one[- ]time(?![\s-]+(?:a\s+)?(?:day|daily|week|weekly))|single dose|stat)\b", re.I)
 #: A past time that only dates the start of a treatment still taken ("placed on Zoloft 10 years ago").
 _TX_ONSET = re.compile(r"\b(?:started|began|begun|placed on|put on|initiated|since|went on|has been on|has been "
                        r"taking|prescribed)\b", re.I)
@@ -411,6 +412,11 @@ def treatment_status(m: Mention, frequency: str | None = None,
         if frequency and _PRN.search(frequency):
             return Decision(TreatmentStatus.prn, m.evidence("cue.stop_to_come"))
         return Decision(TreatmentStatus.current, m.evidence("cue.stop_to_come"))
+    if stop is not None and _held_on_condition(s.text, m.start):
+        # "hold metoprolol if systolic pressure is below 100": a hold parameter; the drug goes on otherwise
+        if frequency and _PRN.search(frequency):
+            return Decision(TreatmentStatus.prn, m.evidence("cue.held_on_condition"))
+        return Decision(TreatmentStatus.current, m.evidence("cue.held_on_condition"))
     if stop is not None and not ctx.current:
         # "recommend she stay off antidepressants", "Discontinue Provigil": stopped, whatever else frames it
         return Decision(TreatmentStatus.past, m.evidence(f"context.{stop}"))
@@ -432,6 +438,10 @@ def treatment_status(m: Mention, frequency: str | None = None,
     if ctx.historical and not onset_only and not course_of_index_stay(s, ctx, m.index_is_admission) \
             and not _list_tense_only(ctx, listed):
         rule = _context_rule(ctx, "historical")
+        if rule == "context.hist.tried" and (m.time is None or not is_past(m.time.spec)) \
+                and _AT_PRESENTATION.search(s.text, 0, m.start):
+            # "In the emergency room, she was treated with morphine": a dose given at the presentation
+            return Decision(TreatmentStatus.prn, m.evidence("cue.given_at_presentation"))
         if rule == "context.hist.once":
             return Decision(TreatmentStatus.prn, m.evidence(rule))
         return Decision(TreatmentStatus.past, m.evidence(rule))
@@ -466,6 +476,27 @@ def _latter_stopped(sentence: str, start: int, end: int) -> bool:
         return False
     n = _COUNT.get((a.group("n") or "").lower(), 1)
     return any(d.start == start for d in medication_mentions(sentence[:a.start()])[-n:])
+
+
+#: A hold made conditional by a parameter ("hold metoprolol if blood pressure is low", "if SBP < 100, we will hold
+#: lisinopril", "hold for heart rate under 60"): a dose may be skipped, but the drug goes on.
+_HOLD_BEFORE = re.compile(r"\bhold(?:ing)?\s+(?:(?:the|his|her|their|all|any|both)\s+)?(?:[\w/-]+\s+){0,4}$", re.I)
+_HOLD_CONDITION = re.compile(r"\b(?:if|unless|when(?:ever)?)\b|\bhold(?:ing)?\b[^.;]*\bfor\s+(?:an?\s+)?(?:sbp|dbp|"
+                             r"hr|bp|systolic|diastolic|blood\s+pressure|heart\s+rate|pulse|glucose|blood\s+sugar|"
+                             r"inr|k|potassium|creatinine|sedation|rr)\b", re.I)
+
+
+def _held_on_condition(sentence: str, start: int) -> bool:
+    """Is the drug at ``start`` the object of "hold" under a condition ("if", "unless", "for SBP < 100")?"""
+    if not _HOLD_BEFORE.search(sentence[max(0, start - 80):start]):
+        return False
+    return bool(_HOLD_CONDITION.search(sentence))
+
+
+#: Where a treatment was given at the presentation itself ("In the emergency room, ...", "on arrival"): a drug
+#: "treated with" there is a dose of this visit, not a treatment of the past.
+_AT_PRESENTATION = re.compile(r"\b(?:in|at)\s+(?:the\s+)?(?:emergency\s+(?:room|department)|ER|ED|triage)\b|"
+                              r"\b(?:on|upon)\s+(?:(?:his|her|their)\s+)?(?:arrival|presentation)\b", re.I)
 
 
 #: The drug right after "switch(ing) from": "suggest switching over from OxyContin to methadone", "was changed from
@@ -718,6 +749,12 @@ def resolve_treatment(votes: Sequence[Decision[TreatmentStatus]], *,
         # a drug of the current medication list is taken already: a plan that would have it taken only if
         # needed or later ("take an extra Percocet if needed") speaks of further doses, not of a drug to start
         if not (decision.value == TreatmentStatus.planned and listed):
+            # likewise a drug the history says the patient takes now ("has been trying Tylenol"): a plan to
+            # start it "if needed" speaks of further doses
+            taking = [d for d in ordered if d.value in taken and d.evidence.rule_id == "context.cur.taking"
+                      and not decides_treatment(d.evidence.section or "")]
+            if decision.value == TreatmentStatus.planned and taking:
+                return taking[-1]
             return decision
     if listed:
         return next((d for d in listed if d.value == TreatmentStatus.prn), listed[0])
