@@ -34,7 +34,7 @@ from anonpsy.extract.mentions.diagnoses import find_diagnoses, is_instrument_nam
 from anonpsy.extract.mentions.family import condition_words
 from anonpsy.extract.mentions.general_conditions import ID_PREFIX as GENERAL_ID_PREFIX
 from anonpsy.extract.mentions.general_conditions import condition_by_id as general_condition
-from anonpsy.extract.mentions.general_conditions import find_general_conditions
+from anonpsy.extract.mentions.general_conditions import find_general_conditions, names_a_test
 from anonpsy.extract.mentions.results import in_screen_result, screen_result_spans
 from anonpsy.extract.mentions.symptoms import symptom_mentions, symptom_object
 from anonpsy.extract.mentions.time import TimeMention, governing_time, is_past
@@ -260,6 +260,8 @@ def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
         fallback = m.id.startswith(GENERAL_ID_PREFIX)
         if results and not _result_conclusion(s.text, m):
             continue
+        if not fallback and names_a_test(s.text, m.end):
+            continue  # "HIV testing was negative", "DVT prophylaxis": a test or a prevention, not the condition
         mention = _mention(s, m.start, m.end, times, acc)
         status = diagnosis_status(mention, event=condition_entry(m.id).course == "event")
         denial = condition_denial(mention)
