@@ -691,6 +691,12 @@ def _plan_decision(d: Decision[TreatmentStatus]) -> bool:
     return True
 
 
+def _considered(d: Decision[TreatmentStatus]) -> bool:
+    """Was the planned status only a consideration ("consider X", "may benefit from X"), not an order?"""
+    rule = d.evidence.rule_id or ""
+    return rule.startswith(("context.poss.", "context.hyp.consider"))
+
+
 def resolve_treatment(votes: Sequence[Decision[TreatmentStatus]], *,
                       current_list: bool = False) -> Decision[TreatmentStatus]:
     """The status of a treatment from the statuses of its mentions.
@@ -718,6 +724,12 @@ def resolve_treatment(votes: Sequence[Decision[TreatmentStatus]], *,
         # a drug of the current medication list is taken already: a plan that would have it taken only if
         # needed or later ("take an extra Percocet if needed") speaks of further doses, not of a drug to start
         if not (decision.value == TreatmentStatus.planned and listed):
+            # "He is on sertraline ... Consider sertraline increase": a drug only considered again is the drug
+            # the note says the patient takes, not one planned anew
+            told = [d for d in ordered if d.value in taken and (d.evidence.rule_id or "").startswith("context.cur.")
+                    and not decides_treatment(d.evidence.section or "")]
+            if decision.value == TreatmentStatus.planned and told and _considered(decision):
+                return told[-1]
             return decision
     if listed:
         return next((d for d in listed if d.value == TreatmentStatus.prn), listed[0])
