@@ -528,10 +528,7 @@ def add_treatments(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
     :func:`finalize_treatments`."""
     if s.section in ("labs", "allergies", "family_history"):
         return
-    screened = screen_result_spans(s.text)
     for m in medication_mentions(s.text):
-        if in_screen_result(screened, m.start, m.end):
-            continue  # "tox screen positive for methadone": a test's result, not a drug the patient is given
         med = lexicon.parse_medication(s.text, m)
         decision = treatment_status(_mention(s, m.start, m.end, times, acc), med.frequency, "medication")
         if decision is None:

@@ -276,7 +276,7 @@ def number_values(values: list[TestValue], start: int = 1) -> list[TestValue]:
 
 
 #: A drug screen ("urine drug screen", "tox screen", "UDS", "toxicology"): its result names substances it found or
-#: did not find, which is a test result, not a use, a denial of use or a drug taken.
+#: did not find, which is a test result, not a use or a denial of use.
 _SCREEN = (r"(?:\b(?:urine|serum|blood|u)\s*)?(?:\b(?:drug|tox|toxicology|drugs of abuse|substance)\s*"
            r"(?:screens?|screening|panel|studies|study|tests?|testing)|\butox\b|\bUDS\b|\btoxicology\b)")
 _VERDICT = r"(?:positive|negative|pos|neg|\+|-)"
@@ -297,7 +297,7 @@ _LIST_END = re.compile(r"[.;]|\b(?:but|however|which|although|though|while|and (
 def screen_result_spans(text: str) -> list[tuple[int, int]]:
     """Spans of ``text`` that list what a drug screen found or did not find ("Urine drug screen was positive for
     cocaine and marijuana": "cocaine and marijuana"). A substance named there is a test's result: the patient's
-    use of it, or a drug the patient takes, is for other words of the note to tell.
+    use of it (or its denial) is for other words of the note to tell.
 
     >>> t = "Urine drug screen was positive for cocaine and marijuana, and he was admitted."
     >>> [t[a:b] for a, b in screen_result_spans(t)]
