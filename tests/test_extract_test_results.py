@@ -78,9 +78,9 @@ def test_a_plan_topic_stands_when_the_note_documents_it(text: str, expected: set
     assert {d.label for d in extract(text, case_id="p").diagnoses} == expected
 
 
-def _denied(section: str, rule: str) -> PastHistory:
+def _denied(section: str, rule: str, text: str | None = None) -> PastHistory:
     return PastHistory(id="ph_x", condition="pneumonia", status=HistoryStatus.denied,
-                       status_evidence=Evidence(start=0, end=1, section=section, rule_id=rule))
+                       status_evidence=Evidence(start=0, end=1, section=section, rule_id=rule), evidence_text=text)
 
 
 @pytest.mark.parametrize(("section", "rule", "kind", "words"), [
@@ -89,9 +89,11 @@ def _denied(section: str, rule: str) -> PastHistory:
     ("ros", "context.neg.denies", "denied", "He denied pneumonia."),
     ("past_medical", "context.neg.no", "history", "He had no history of pneumonia."),
     ("hpi", "context.neg.no_history_of", "history", "He had no history of pneumonia."),
+    ("assessment", "context.neg.no", "found", "There was no evidence of pneumonia."),
 ])
 def test_a_denial_is_told_as_the_note_made_it(section: str, rule: str, kind: str, words: str) -> None:
     """A negative of the examination or of this visit's review is no absent history."""
-    p = _denied(section, rule)
+    text = "I do not see evidence of pneumonia." if section == "assessment" else None
+    p = _denied(section, rule, text)
     assert denial_kind(p) == kind
     assert denied_history([p], ["pneumonia"], Voice(Sex.male, 40)) == words

@@ -109,6 +109,9 @@ def plain_diagnosis(d: Diagnosis, v: Voice) -> str:
 #: of a test, not an absent history.
 _FOUND_SECTIONS = frozenset({"exam", "mse", "labs"})
 #: A denial that speaks of the past ("No past psychiatric history", "never had a seizure").
+#: A denial by what was looked for and not found ("I do not see evidence of ...", "no fractures are noted").
+_LOOKED_FOR = re.compile(r"\b(?:evidence|signs? of|noted|seen|see|found|revealed|reveals|showed|shows|demonstrated|"
+                         r"identified|visualized|appreciated)\b", re.I)
 _NAMES_A_HISTORY = re.compile(r"\b(?:history|hx|h/o|never|ever|prior|previous|previously|past)\b", re.I)
 
 
@@ -125,7 +128,7 @@ def denial_kind(p: PastHistory) -> str:
     if (rule.endswith("neg.no_history_of") or (section and is_history_section(section))
             or _NAMES_A_HISTORY.search(p.evidence_text or "")):
         return "history"
-    if section in _FOUND_SECTIONS or rule.endswith("neg.no_evidence"):
+    if section in _FOUND_SECTIONS or rule.endswith("neg.no_evidence") or _LOOKED_FOR.search(p.evidence_text or ""):
         return "found"
     if section == "ros" or rule.endswith(("neg.denies", "neg.denied")):
         return "denied"
