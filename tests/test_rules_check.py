@@ -125,7 +125,7 @@ PINNED_COUNTS: dict[str, int] = {
     "lexicon_conditions": 100,
     "lexicon_demographic": 262,
     "lexicon_emotions": 35,
-    "lexicon_general_conditions": 32,
+    "lexicon_general_conditions": 33,
     "lexicon_medications": 419,
     "lexicon_mse": 130,
     "lexicon_symptoms": 299,

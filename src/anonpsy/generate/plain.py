@@ -105,6 +105,46 @@ def plain_diagnosis(d: Diagnosis, v: Voice) -> str:
     return f"{cap(v.subj)} {v.was()} diagnosed with {name}."
 
 
+#: Sections where a condition is looked for at this visit: a negative there is a finding of the examination or
+#: of a test, not an absent history.
+_FOUND_SECTIONS = frozenset({"exam", "mse", "labs"})
+#: A denial that speaks of the past ("No past psychiatric history", "never had a seizure").
+#: A denial by what was looked for and not found ("I do not see evidence of ...", "no fractures are noted").
+_LOOKED_FOR = re.compile(r"\b(?:evidence|signs? of|noted|seen|see|found|revealed|reveals|showed|shows|demonstrated|"
+                         r"identified|visualized|appreciated)\b", re.I)
+_NAMES_A_HISTORY = re.compile(r"\b(?:history|hx|h/o|never|ever|prior|previous|previously|past)\b", re.I)
+
+
+def denial_kind(p: PastHistory) -> str:
+    """How a denied condition was denied: ``"history"`` (the patient never had it: "no history of", a past-history
+    section), ``"found"`` (looked for at this visit and not found: the examination, a test, "no evidence of") or
+    ``"denied"`` (the patient denies it now: the review of systems, the present illness)."""
+    from anonpsy.extract.sections import is_history_section
+
+    ev = p.status_evidence
+    if ev is None:
+        return "history"
+    rule, section = ev.rule_id or "", ev.section or ""
+    if (rule.endswith("neg.no_history_of") or (section and is_history_section(section))
+            or _NAMES_A_HISTORY.search(p.evidence_text or "")):
+        return "history"
+    if section in _FOUND_SECTIONS or rule.endswith("neg.no_evidence") or _LOOKED_FOR.search(p.evidence_text or ""):
+        return "found"
+    if section == "ros" or rule.endswith(("neg.denies", "neg.denied")):
+        return "denied"
+    return "history"
+
+
+def denied_history(items: list[PastHistory], names: list[str], v: Voice) -> str:
+    """Denied conditions (all of one :func:`denial_kind`), told as the note denied them."""
+    kind = denial_kind(items[0]) if items else "history"
+    if kind == "found":
+        return " ".join(f"There was no evidence of {' or '.join(c)}." for c in scoped_lists(names, 5))
+    if kind == "denied":
+        return " ".join(f"{cap(v.subj)} denied {join(c)}." for c in scoped_lists(names, 5))
+    return " ".join(f"{cap(v.subj)} had no history of {' or '.join(c)}." for c in scoped_lists(names, 5))
+
+
 def plain_history(p: PastHistory, v: Voice) -> str:
     """A past-history item with its status: a diagnosis that remitted or resolved is "in the past" ("now in
     remission" / "since resolved"), any other diagnosis is "a history of" (the note did not say it is over);
@@ -116,7 +156,7 @@ def plain_history(p: PastHistory, v: Voice) -> str:
     status = p.status.value
     if status == "denied":
         name = dx_name(cond) if dx_key(cond).startswith("dsm:") else cond
-        return f"{cap(v.subj)} had no history of {name}."
+        return denied_history([p], [name], v)
     tail = {"remitted": ", now in remission", "resolved": ", since resolved"}.get(status, "")
     if dx_key(cond).startswith("dsm:"):
         if tail:

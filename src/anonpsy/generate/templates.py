@@ -40,6 +40,8 @@ from anonpsy.generate.findings import (
 from anonpsy.generate.plain import (
     be,
     because,
+    denial_kind,
+    denied_history,
     dx_full_name,
     dx_name,
     family_item,
@@ -765,9 +767,10 @@ class Renderer:
         if denied:
             key = "history:denied"
             level = self._start(key)
-            names = [_condition(p) for p in denied]
-            subj = cap(self.voice.subj)
-            text = " ".join(f"{subj} had no history of {' or '.join(c)}." for c in scoped_lists(names, 5))
+            by_kind: dict[str, list[PastHistory]] = {}
+            for p in denied:
+                by_kind.setdefault(denial_kind(p), []).append(p)
+            text = " ".join(denied_history(ps, [_condition(p) for p in ps], self.voice) for ps in by_kind.values())
             out.append(Piece(key, "closing", text, tuple(p.id for p in denied), level))
         items = [p for p in items if p.status != HistoryStatus.denied]
         for p in items:

@@ -58,6 +58,7 @@ class Accumulator:
     last_present: dict[str, int] = field(default_factory=dict)
     admission_reason: set[str] = field(default_factory=set)  # symptoms told present only as an admission's reason
     told_present: set[str] = field(default_factory=set)  # symptoms told present otherwise
+    asserted_in: dict[str, set[str]] = field(default_factory=dict)  # symptom id -> sections asserting it
     exam_text: list[str] = field(default_factory=list)  # sentences of the mental status and physical examination
     index_is_admission: bool = False  # a discharge summary: day 0 is the admission
     patient_sex: Sex | None = None  # the patient's sex: a pronoun of the other sex is someone else

@@ -34,7 +34,8 @@ from anonpsy.extract.mentions.diagnoses import find_diagnoses, is_instrument_nam
 from anonpsy.extract.mentions.family import condition_words
 from anonpsy.extract.mentions.general_conditions import ID_PREFIX as GENERAL_ID_PREFIX
 from anonpsy.extract.mentions.general_conditions import condition_by_id as general_condition
-from anonpsy.extract.mentions.general_conditions import find_general_conditions
+from anonpsy.extract.mentions.general_conditions import find_general_conditions, names_a_test
+from anonpsy.extract.mentions.results import in_screen_result, screen_result_spans
 from anonpsy.extract.mentions.symptoms import symptom_mentions, symptom_object
 from anonpsy.extract.mentions.time import TimeMention, governing_time, is_past
 from anonpsy.extract.mentions.treatments import (
@@ -120,9 +121,12 @@ def add_symptoms(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) ->
     mentions = [_mention(s, m.start, m.end, times, acc) for m in matches]
     statuses = [symptom_status(mention) for mention in mentions]
     within = _use_within_limit(matches, statuses)
+    screened = screen_result_spans(s.text)
     for m, status, mention in zip(matches, statuses, mentions, strict=True):
         if is_instrument_name(s.text, m.start, m.end) or m.id in within:
             continue
+        if in_screen_result(screened, m.start, m.end):
+            continue  # "drug screen positive for cocaine": a test's result, not a use the patient tells
         if status.family is not None:
             acc.add_family(status.owner.member, condition_words(m), s.text.strip(), status.family.value,
                            status.family.evidence)
@@ -145,6 +149,7 @@ def add_symptoms(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) ->
                                               assertion_evidence=decision.evidence, evidence_text=s.text.strip())
             continue
         historical = decision.value == Assertion.historical
+        acc.asserted_in.setdefault(sid, set()).add(s.section or "")
         tm = mention.time
         spec = tm.spec if tm is not None else None
         if spec is not None and status.ongoing_onset:
@@ -258,6 +263,8 @@ def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
         fallback = m.id.startswith(GENERAL_ID_PREFIX)
         if results and not _result_conclusion(s.text, m):
             continue
+        if not fallback and names_a_test(s.text, m.end):
+            continue  # "HIV testing was negative", "DVT prophylaxis": a test or a prevention, not the condition
         mention = _mention(s, m.start, m.end, times, acc)
         status = diagnosis_status(mention, event=condition_entry(m.id).course == "event")
         denial = condition_denial(mention)
@@ -472,14 +479,24 @@ def _plan_topic(v: DiagnosisVote) -> bool:
     return bool(found) and len(re.findall(r"[A-Za-z]{2,}", rest)) == 0
 
 
+def _attested(acc: Accumulator, rule_id: str) -> bool:
+    """Does the note tell, outside the sections that decide treatment, that the patient has a feature the DSM rule
+    lists ("smokes one pack per day" under the social history for a plan topic "Tobacco abuse")? A plan topic
+    then names a problem the note documents, as a problem-oriented plan does."""
+    rule = dsm_rules.rules_by_id().get(rule_id)
+    if rule is None:
+        return False
+    return any(not decides_treatment(sec) for h in rule.symptoms for sec in acc.asserted_in.get(f"sx_{slug(h)}", ()))
+
+
 def finalize_diagnoses(acc: Accumulator) -> None:
     """One node per diagnosis from its mentions (:func:`~anonpsy.extract.assertion.status.resolve_diagnosis`):
     asserted and current or past in the assessment -> a diagnosis; confirmed and past outside it -> past
     history; only ruled out or to be ruled out -> kept aside (``acc.unasserted_dx``)."""
     for did, votes in acc.dx_votes.items():
-        if all(_plan_topic(v) for v in votes):
-            continue  # "PLAN: 3. Substance abuse.": a topic of the plan, not a diagnosis the note makes
         label, rule_id = acc.dx_names[did]
+        if all(_plan_topic(v) for v in votes) and not _attested(acc, rule_id):
+            continue  # "PLAN: 3. Substance abuse.": a topic of the plan, not a diagnosis the note makes
         st = resolve_diagnosis([v.status for v in votes])
         assert st.certainty is not None
         win = next(v for v in votes if v.status.certainty is not None

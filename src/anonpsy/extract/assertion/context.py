@@ -84,6 +84,10 @@ _BACKWARD_SUFFIX = "#backward"
 
 #: A trigger hyphened without a space onto the word before it ("75 mg q.d-discontinued", "10 mg-stopped").
 _GLUED_BEFORE = re.compile(r"[\w.]-$")
+#: The item number of a running list ("..., 3) Anxiety disorder", "; (b) asthma"): a new item of the list.
+_ITEM_NUMBER = re.compile(r"[,;]\s*\(?(?:\d{1,2}|[a-h])\)\s*(?=[A-Za-z])")
+#: Any item number, the first of a list included ("Probable: 1) X, 2) Y").
+_ANY_ITEM_NUMBER = re.compile(r"(?<![\w/.])\(?(?:\d{1,2}|[a-h])\)\s*(?=[A-Za-z])")
 
 
 class ContextRule(_Strict):
@@ -266,6 +270,8 @@ class ContextEngine:
             i, j = tok_at(lo), tok_at(hi)
             if i < j and breaks[j] > breaks[i]:
                 return True
+            if _new_item(sentence, lo, hi):
+                return True
             if any(lo <= t.start and t.end <= hi and t.rule.category in _OPPOSITE.get(category, ())
                    for t in opposed):
                 return True
@@ -362,6 +368,16 @@ def _other_item(sentence: str, lo: int, hi: int, last: int) -> bool:
     if "," not in between or between.lstrip().startswith(":"):
         return False
     return not _ALTERNATIVES.search(sentence, lo, max(last, hi))
+
+
+def _new_item(sentence: str, lo: int, hi: int) -> bool:
+    """Does a numbered item of a running list begin between a trigger and a concept ("without loss of
+    consciousness, 5/93, 3) Anxiety disorder")? A trigger inside one item reaches no later item; one that opens
+    the list ("Probable: 1) X, 2) Y") is not inside an item and still does."""
+    if _ITEM_NUMBER.search(sentence, lo, hi + 1) is None:
+        return False
+    first = _ANY_ITEM_NUMBER.search(sentence, lo, hi + 1)
+    return first is not None and bool(re.search(r"\w", sentence[lo:first.start()]))
 
 
 def _past_an_order(sentence: str, lo: int, hi: int) -> bool:

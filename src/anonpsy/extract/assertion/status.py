@@ -722,6 +722,12 @@ def _plan_decision(d: Decision[TreatmentStatus]) -> bool:
     return True
 
 
+def _considered(d: Decision[TreatmentStatus]) -> bool:
+    """Was the planned status only a consideration ("consider X", "may benefit from X"), not an order?"""
+    rule = d.evidence.rule_id or ""
+    return rule.startswith(("context.poss.", "context.hyp.consider"))
+
+
 def resolve_treatment(votes: Sequence[Decision[TreatmentStatus]], *,
                       current_list: bool = False) -> Decision[TreatmentStatus]:
     """The status of a treatment from the statuses of its mentions.
@@ -755,6 +761,12 @@ def resolve_treatment(votes: Sequence[Decision[TreatmentStatus]], *,
                       and not decides_treatment(d.evidence.section or "")]
             if decision.value == TreatmentStatus.planned and taking:
                 return taking[-1]
+            # "He is on sertraline ... Consider sertraline increase": a drug only considered again is the drug
+            # the note says the patient takes, not one planned anew
+            told = [d for d in ordered if d.value in taken and (d.evidence.rule_id or "").startswith("context.cur.")
+                    and not decides_treatment(d.evidence.section or "")]
+            if decision.value == TreatmentStatus.planned and told and _considered(decision):
+                return told[-1]
             return decision
     if listed:
         return next((d for d in listed if d.value == TreatmentStatus.prn), listed[0])

@@ -53,6 +53,21 @@ PROCEDURE_AFTER = re.compile(r"^[ -]*(?:repairs?|surgery|surgeries|resections?|r
                              r"\w+(?:ectomy|otomy|ostomy|plasty|pexy)\b)", re.I)
 
 
+#: A condition's name as an item of a list of tests that a plural test noun closes ("HIV, ANA, TSH and B12 studies
+#: were unremarkable"): no verb of its own between the name and the noun.
+_TEST_LIST_AFTER = re.compile(r"^\s*,(?:(?!\b(?:was|were|is|are|has|had|have|with|who|which|but)\b)[^.;:]){0,120}?"
+                              r"\b(?:studies|tests|labs|levels|titers|titres|serologies|screens|panels|work-?ups)\s+"
+                              r"(?:were|was|are|is|all|came back|returned|showed|revealed)\b", re.I)
+
+
+def names_a_test(text: str, end: int) -> bool:
+    """Is the condition name ending at ``end`` the name of a test for it ("HIV testing", "hepatitis panel", "DVT
+    prophylaxis", "HIV, ANA and B12 studies were unremarkable") or of a procedure on it ("hernia repair")? A
+    test's result, a prevention or a procedure is no statement that the patient has or lacks the condition."""
+    after = text[end:end + 150]
+    return bool(TEST_AFTER.match(after) or PROCEDURE_AFTER.match(after) or _TEST_LIST_AFTER.match(after))
+
+
 @dataclass(frozen=True)
 class GeneralCondition:
     """One fallback condition: a form of an ICD-10-CM category (``name``, its token key) with the system, course
@@ -270,7 +285,7 @@ def _find(text: str, section: str | None, v: GeneralVocabulary) -> list[GeneralH
         if any(a < h.end and h.start < b and not (held and h.start <= a and b <= h.end and b - a < h.end - h.start)
                for a, b, held in covered):
             continue
-        if TEST_AFTER.match(text[h.end:h.end + 30]) or PROCEDURE_AFTER.match(text[h.end:h.end + 30]):
+        if names_a_test(text, h.end):
             continue
         out.append(GeneralHit(h.start, h.end, cond, text[h.start:h.end]))
     return out

@@ -273,3 +273,49 @@ def parse_results(
 def number_values(values: list[TestValue], start: int = 1) -> list[TestValue]:
     """The values with ids ``tv_<n>`` in order."""
     return [v.model_copy(update={"id": f"tv_{i}"}) for i, v in enumerate(values, start)]
+
+
+#: A drug screen ("urine drug screen", "tox screen", "UDS", "toxicology"): its result names substances it found or
+#: did not find, which is a test result, not a use or a denial of use.
+_SCREEN = (r"(?:\b(?:urine|serum|blood|u)\s*)?(?:\b(?:drug|tox|toxicology|drugs of abuse|substance)\s*"
+           r"(?:screens?|screening|panel|studies|study|tests?|testing)|\butox\b|\bUDS\b|\btoxicology\b)")
+_VERDICT = r"(?:positive|negative|pos|neg|\+|-)"
+#: "UDS was positive for cocaine and marijuana", "tox screen: negative for opiates", "positive urine drug screen
+#: for THC": the list after the verdict.
+_SCREEN_THEN_LIST = re.compile(
+    rf"{_SCREEN}\s*(?:[:,(]\s*|\b(?:was|were|is|are|came back|returned|remains?|also|again|(?:only |)showed)\s+)*"
+    rf"(?:(?:only|also|again|strongly|weakly)\s+)?{_VERDICT}\s*(?:only\s+)?(?:for|to|with|including|showing)?\b"
+    rf"|{_VERDICT}\s+{_SCREEN}\s*(?:for|with|including|showing)\b", re.I)
+#: "positive for cocaine on urine drug screen": the list before the screen.
+_LIST_THEN_SCREEN = re.compile(rf"\b{_VERDICT}\s+for\b(?P<list>[^.;]{{1,80}}?)\b(?:on|in|by)\s+(?:the\s+|a\s+|his\s+|"
+                               rf"her\s+|their\s+)?{_SCREEN}", re.I)
+#: The list of a screen's result ends at a clause of its own.
+_LIST_END = re.compile(r"[.;]|\b(?:but|however|which|although|though|while|and (?:he|she|they|the patient|"
+                       r"patient|was|is|has|had|will))\b|\bon (?:the |a |)(?:admission|arrival)\b", re.I)
+
+
+def screen_result_spans(text: str) -> list[tuple[int, int]]:
+    """Spans of ``text`` that list what a drug screen found or did not find ("Urine drug screen was positive for
+    cocaine and marijuana": "cocaine and marijuana"). A substance named there is a test's result: the patient's
+    use of it (or its denial) is for other words of the note to tell.
+
+    >>> t = "Urine drug screen was positive for cocaine and marijuana, and he was admitted."
+    >>> [t[a:b] for a, b in screen_result_spans(t)]
+    [' cocaine and marijuana, ']
+    >>> screen_result_spans("He was positive for cocaine use in the past.")
+    []
+    """
+    if not re.search(r"screen|tox|UDS|panel", text, re.I):
+        return []
+    out: list[tuple[int, int]] = []
+    for m in _SCREEN_THEN_LIST.finditer(text):
+        end = _LIST_END.search(text, m.end())
+        out.append((m.end(), end.start() if end else len(text)))
+    for m in _LIST_THEN_SCREEN.finditer(text):
+        out.append((m.start("list"), m.end("list")))
+    return out
+
+
+def in_screen_result(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    """Does ``start:end`` lie inside one of :func:`screen_result_spans`?"""
+    return any(a <= start and end <= b for a, b in spans)
