@@ -666,11 +666,11 @@ def through_transcription_server(d: Dictation, *, skip: frozenset[str] = frozens
 
 
 __all__ = [
+    "MISS_CAUSES",
     "PLAIN",
     "RATE",
     "VOICES",
     "Dictation",
-    "MISS_CAUSES",
     "Measure",
     "Segment",
     "corpus",
