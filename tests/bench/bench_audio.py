@@ -29,10 +29,39 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
-def _run_corpus(n: int, seed: int, margin_ms: int, asr: str, skip: frozenset[str], presidio: str | None) -> int:
+class _Replay:
+    """A recogniser that answers words recorded earlier for the same audio (``--words-cache``), and records the
+    words of ``inner`` where none were: detection, gap and margin changes can be measured without decoding
+    again. A cached reading is only valid for the same recogniser and version."""
+
+    def __init__(self, inner: Any, path: str) -> None:
+        self.inner, self.path = inner, path
+        self.name = inner.name
+        self.version = getattr(inner, "version", None)
+
+    def transcribe(self, signal: Any, regions: Any) -> list[Any]:
+        import json
+
+        from anonpsy.audio.asr import Word
+
+        if os.path.exists(self.path):
+            with open(self.path, encoding="utf-8") as f:
+                return [Word(**w) for w in json.load(f)]
+        words = list(self.inner.transcribe(signal, regions))
+        with open(self.path, "w", encoding="utf-8") as f:
+            json.dump([w.__dict__ for w in words], f)
+        return words
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def _run_corpus(n: int, seed: int, margin_ms: int, asr: str, skip: frozenset[str], presidio: str | None,
+                cache: str | None = None) -> int:
     from anonpsy.audio.pipeline import Settings, deidentify
     from anonpsy.audio.signal import decode_audio
     from anonpsy.testing.dictation import (
+        MISS_CAUSES,
         Measure,
         corpus,
         measure,
@@ -49,17 +78,21 @@ def _run_corpus(n: int, seed: int, margin_ms: int, asr: str, skip: frozenset[str
     started = time.perf_counter()
     dictations = presidio_corpus(presidio, n, seed=seed) if presidio else corpus(n, seed=seed)
     print("text: " + (f"presidio-research synthetic sentences ({presidio})" if presidio else "anonpsy templates"))
-    for d in dictations:
+    for i, d in enumerate(dictations):
         audio = decode_audio(d.wav_bytes(), "dictation")
         t = time.process_time()
         settings = Settings(margin_s=margin_ms / 1000)
         if rec is None:
             result = through_transcription_server(d, skip=skip, settings=settings)
+        elif cache and not presidio:
+            os.makedirs(cache, exist_ok=True)
+            tag = f"{_described(rec, asr).split(' (')[0].replace(' ', '-')}-seed{seed}-{i}.json"
+            result = deidentify(audio, _Replay(rec, os.path.join(cache, tag)), settings)
         else:
             result = deidentify(audio, rec, settings)
         proc_s += time.process_time() - t
         audio_s += d.duration
-        m = measure(d, result.audio.samples[:, 0])
+        m = measure(d, result.audio.samples[:, 0], result=result)
         total.add(m)
         per_voice.setdefault(d.voice, Measure()).add(m)
         types.update(s.phi for s, _, _ in d.segments if s.phi and not s.ignore)
@@ -76,6 +109,11 @@ def _run_corpus(n: int, seed: int, margin_ms: int, asr: str, skip: frozenset[str
     for kind, count in sorted(types.items()):
         muted = count - missed[kind]
         print(f"  {kind:24s} muted {muted:3d}/{count:3d} = {muted / count:6.1%}")
+    causes = Counter(total.causes)
+    print("not fully muted, by cause: " + ", ".join(f"{c} {sum(k for (_, cc), k in causes.items() if cc == c)}"
+                                                   for c in MISS_CAUSES))
+    for (kind, cause), count in sorted(causes.items()):
+        print(f"  {kind:24s} {cause:26s} {count:3d}")
     if rec is not None and hasattr(rec, "unaligned"):
         print(f"utterances not aligned: {rec.unaligned}; stretches transcribed a second time: {rec.second_pass}")
     for voice, m in sorted(per_voice.items()):
@@ -153,13 +191,16 @@ def main(argv: list[str] | None = None) -> int:
                          "with the script's timed words")
     ap.add_argument("--skip", default="", help="with --asr server: identifier types left out of the transcript")
     ap.add_argument("--presidio", metavar="JSON", help="speak presidio-research's synth_dataset_v2.json instead")
+    ap.add_argument("--words-cache", metavar="DIR",
+                    help="keep each dictation's recognised words here and reuse them on the next run (same "
+                         "recogniser and version only): measures detection, gap and margin changes quickly")
     ap.add_argument("--rtf", action="store_true", help="measure the real-time factor of a 60 s dictation")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
     if args.rtf:
         return _rtf(args.repeat, args.seed, args.asr)
     skip = frozenset(t for t in args.skip.split(",") if t)
-    return _run_corpus(args.dictations, args.seed, args.margin_ms, args.asr, skip, args.presidio)
+    return _run_corpus(args.dictations, args.seed, args.margin_ms, args.asr, skip, args.presidio, args.words_cache)
 
 
 if __name__ == "__main__":

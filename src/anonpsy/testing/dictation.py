@@ -545,6 +545,7 @@ class Measure:
     speech_s: float = 0.0
     length_equal: bool = True
     missed: list[tuple[str, str]] = field(default_factory=list)  # (voice, type) of spans not fully muted
+    causes: list[tuple[str, str]] = field(default_factory=list)  # (type, cause) of those spans, given a result
 
     @property
     def muted_share(self) -> float:
@@ -564,10 +565,59 @@ class Measure:
         self.speech_s += other.speech_s
         self.length_equal = self.length_equal and other.length_equal
         self.missed.extend(other.missed)
+        self.causes.extend(other.causes)
 
 
-def measure(d: Dictation, output: npt.NDArray[Any], *, speech_dbfs: float = -45.0) -> Measure:
-    """Per-segment RMS comparison of a dictation and its muted output (see the module docstring)."""
+#: Why an identifier span was not fully muted, checked in this order on its frames left audible.
+MISS_CAUSES = (
+    "gap not classified",  # voice no word accounts for, judged not an identifier
+    "heard as something else",  # a recognised word there does not match the identifier's words
+    "detector missed",  # the identifier's words were heard but no detector marked them
+    "margin too short",  # no word and no gap there: audio beyond the muted words' edges and margin
+)
+
+
+def _letters(text: str) -> str:
+    return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+def _heard_right(word: str, script: str) -> bool:
+    """Does a recognised word match one of the script segment's words (numbers compared as digits)?"""
+    import difflib
+
+    from anonpsy.audio.spoken import normalize
+
+    w = _letters(word)
+    if not w:
+        return True
+    said = [_letters(x) for x in script.replace(",", " ").split()]
+    if any(ch.isdigit() for ch in w):
+        digits = "".join(ch for ch in normalize(script.replace(",", " ").split()).text if ch.isdigit())
+        return "".join(ch for ch in w if ch.isdigit()) in digits
+    return any(x and difflib.SequenceMatcher(None, w, x).ratio() >= 0.8 for x in said)
+
+
+def miss_cause(d: Dictation, seg: Segment, a: int, b: int, audible: npt.NDArray[np.bool_], result: Any) -> str:
+    """One of :data:`MISS_CAUSES` for identifier ``seg`` at samples ``[a, b)``; ``audible`` flags its 10 ms
+    frames (from ``a // FRAME``) that carry speech and were not muted."""
+    times = [((a // FRAME) + k + 0.5) * FRAME / RATE for k in np.flatnonzero(audible)]
+    found: set[str] = set()
+    for t in times:
+        if any(not v.phi and v.gap.start <= t < v.gap.end for v in result.gaps):
+            found.add(MISS_CAUSES[0])
+            continue
+        here = [w for w in result.words if w.start - 0.02 <= t < w.end + 0.02]
+        if here:
+            right = all(_heard_right(w.text, seg.text) for w in here)
+            found.add(MISS_CAUSES[2] if right else MISS_CAUSES[1])
+        else:
+            found.add(MISS_CAUSES[3])
+    return next((c for c in MISS_CAUSES if c in found), MISS_CAUSES[3])
+
+
+def measure(d: Dictation, output: npt.NDArray[Any], *, speech_dbfs: float = -45.0, result: Any = None) -> Measure:
+    """Per-segment RMS comparison of a dictation and its muted output (see the module docstring); given the
+    pipeline's ``result``, each span not fully muted is put down to one of :data:`MISS_CAUSES`."""
     m = Measure(length_equal=len(output) == len(d.samples))
     out = output if output.ndim == 1 else output[:, 0]
     floor = 10 ** (speech_dbfs / 20)
@@ -582,10 +632,13 @@ def measure(d: Dictation, output: npt.NDArray[Any], *, speech_dbfs: float = -45.
             continue
         if seg.phi is not None:
             m.phi_spans += 1
-            if bool(np.all(rout[speech] <= rin[speech] * 0.01)):
+            audible = speech & (rout > rin * 0.01)
+            if not audible.any():
                 m.phi_muted += 1
             else:
                 m.missed.append((d.voice, seg.phi))
+                if result is not None:
+                    m.causes.append((seg.phi, miss_cause(d, seg, a, b, audible, result)))
         else:
             with np.errstate(divide="ignore", invalid="ignore"):
                 same = np.abs(20 * np.log10(np.maximum(rout, 1e-12) / np.maximum(rin, 1e-12))) <= 0.1
@@ -613,6 +666,7 @@ def through_transcription_server(d: Dictation, *, skip: frozenset[str] = frozens
 
 
 __all__ = [
+    "MISS_CAUSES",
     "PLAIN",
     "RATE",
     "VOICES",
@@ -623,6 +677,7 @@ __all__ = [
     "dictation_script",
     "espeak_available",
     "measure",
+    "miss_cause",
     "presidio_corpus",
     "presidio_scripts",
     "synthesize",
