@@ -68,7 +68,8 @@ RESERVED_LATER = frozenset({
     # read: held-d1, held-d2.
     "3323", "1443", "3357", "2767", "2016", "1290", "4116", "4449", "3408", "2848", "1447", "1304", "3410", "3378",
     # Drawn 2026-11-28 (seed 20261129: the narrative specialties' notes of 120-2,000 words, none reserved, annotated,
-    # of the dev set or of the seed-7 sweep, shuffled; the first 14 that are no near-duplicate), before any was read.
+    # of the dev set or of the seed-7 sweep, shuffled; the first 14 that are no near-duplicate), before any was read:
+    # held-e1, held-e2.
     "3201", "3216", "4179", "4468", "2007", "2953", "4327", "1389", "1996", "1428", "4574", "2852", "2933", "4192",
 })
 # Specialties whose notes read most like the narratives the tool is for: drawn with this extra weight.
