@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from anonpsy.paths import rules_dir
+from anonpsy.yamlio import load_yaml
 
 Group = Literal[
     "parent", "sibling", "child", "grandparent", "extended", "collective", "partner", "companion", "carer", "work",
@@ -79,7 +79,7 @@ class Kinship(_Strict):
 @cache
 def vocabulary() -> Kinship:
     """The installed vocabulary (read once per process)."""
-    return from_doc(yaml.safe_load((rules_dir() / "lexicon" / "kinship.yaml").read_text(encoding="utf-8")))
+    return from_doc(load_yaml((rules_dir() / "lexicon" / "kinship.yaml").read_text(encoding="utf-8")))
 
 
 def from_doc(doc: dict[str, Any]) -> Kinship:

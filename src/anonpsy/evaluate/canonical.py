@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from anonpsy.errors import R100_RULE_SCHEMA, R101_RULE_YAML, R104_DUPLICATE_ID, AnonpsyError
 from anonpsy.paths import rules_dir
 from anonpsy.rules.dsm import load_dsm, match_label, normalize_label
+from anonpsy.yamlio import load_yaml
 
 RULE_FILE = Path("canonical") / "synonyms.yaml"
 _PARENS_RE = re.compile(r"\([^()]*\)")
@@ -121,7 +122,7 @@ def _load_table(root: Path) -> CanonicalTable:
     path = root / RULE_FILE
     location = f"rules/{RULE_FILE.as_posix()}"
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        doc = load_yaml(path.read_text(encoding="utf-8"))
     except yaml.YAMLError:
         raise AnonpsyError(R101_RULE_YAML, "malformed YAML; fix the syntax", location) from None
     try:

@@ -23,6 +23,7 @@ import yaml
 from anonpsy import errors
 from anonpsy.corpusio import case_id_from, read_jsonl_records
 from anonpsy.errors import AnonpsyError
+from anonpsy.yamlio import load_yaml
 
 DX_SUFFIXES = (".dx.yaml", ".expected.yaml")
 DEFAULT_MAX_BYTES = 1_000_000
@@ -70,7 +71,7 @@ def _dx_file(txt: Path) -> Path | None:
 
 def _read_dx(path: Path) -> tuple[str, ...] | None:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError):
         raise AnonpsyError(errors.E102_MALFORMED_YAML, "malformed diagnoses file; fix the YAML", path.name) from None
     if not isinstance(data, dict):

@@ -219,11 +219,10 @@ def dx_lexicon() -> tuple[str, ...]:
 @lru_cache(maxsize=1)
 def medication_lexicon() -> tuple[tuple[str, frozenset[str]], ...]:
     """(generic id, normalized forms) for every drug of ``rules/lexicon/medications.yaml``."""
-    import yaml
-
     from anonpsy.paths import rules_dir
+    from anonpsy.yamlio import load_yaml
 
-    doc = yaml.safe_load((rules_dir() / "lexicon" / "medications.yaml").read_text(encoding="utf-8"))
+    doc = load_yaml((rules_dir() / "lexicon" / "medications.yaml").read_text(encoding="utf-8"))
     out: list[tuple[str, frozenset[str]]] = []
     for rule in doc.get("rules", []):
         forms = {str(rule["id"]).replace("_", " "), str(rule.get("name") or "")}

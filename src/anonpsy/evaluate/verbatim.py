@@ -55,11 +55,10 @@ def tokens(text: str) -> list[tuple[str, int, int]]:
 @lru_cache(maxsize=1)
 def drug_words() -> frozenset[str]:
     """Every word of every drug id, name, brand, alias and long-acting form in the medication lexicon."""
-    import yaml
-
     from anonpsy.paths import rules_dir
+    from anonpsy.yamlio import load_yaml
 
-    doc = yaml.safe_load((rules_dir() / "lexicon" / "medications.yaml").read_text(encoding="utf-8"))
+    doc = load_yaml((rules_dir() / "lexicon" / "medications.yaml").read_text(encoding="utf-8"))
     forms: list[str] = []
     for rule in doc.get("rules", []):
         forms += [str(rule.get("id", "")).replace("_", " "), str(rule.get("name", ""))]

@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from anonpsy import errors
 from anonpsy.errors import AnonpsyError
 from anonpsy.paths import rules_dir
+from anonpsy.yamlio import load_yaml
 
 KIND = "instrument"
 #: Reason codes of answers that cannot be scored (the ``violations`` of failing cases).
@@ -282,7 +283,7 @@ def instrument_from_doc(doc: dict[str, Any], location: str = "instrument") -> In
 
 def _read_doc(path: Path) -> dict[str, Any]:
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        doc = load_yaml(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise AnonpsyError(errors.E100_MISSING_FILE, "instrument file not found", str(path)) from None
     except yaml.YAMLError:
@@ -304,7 +305,7 @@ def available_instruments() -> dict[str, Path]:
         if path.name.endswith(".cases.yaml"):
             continue
         try:
-            doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+            doc = load_yaml(path.read_text(encoding="utf-8"))
         except yaml.YAMLError:
             continue
         if isinstance(doc, dict) and doc.get("kind") == KIND and isinstance(doc.get("id"), str):

@@ -37,6 +37,7 @@ from anonpsy import errors
 from anonpsy.errors import AnonpsyError
 from anonpsy.paths import rules_dir
 from anonpsy.tabular.instruments import Instrument
+from anonpsy.yamlio import load_yaml
 
 KIND = "persona_priors"
 ATTRIBUTES = ("severity", "response_style", "symptom_awareness", "communication_style", "consistency")
@@ -342,7 +343,7 @@ def priors_from_doc(doc: dict[str, Any], location: str = "priors") -> PersonaPri
 def _load(path: str) -> PersonaPriors:
     p = Path(path)
     try:
-        doc = yaml.safe_load(p.read_text(encoding="utf-8"))
+        doc = load_yaml(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise AnonpsyError(errors.E100_MISSING_FILE, "persona priors file not found", path) from None
     except yaml.YAMLError:

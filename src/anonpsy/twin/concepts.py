@@ -29,12 +29,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-import yaml
-
 from anonpsy import lexicon
 from anonpsy.rules import dsm as dsm_rules
 from anonpsy.rules import tables
 from anonpsy.rules.test_values import alias_key, load_test_values
+from anonpsy.yamlio import load_yaml
 
 EntityType = Literal["diagnosis", "symptom", "medication", "therapy", "procedure", "test"]
 ENTITY_TYPES: tuple[EntityType, ...] = ("diagnosis", "symptom", "medication", "therapy", "procedure", "test")
@@ -170,7 +169,7 @@ def chapter_titles(root: Path | None = None) -> dict[str, str]:
     """DSM chapter id → chapter title, from the first sentence of each ``rules/dsm/<chapter>.yaml`` description."""
     out: dict[str, str] = {}
     for path in dsm_rules.rule_files(root):
-        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        doc = load_yaml(path.read_text(encoding="utf-8")) or {}
         chapter, desc = doc.get("chapter"), doc.get("description")
         if isinstance(chapter, str) and isinstance(desc, str) and desc.strip():
             out[chapter] = desc.strip().split(". ")[0].rstrip(".").strip()

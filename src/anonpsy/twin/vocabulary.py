@@ -25,12 +25,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from anonpsy import lexicon
 from anonpsy.paths import rules_dir
 from anonpsy.phrases import Hit as Hit  # the shared matcher, re-exported
 from anonpsy.phrases import PhraseMatcher as PhraseMatcher
+from anonpsy.yamlio import load_yaml
 
 #: Generalisation id prefixes of this vocabulary and the rule file that places a concept under each.
 RULE_SOURCES: dict[str, str] = {
@@ -75,7 +74,7 @@ def twin_dir(root: Path | None = None) -> Path:
 
 def read_doc(stem: str, root: Path | None = None) -> dict[str, Any]:
     path = twin_dir(root) / f"{stem}.yaml"
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    data = load_yaml(path.read_text(encoding="utf-8")) or {}
     return data if isinstance(data, dict) else {}
 
 

@@ -31,10 +31,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from anonpsy import lexicon
 from anonpsy.paths import rules_dir
+from anonpsy.yamlio import load_yaml
 
 #: Id prefix of a fallback condition (``icd.g04``): never an id of the curated lexicon.
 ID_PREFIX = "icd."
@@ -103,7 +102,7 @@ class GeneralHit:
 
 def read_doc(root: Path | None = None) -> dict[str, Any]:
     path = (root or rules_dir()) / "lexicon" / "general_conditions.yaml"
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    data = load_yaml(path.read_text(encoding="utf-8")) or {}
     return data if isinstance(data, dict) else {}
 
 
