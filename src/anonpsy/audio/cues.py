@@ -10,7 +10,9 @@ and the identifier type the region then holds. It is used twice:
   phrase), up to ``reach_words`` words or ``reach_seconds``, ending earlier at a pause of
   ``stop_at_pause_ms``, at the end of a written sentence followed by a pause of :data:`SENTENCE_PAUSE_S`, or at
   one of ``stop_words`` (which is not
-  included); words the recogniser put in an identifier's place are muted with it.
+  included); words the recogniser put in an identifier's place are muted with it. A ``before`` phrase that
+  closes its sentence (a full stop, not an abbreviation's as in "Dr.", and a pause of
+  :data:`SENTENCE_PAUSE_S`) opens no region: "… her case manager. Police found her …".
 
 A rule with ``gaps_only`` judges gaps only: "in [gap]" is most likely a place the recogniser did not know, while
 "in" before recognised words says nothing. A rule with ``numbers_only`` reaches over number words only ("medical
@@ -140,6 +142,18 @@ def _said_words(word: str) -> int:
 
 def _ends_sentence(text: str) -> bool:
     return text.rstrip().endswith(_SENTENCE_END)
+
+
+#: Abbreviations a recogniser writes with a full stop inside a sentence ("Dr. Moreno", "Mrs. Pratt").
+_ABBREVIATIONS = frozenset({"dr", "mr", "mrs", "ms", "prof", "st", "jr", "sr"})
+
+
+def _closes_sentence(words: Sequence[TimedWord], cores: Sequence[str], k: int) -> bool:
+    """Does word ``k`` end a sentence: a full stop, question or exclamation mark that is not an abbreviation's
+    ("Dr."), and a pause of :data:`SENTENCE_PAUSE_S` before the next word?"""
+    if not _ends_sentence(words[k].text) or cores[k] in _ABBREVIATIONS or k + 1 >= len(words):
+        return False
+    return words[k + 1].start - words[k].end >= SENTENCE_PAUSE_S
 
 
 def _phrase(p: str) -> tuple[str, ...]:
@@ -312,6 +326,8 @@ class CueSet:
             first = p  # fillers right after the cue are muted with the region
             if first >= len(words):
                 continue
+            if _closes_sentence(words, cores, p - 1):
+                continue  # the cue closes its sentence: the next sentence's first words are not its region
             last = first - 1
             t0 = words[first].start
             stray = 0  # consecutive words of a number region that are not numbers
