@@ -333,6 +333,11 @@ def _found(fn: Any, text: str) -> list[str]:
         ("She grew up in West Chase. Question", ["West Chase."]),
         ("rarer place in Pow. He smokes", ["Pow."]),
         ("He lives in Santiago de Chile now", ["Santiago de Chile"]),
+        # the wider place after the place's comma, when it closes its own phrase
+        ("a hospital in Sofo, Burning, where he", ["Sofo, Burning,"]),
+        ("She grew up in Salem, Oregon. She", ["Salem, Oregon."]),
+        ("She grew up in Salem, Mary came along.", ["Salem,"]),
+        ("She grew up in Salem, she said.", ["Salem,"]),
         # a place's first syllable written as an initial
         ("transferred from a hospital in M. Till please call", ["M. Till"]),
         ("She was seen in B. ward", []),

@@ -410,6 +410,22 @@ def _initial(text: str) -> bool:
     return len(t) == 2 and t[0].isupper() and t[1] == "."
 
 
+def _place_after_comma(words: Sequence[Word], last: int, placelike: Callable[[int], bool]) -> int:
+    """The last word of a place once it takes the wider place after its comma ("in Sofo, Burning, where" for
+    "in Sofo-Birnin-Gwari", "in Salem, Oregon."): one or two capitalised place-like words right after the
+    comma that close their own phrase. Capitalised words that go on into the clause ("in Boston, Mary came")
+    are not taken."""
+    n = len(words)
+    if not _ends(words[last].text, (",",)):
+        return last
+    for m in range(last + 1, min(n, last + 3)):
+        if not placelike(m):
+            return last
+        if _ends(words[m].text, _PHRASE_END):
+            return m
+    return last
+
+
 def place_hits(words: Sequence[Word], cues: CueSet | None = None) -> list[WordHit]:
     """Capitalised words after "in", "from", "near" in the middle of a sentence: a place, known word or not.
 
@@ -422,7 +438,8 @@ def place_hits(words: Sequence[Word], cues: CueSet | None = None) -> list[WordHi
     nor the clinical lexicons list, right after the preposition or after one short word ("in his kinaporgal."
     for "in Ischia Porto"), is a place spelled as heard (:func:`_rare_lower`). Words that make up a cue's ``after``
     phrase with the preposition ("from Social Work", which says that a name comes before it) are context, not a
-    place. Inactive on transcripts without capitals.
+    place. A place closed by a comma takes the wider place after it (:func:`_place_after_comma`). Inactive on
+    transcripts without capitals.
     """
     from anonpsy.audio.spoken import MONTHS, WEEKDAYS
 
@@ -478,6 +495,7 @@ def place_hits(words: Sequence[Word], cues: CueSet | None = None) -> list[WordHi
                 last += 2
             else:
                 break
+        last = _place_after_comma(words, last, placelike)
         if not _safelisted(words, first, last) and not _cue_phrase(cores, k - 1, last, cues):
             out.append(WordHit(first, last, "LOCATION", "phi", "rules:audio.place-after-preposition"))
         k = last + 1
