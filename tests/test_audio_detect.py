@@ -19,6 +19,7 @@ from anonpsy.audio.detect import (
     digit_list_hits,
     house_number_hits,
     misheard_month_date_hits,
+    month_year_hits,
     name_extensions,
     number_bridge_hits,
     number_edge_hits,
@@ -218,6 +219,9 @@ def _dates(text: str) -> list[str]:
         ("seen on the twenty-third of June. He", ["the twenty-third of June."]),
         ("born on the 14th of March, 1982. She", ["the 14th of March, 1982."]),
         ("born June twenty first two thousand and five, she", ["June twenty first two thousand and five,"]),
+        # "of" heard as "and" after an ordinal day; after a cardinal "and" still parts two numbers from the month
+        ("scheduled for the sixth and February. He", ["the sixth and February."]),
+        ("She saw six and February was quiet.", []),
         # the day or the year's last word misheard as words that close the sentence
         ("Follow up his schedule for June that wales. She was seen", ["June that wales."]),
         ("born on February the Fourteenth, two thousand, chairman. Mrs. Lee", ["February the Fourteenth, two "
@@ -281,6 +285,42 @@ def test_misheard_month_dates_hold_a_year_and_stay_in_range(words: list[str]) ->
         assert not any(w.text.rstrip().endswith((".", "?", "!")) for w in ws[h.first : h.last])
 
 
+@pytest.mark.parametrize(
+    ("text", "dates"),
+    [
+        # the day heard as ordinary words, single letters among them, between the month and the year
+        ("he was last seen on March, but T. s. nineteen fifty nine referred", ["March, but T. s. nineteen fifty "
+                                                                              "nine"]),
+        ("born in June, the whelp, 1982. She", ["June, the whelp, 1982."]),
+        # a sentence end, more than four words, or no year after the month: no date here
+        ("seen in March. Nineteen forty patients", []),
+        ("in June she and her sister and mother moved in nineteen ninety", []),
+        ("in June, the whelp, twenty two", []),
+    ],
+)
+def test_a_month_and_a_year_hold_the_misheard_day_between_them(text: str, dates: list[str]) -> None:
+    words = _words(text)
+    assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in month_year_hits(words)] == dates
+
+
+def test_a_month_and_a_year_too_far_apart_in_time_are_two_things() -> None:
+    words = [Word("June,", 0.0, 0.4), Word("then", 0.5, 0.8), Word("nineteen", 3.0, 3.4), Word("forty", 3.5, 3.8)]
+    assert month_year_hits(words) == []
+
+
+@given(cased_transcripts())
+@example(["March,", "but", "T.", "nineteen", "fifty"])
+def test_month_year_hits_run_from_a_month_to_a_year_in_one_sentence(words: list[str]) -> None:
+    from anonpsy.audio.spoken import MONTHS
+
+    ws = _words(" ".join(words)) if words else []
+    for h in month_year_hits(ws):
+        assert 0 <= h.first < h.last < len(ws)
+        assert ws[h.first].text.strip(".,;:!?").lower() in MONTHS
+        assert not any(w.text.rstrip().endswith((".", "?", "!")) and len(w.text.strip()) != 2
+                       for w in ws[h.first : h.last])
+
+
 def _found(fn: Any, text: str) -> list[str]:
     words = _words(text)
     return [" ".join(w.text for w in words[h.first : h.last + 1]) for h in fn(words)]
@@ -293,6 +333,11 @@ def _found(fn: Any, text: str) -> list[str]:
         ("She grew up in West Chase. Question", ["West Chase."]),
         ("rarer place in Pow. He smokes", ["Pow."]),
         ("He lives in Santiago de Chile now", ["Santiago de Chile"]),
+        # the wider place after the place's comma, when it closes its own phrase
+        ("a hospital in Sofo, Burning, where he", ["Sofo, Burning,"]),
+        ("She grew up in Salem, Oregon. She", ["Salem, Oregon."]),
+        ("She grew up in Salem, Mary came along.", ["Salem,"]),
+        ("She grew up in Salem, she said.", ["Salem,"]),
         # a place's first syllable written as an initial
         ("transferred from a hospital in M. Till please call", ["M. Till"]),
         ("She was seen in B. ward", []),
@@ -603,6 +648,14 @@ def test_capitalised_words_after_a_pause_start_a_sentence_not_a_name() -> None:
         ("Millicent Eraslan in a forty three year old man seen for anxiety.", ["Millicent Eraslan"]),
         ("Intact. With a pigman in pole is a 20-year-old woman", ["With a pigman in pole"]),
         ("Mister Fang is a sixty-five-year-old man", ["Fang"]),
+        # the full stop before the sentence heard as a comma: capitalised words after it are the name
+        ("She was calm with the Macdude, old iPhone, Miko Clement, in a thirty eight year old man",
+         ["Miko Clement,"]),
+        ("She was calm with the old iPhone, Clement in a thirty eight year old man", ["Clement"]),
+        # lower-case words, "I", or more than three words after the comma are no name
+        ("She was calm with the dog, her sister in a forty year old woman", []),
+        ("She was calm with the dog, I am a forty year old", []),
+        ("She was calm with the dog, Anna Maria Lopez Garcia is a forty year old woman", []),
         # a pronoun, a noun that names no one, a clause around the subject, no age, a sentence too far back
         ("She is a forty two year old woman", []),
         ("The patient is a 40-year-old man", []),
@@ -627,7 +680,9 @@ def test_age_subject_hits_end_before_the_age_within_one_sentence(words: list[str
         assert 0 <= h.first <= h.last < len(ws) - 3
         assert len(cores[h.last + 1]) <= 3 and cores[h.last + 2] in ("a", "an")
         assert h.first == 0 or ws[h.first - 1].text.endswith((".", "?", "!")) or cores[h.first - 1] in (
-            "doctor", "dr", "mister", "mr", "missus", "mrs", "miss", "ms", "prof", "st")
+            "doctor", "dr", "mister", "mr", "missus", "mrs", "miss", "ms", "prof", "st") or (
+            ws[h.first - 1].text.endswith(",") and h.last - h.first < 3
+            and all(w.text[:1].isupper() for w in ws[h.first : h.last + 1]))
         assert not any(ws[k].text.endswith((".", "?", "!")) for k in range(h.first, h.last + 1))
 
 

@@ -10,7 +10,11 @@ and the identifier type the region then holds. It is used twice:
   phrase), up to ``reach_words`` words or ``reach_seconds``, ending earlier at a pause of
   ``stop_at_pause_ms``, at the end of a written sentence followed by a pause of :data:`SENTENCE_PAUSE_S`, or at
   one of ``stop_words`` (which is not
-  included); words the recogniser put in an identifier's place are muted with it.
+  included); words the recogniser put in an identifier's place are muted with it. A ``before`` phrase that
+  closes its sentence (a full stop, not an abbreviation's as in "Dr.", and a pause of
+  :data:`SENTENCE_PAUSE_S`) opens no region: "… her case manager. Police found her …". A rule's ``heads``
+  (a relative's noun alone, its possessive misheard) open a region only where the recogniser wrote a comma
+  after them and a capitalised word follows mid-sentence: "for a brother, Candela's, Vertaman.".
 
 A rule with ``gaps_only`` judges gaps only: "in [gap]" is most likely a place the recogniser did not know, while
 "in" before recognised words says nothing. A rule with ``numbers_only`` reaches over number words only ("medical
@@ -58,6 +62,7 @@ class CueRuleModel(_Model):
     phrase_reach_words: int = Field(default=0, ge=0, le=10)
     year_after_day_words: int = Field(default=0, ge=0, le=6)
     closed_by: tuple[str, ...] = ()
+    heads: tuple[str, ...] = ()
     reach_seconds: float = Field(default=2.0, gt=0, le=15)
     stop_at_pause_ms: int = Field(default=400, ge=50, le=5000)
     stop_words: tuple[str, ...] = ()
@@ -142,6 +147,18 @@ def _ends_sentence(text: str) -> bool:
     return text.rstrip().endswith(_SENTENCE_END)
 
 
+#: Abbreviations a recogniser writes with a full stop inside a sentence ("Dr. Moreno", "Mrs. Pratt").
+_ABBREVIATIONS = frozenset({"dr", "mr", "mrs", "ms", "prof", "st", "jr", "sr"})
+
+
+def _closes_sentence(words: Sequence[TimedWord], cores: Sequence[str], k: int) -> bool:
+    """Does word ``k`` end a sentence: a full stop, question or exclamation mark that is not an abbreviation's
+    ("Dr."), and a pause of :data:`SENTENCE_PAUSE_S` before the next word?"""
+    if not _ends_sentence(words[k].text) or cores[k] in _ABBREVIATIONS or k + 1 >= len(words):
+        return False
+    return words[k + 1].start - words[k].end >= SENTENCE_PAUSE_S
+
+
 def _phrase(p: str) -> tuple[str, ...]:
     return tuple(_core(w) for w in p.split() if _core(w))
 
@@ -165,6 +182,7 @@ class CueRule:
     phrase_reach_words: int = 0
     year_after_day_words: int = 0
     closed_by: frozenset[str] = frozenset()
+    heads: frozenset[str] = frozenset()
 
 
 def _misheard_year_end(
@@ -233,6 +251,7 @@ class CueSet:
                 r.phrase_reach_words,
                 r.year_after_day_words,
                 frozenset(_core(w) for w in r.closed_by),
+                frozenset(_core(w) for w in r.heads),
             )
             for r in f.rules
         )
@@ -303,7 +322,7 @@ class CueSet:
         cores = [_core(w.text) for w in words]
         out: list[CueMatch] = []
         for p in range(1, len(words) + 1):
-            hit = self.before_match(cores, p, with_gap_rules=False)
+            hit = self.before_match(cores, p, with_gap_rules=False) or self._head_match(words, cores, p)
             if hit is None:
                 continue
             rule = hit[0]
@@ -312,6 +331,8 @@ class CueSet:
             first = p  # fillers right after the cue are muted with the region
             if first >= len(words):
                 continue
+            if _closes_sentence(words, cores, p - 1):
+                continue  # the cue closes its sentence: the next sentence's first words are not its region
             last = first - 1
             t0 = words[first].start
             stray = 0  # consecutive words of a number region that are not numbers
@@ -369,6 +390,17 @@ class CueSet:
             if first <= last:
                 out.append(CueMatch(rule, first, last))
         return out
+
+    def _head_match(self, words: Sequence[TimedWord], cores: Sequence[str], p: int) -> tuple[CueRule, int] | None:
+        """The rule one of whose ``heads`` is word ``p - 1``, written with a comma and followed by a capitalised
+        word mid-sentence, the way a recogniser sets off a name ("for a brother, Candela's, Vertaman." for "her
+        brother, Candelas Virtanen"): the head's own words before it were misheard."""
+        if p >= len(words) or not words[p - 1].text.rstrip().endswith(","):
+            return None
+        nxt = words[p].text.strip(_PUNCT)
+        if not nxt or not nxt[0].isupper() or cores[p] in ("i", "i'm"):
+            return None
+        return next(((r, 1) for r in self.rules if cores[p - 1] in r.heads and cores[p] not in r.stop_words), None)
 
     @staticmethod
     def _name_syllable(words: Sequence[TimedWord], cores: Sequence[str], rule: CueRule, k: int) -> bool:

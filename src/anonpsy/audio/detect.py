@@ -410,6 +410,22 @@ def _initial(text: str) -> bool:
     return len(t) == 2 and t[0].isupper() and t[1] == "."
 
 
+def _place_after_comma(words: Sequence[Word], last: int, placelike: Callable[[int], bool]) -> int:
+    """The last word of a place once it takes the wider place after its comma ("in Sofo, Burning, where" for
+    "in Sofo-Birnin-Gwari", "in Salem, Oregon."): one or two capitalised place-like words right after the
+    comma that close their own phrase. Capitalised words that go on into the clause ("in Boston, Mary came")
+    are not taken."""
+    n = len(words)
+    if not _ends(words[last].text, (",",)):
+        return last
+    for m in range(last + 1, min(n, last + 3)):
+        if not placelike(m):
+            return last
+        if _ends(words[m].text, _PHRASE_END):
+            return m
+    return last
+
+
 def place_hits(words: Sequence[Word], cues: CueSet | None = None) -> list[WordHit]:
     """Capitalised words after "in", "from", "near" in the middle of a sentence: a place, known word or not.
 
@@ -422,7 +438,8 @@ def place_hits(words: Sequence[Word], cues: CueSet | None = None) -> list[WordHi
     nor the clinical lexicons list, right after the preposition or after one short word ("in his kinaporgal."
     for "in Ischia Porto"), is a place spelled as heard (:func:`_rare_lower`). Words that make up a cue's ``after``
     phrase with the preposition ("from Social Work", which says that a name comes before it) are context, not a
-    place. Inactive on transcripts without capitals.
+    place. A place closed by a comma takes the wider place after it (:func:`_place_after_comma`). Inactive on
+    transcripts without capitals.
     """
     from anonpsy.audio.spoken import MONTHS, WEEKDAYS
 
@@ -478,6 +495,7 @@ def place_hits(words: Sequence[Word], cues: CueSet | None = None) -> list[WordHi
                 last += 2
             else:
                 break
+        last = _place_after_comma(words, last, placelike)
         if not _safelisted(words, first, last) and not _cue_phrase(cores, k - 1, last, cues):
             out.append(WordHit(first, last, "LOCATION", "phi", "rules:audio.place-after-preposition"))
         k = last + 1
@@ -762,6 +780,22 @@ def _age_phrase_end(cores: Sequence[str], k: int) -> int:
     return k
 
 
+def _comma_opened_name(words: Sequence[Word], v: int) -> int:
+    """The first of one to three capitalised words before word ``v`` that a comma opens, or -1.
+
+    A recogniser that missed the full stop before the identifying sentence writes a comma there ("..., old
+    iPhone, Miko Clement, in a thirty eight year old man"): capitalised words (not "I") between that comma and
+    the short word before the age open the sentence all the same.
+    """
+    s = v
+    while s > 0 and v - s < 3 and _capitalised(words[s - 1].text) and _core(words[s - 1].text) != "i" \
+            and not (s < v and _ends(words[s - 1].text, _PHRASE_END)):
+        s -= 1
+        if s > 0 and _ends(words[s - 1].text, (",",)):
+            return s
+    return -1
+
+
 def subject_hits(words: Sequence[Word]) -> list[WordHit]:
     """The words that open a sentence before "is a forty two year old": the patient's name.
 
@@ -771,7 +805,8 @@ def subject_hits(words: Sequence[Word]) -> list[WordHit]:
     which the ``audio.person.subject`` cue stops at. Here every word from the sentence's start up to the short
     word before "a <number> year old" (at most five words, none a sentence end) is the name, unless one of them
     is a pronoun or a noun that names no one ("She", "The patient", "Our client") or a word of a clause
-    around the subject ("said", "that", "and"); a title that opens it stays audible.
+    around the subject ("said", "that", "and"); a title that opens it stays audible. Where no sentence starts
+    within five words, one to three capitalised words after a comma open it (:func:`_comma_opened_name`).
     """
     cores = [_core(w.text) for w in words]
     n = len(words)
@@ -783,7 +818,9 @@ def subject_hits(words: Sequence[Word]) -> list[WordHit]:
         while s > 0 and v - s < 5 and not _ends(words[s - 1].text, _SENTENCE_END):
             s -= 1
         if s > 0 and not _ends(words[s - 1].text, _SENTENCE_END):
-            continue  # no sentence start within five words
+            s = _comma_opened_name(words, v)
+            if s < 0:
+                continue  # no sentence start within five words, nor a capitalised name after a comma
         if any(_ends(words[k].text, _SENTENCE_END) for k in range(s, v)):
             continue
         if any(cores[k] in _UNNAMED_SUBJECTS or cores[k] in _CLAUSE_VERBS for k in range(s, v)):
@@ -795,13 +832,21 @@ def subject_hits(words: Sequence[Word]) -> list[WordHit]:
     return out
 
 
+def _ordinal(c: str) -> bool:
+    """An ordinal day ("sixth", "twenty-first", "6th")."""
+    from anonpsy.audio.spoken import ORDINALS
+
+    return c.split("-")[-1] in ORDINALS or bool(re.fullmatch(r"\d{1,2}(st|nd|rd|th)", c))
+
+
 def spoken_date_hits(words: Sequence[Word]) -> list[WordHit]:
     """A month name with the day and year said around it, read loosely (see below).
 
     The recogniser often mishears the small words of a spoken date ("March that twenty seventh", "the fifteen
     some June") and then the written-date rules see only the month. Here a month name takes the day words
     (ordinals, cardinals up to thirty one, digits) within reach on either side, across "the", "of" or one
-    short misheard word, and after the day a following number run (the year). Sentence ends are not crossed.
+    short misheard word ("and" only after an ordinal day: "the sixth and February"), and after the day a
+    following number run (the year). Sentence ends are not crossed.
     A month with no day found, or a year, that one or two lower-case words close the sentence after is taken
     with them: the day or the year's last word misheard (:func:`_misheard_day_end`).
     """
@@ -823,8 +868,9 @@ def spoken_date_hits(words: Sequence[Word]) -> list[WordHit]:
         first = last = i
         # before the month: [the] day... [of | one misheard word]
         j = i - 1
-        if j >= 1 and bridge(j) and _daylike(cores[j - 1]) and not _ends(words[j].text, _PHRASE_END):
-            j -= 1
+        if j >= 1 and (bridge(j) or (cores[j] == "and" and _ordinal(cores[j - 1]))) and _daylike(cores[j - 1]) \
+                and not _ends(words[j].text, _PHRASE_END):
+            j -= 1  # "the sixth and February": "of" heard as "and" after an ordinal day
         while j >= 0 and i - j <= 4 and _daylike(cores[j]) and not _ends(words[j].text, _PHRASE_END):
             first = j
             j -= 1
@@ -918,6 +964,46 @@ def misheard_month_date_hits(words: Sequence[Word]) -> list[WordHit]:
         if first - 1 >= 0 and cores[first - 1] == "the" and not _ends(words[first - 1].text, _PHRASE_END):
             first -= 1
         out.append(WordHit(first, y + said - 1, "DATE", "phi", "rules:audio.misheard-month-date"))
+    return out
+
+
+#: Most words a misheard day takes between a month and its year ("March, but when T. s. nineteen fifty nine").
+_MONTH_YEAR_WORDS = 4
+#: Longest time between the month's end and the year's start.
+_MONTH_YEAR_S = 2.0
+
+
+def _letter_stop(text: str) -> bool:
+    """A single letter the recogniser wrote with a full stop ("T.", "s."): a letter, not a sentence end."""
+    t = text.strip()
+    return len(t) == 2 and t[0].isalpha() and t[1] == "."
+
+
+def month_year_hits(words: Sequence[Word]) -> list[WordHit]:
+    """A month and a year with one to four words between them: the day the recogniser misheard.
+
+    "on March, but when T. s. nineteen fifty nine" for "on March the twentieth, nineteen fifty nine": the day
+    was heard as ordinary words that no date rule reads as a day, so the month and the year are found apart and
+    the words between stay audible. A month name followed, within :data:`_MONTH_YEAR_WORDS` words and
+    :data:`_MONTH_YEAR_S` seconds and in one sentence (a letter written with a full stop is an initial, not a
+    sentence end), by a year ("nineteen ...", "two thousand ...", four digits from 19 or 20) is one date.
+    """
+    n = len(words)
+    cores = [_core(w.text) for w in words]
+    cased = any(_capitalised(w.text) for w in words)
+    out: list[WordHit] = []
+    for i in range(n):
+        if not _month_word(words, i, cased):
+            continue
+        for y in range(i + 2, min(n, i + 2 + _MONTH_YEAR_WORDS)):
+            if _ends(words[y - 1].text, _SENTENCE_END) and not _letter_stop(words[y - 1].text):
+                break
+            if words[y].start - words[i].end > _MONTH_YEAR_S:
+                break
+            said = _year_start(cores, y)
+            if said:
+                out.append(WordHit(i, y + said - 1, "DATE", "phi", "rules:audio.month-year"))
+                break
     return out
 
 
@@ -1153,6 +1239,7 @@ def detect_words(
     hits += subject_hits(words)
     hits += spoken_date_hits(words)
     hits += misheard_month_date_hits(words)
+    hits += month_year_hits(words)
     hits += place_hits(words, cues)
     hits += street_address_hits(words)
     hits += digit_list_hits(words)
@@ -1178,6 +1265,7 @@ __all__ = [
     "lexicon",
     "llm_hits",
     "misheard_month_date_hits",
+    "month_year_hits",
     "name_extensions",
     "number_bridge_hits",
     "number_edge_hits",
