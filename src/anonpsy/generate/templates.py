@@ -780,6 +780,17 @@ class Renderer:
                 out.append(Piece(key, "closing", self._history_sentence(p), (p.id,), self.levels.get(key, 0)))
             else:
                 other.append(p)
+        # a condition the patient has now that is no lasting one (an active event or bout: a subdural hematoma the
+        # admission scan found) is no past medical history: told as had now, in its own sentence
+        now = [p for p in other if p.status == HistoryStatus.active]
+        other = [p for p in other if p.status != HistoryStatus.active]
+        if now:
+            key = "history:now"
+            level = self._start(key)
+            v = self.voice
+            text = (" ".join(self._history_sentence(p) for p in now) if level >= PLAIN else
+                    f"Current medical problems include {join([_condition(p) for p in now])}.")
+            out.append(Piece(key, "closing", text, tuple(p.id for p in now), level))
         if other:
             key = "history"
             level = self._start(key)

@@ -268,9 +268,11 @@ def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
         mention = _mention(s, m.start, m.end, times, acc)
         status = diagnosis_status(mention, event=condition_entry(m.id).course == "event")
         denial = condition_denial(mention)
-        if denial is not None and (results or (fallback and s.section not in _HISTORY_SECTIONS)):
-            # "no evidence of acute infarction" on one scan is no denial of a history of stroke; a fallback
-            # condition is denied only by the past history itself ("No history of myelitis")
+        if denial is not None and (results or lexicon.is_sited(m)
+                                   or (fallback and s.section not in _HISTORY_SECTIONS)):
+            # "no evidence of acute infarction" on one scan is no denial of a history of stroke, nor is "no
+            # infarct of the left frontal lobe"; a fallback condition is denied only by the past history itself
+            # ("No history of myelitis")
             continue
         if denial is not None:
             acc.condition_denials.setdefault(m.id, (denial, s.text.strip()))
@@ -287,6 +289,25 @@ def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
         spec = mention.time.spec if mention.time is not None else None
         acc.condition_votes.setdefault(m.id, []).append(DiagnosisVote(status, s.index, s.text.strip(), spec))
         acc.condition_names.setdefault(m.id, condition_name(m, s.text))
+        if spec is None and found_now(s.text, m, s.section):
+            acc.condition_findings_now.add((m.id, s.index))
+
+
+#: Sections that tell the presentation: an event a study of it found is the patient's now.
+_PRESENTATION_SECTIONS = frozenset({"chief_complaint", "hpi", "labs", "exam"})
+#: A word that dates a finding before the presentation ("an old lacunar infarct", "remote infarct").
+_OLD_FINDING = re.compile(r"\b(?:old|prior|previous|remote|chronic|healed|known|history of)\b[\w\s-]{0,30}$", re.I)
+
+
+def found_now(text: str, m: lexicon.TermMatch, section: str | None) -> bool:
+    """Is condition ``m`` an event of the presentation: named in the chief complaint, or a conclusion of a study
+    in the telling of the presentation ("2/28/95 brain MRI revealed a small right-sided SDH", "consistent with
+    contusion"), not dated before it ("an old lacunar infarct")?"""
+    if section not in _PRESENTATION_SECTIONS:
+        return False
+    if _OLD_FINDING.search(text[max(0, m.start - 40):m.start]):
+        return False
+    return section == "chief_complaint" or _CONCLUSION.search(text[:m.start]) is not None
 
 
 #: Sections whose "none" or "no" denies a history: a fallback condition is denied only there.
@@ -342,6 +363,11 @@ def condition_name(m: lexicon.TermMatch, text: str | None = None) -> str:
     "right-sided hemiparesis"), or the headword for an abbreviation ("CVA" -> "stroke"). Only lexicon phrases,
     a grade and a side, never other words of the note."""
     surface = " ".join(m.surface.split())
+    if lexicon.is_sited(m):
+        # a finding word a brain site placed ("ischemia", "infarct"): the condition's name, with the word when
+        # the name lacks it ("infarct (stroke)"); the site itself is the note's detail, not the name
+        words = set(m.headword.lower().split())
+        return m.headword if set(surface.lower().split()) <= words else f"{surface.lower()} ({m.headword})"
     before = text[max(0, m.start - 40):m.start] if text is not None else ""
     side = _LATERALITY.search(before)
     grade = _GRADE.search(before[:side.start()] if side else before)
@@ -415,7 +441,10 @@ def finalize_conditions(acc: Accumulator) -> None:
             status = HistoryStatus.resolved if entry.course == "event" else HistoryStatus.remitted
         elif entry.course == "chronic":
             status = HistoryStatus.chronic
-        elif not past and (st.certainty.evidence.section in deciding_sections() or entry.course == "episodic"):
+        elif not past and (st.certainty.evidence.section in deciding_sections() or entry.course == "episodic"
+                           or (entry.course == "event" and (cid, win.sentence_index) in acc.condition_findings_now)):
+            # an event the work-up of this presentation found (a subdural hematoma on the admission MRI) is
+            # the patient's now, not an event before the visit
             status = HistoryStatus.active
         else:
             status = HistoryStatus.pre_existing
