@@ -495,3 +495,25 @@ def test_events_are_told_as_things_that_happened(seed: int) -> None:
     assert re.search(r"\ba suicide attempt\b", text) and re.search(r"\ba positive drug screen\b", text)
     # boundary: a state keeps its bare name
     assert re.search(r"\bdepressed mood\b", text) and "a depressed mood" not in text
+
+
+def test_no_history_of_a_diagnosis_is_told_as_no_history() -> None:
+    # "No history of bipolar disorder" sets the diagnosis aside by the history, not by an evaluation: it is told
+    # as the note told it, never as a diagnosis that was weighed and ruled out (nor as asserted)
+    from anonpsy.graph import Evidence
+
+    no_hx = Evidence(rule_id="context.neg.no_history_of")
+    g = _case(diagnoses=[
+        Diagnosis(id="dx_mdd", label="Major Depressive Disorder", rule_id="major_depressive_disorder"),
+        Diagnosis(id="dx_bp", label="Bipolar I Disorder", rule_id="bipolar_i_disorder",
+                  certainty=Certainty.ruled_out, certainty_evidence=no_hx),
+        Diagnosis(id="dx_adhd", label="Attention-Deficit/Hyperactivity Disorder", rule_id="adhd",
+                  certainty=Certainty.ruled_out, certainty_evidence=Evidence(rule_id="context.neg.no_evidence"))])
+    for seed in range(4):
+        text = generate(g, seed=seed).text
+        assert "There was no history of bipolar I disorder." in text
+        assert "bipolar i disorder was ruled out" not in text.lower()
+        adhd = next(x.text.lower() for x in split_sentences(text) if "hyperactivity disorder" in x.text.lower())
+        assert re.search(r"was ruled out|was considered unlikely|did not support a diagnosis of", adhd)
+        assert misread_facts(g, text) == []
+    assert plain_node(g, "dx_bp", Voice(Sex.female, 34)) == "There was no history of bipolar I disorder."

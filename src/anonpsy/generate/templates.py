@@ -45,6 +45,7 @@ from anonpsy.generate.plain import (
     dx_full_name,
     dx_name,
     family_item,
+    no_history,
     one_time,
     plain_diagnosis,
     plain_family,
@@ -569,6 +570,8 @@ class Renderer:
         """One diagnosis in a narrative sentence that carries its certainty and temporality."""
         name = dx_full_name(dx)
         v = self.voice
+        if no_history(dx):
+            return f"There was no history of {name}."
         if dx.certainty == Certainty.ruled_out:
             return self.pick([f"{cap(name)} was ruled out.",
                               f"A diagnosis of {name} was considered unlikely.",
