@@ -517,3 +517,23 @@ def test_no_history_of_a_diagnosis_is_told_as_no_history() -> None:
         assert re.search(r"was ruled out|was considered unlikely|did not support a diagnosis of", adhd)
         assert misread_facts(g, text) == []
     assert plain_node(g, "dx_bp", Voice(Sex.female, 34)) == "There was no history of bipolar I disorder."
+
+
+def test_a_partner_word_never_tells_a_relationship_the_note_did_not() -> None:
+    from anonpsy.generate.templates import neutral_partner
+
+    # the recorded sex changed, the partner word stayed: "his husband" would be a same-sex couple
+    assert neutral_partner("lives with his husband") == "lives with his partner"
+    assert neutral_partner("lives with her wife and two children") == "lives with her partner and two children"
+    assert neutral_partner("lives with her husband") == "lives with her husband"
+    assert neutral_partner("lives with his girlfriend") == "lives with his girlfriend"
+    assert neutral_partner("lives with her son and his wife") == "lives with her son and his wife"
+
+
+@pytest.mark.parametrize(("situation", "told"), [("pregnant", "she is pregnant"),
+                                                  ("lives with her husband", "she lives with her husband")])
+def test_the_family_situation_is_told_grammatically(situation: str, told: str) -> None:
+    g = _case(demographics=Demographics(age=34, sex=Sex.female, family_structure=situation))
+    text = generate(g, seed=0).text
+    assert told in text
+    assert "a pregnant" not in text
