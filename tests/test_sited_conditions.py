@@ -48,7 +48,15 @@ def test_a_sited_word_is_named_by_its_condition() -> None:
 
     text = "MRI showed a left frontal infarct and ischemia of the right caudate."
     names = [condition_name(m, text) for m in lexicon.find_terms(text, "condition")]
-    assert names == ["infarct (stroke)", "cerebral ischemia"]
+    assert names == ["left frontal infarct (stroke)", "cerebral ischemia"]
+
+
+def test_a_site_written_before_a_condition_is_kept_in_its_name() -> None:
+    from anonpsy.extract.assembly.nodes import condition_name
+
+    text = "MRI revealed a right cerebellar hemangioma and a small right frontal SDH."
+    names = [condition_name(m, text) for m in lexicon.find_terms(text, "condition")]
+    assert names == ["right cerebellar hemangioma", "small right frontal subdural hematoma"]
 
 
 NOTE = """CHIEF COMPLAINT: Confusion.
@@ -61,7 +69,7 @@ PAST MEDICAL HISTORY: Hypertension.
 def test_a_found_infarct_is_current_and_a_negative_finding_is_no_denial() -> None:
     g = extract(NOTE, case_id="t")
     by_name = {p.condition: p.status for p in g.past_history}
-    assert by_name.get("infarct (stroke)") == HistoryStatus.active
+    assert by_name.get("left frontal infarct (stroke)") == HistoryStatus.active
     assert not any("hemorrhage" in p.condition for p in g.past_history)
 
 
@@ -69,5 +77,5 @@ def test_a_current_event_is_no_past_medical_history() -> None:
     from anonpsy.pipeline import deid_text
 
     out = deid_text(NOTE, seed=0, case_id="t").text
-    assert "Current medical problems include infarct (stroke)" in out
+    assert "Current medical problems include left frontal infarct (stroke)" in out
     assert "past medical history includes infarct" not in out.lower()

@@ -357,23 +357,36 @@ _GRADE = re.compile(r"\b((?:mild|moderate|severe)(?: to |-to-| ?- ?)(?:moderate|
 _ADJECTIVE = re.compile(r"(?i)(?:obese|overweight|\w+(?:atic|etic|ed))$")
 
 
+@lru_cache(maxsize=1)
+def _site_before() -> re.Pattern[str]:
+    """A brain site (``brain_sites`` of the condition lexicon, with its side) written just before a condition."""
+    sites = sorted((s for s in lexicon.condition_lexicon().brain_sites if not s.isupper()), key=len, reverse=True)
+    alts = "|".join(re.escape(s) for s in sites) or "(?!)"
+    return re.compile(rf"\b(?:(right|left|bilateral)((?:[ -]sided)?)[ -])?({alts})[ -]$", re.I)
+
+
 def condition_name(m: lexicon.TermMatch, text: str | None = None) -> str:
     """How a condition is named in the graph: the lexicon phrasing the note used ("cerebellar infarct",
-    "glioblastoma") with the grade and side written just before it ("small right cerebellar infarct",
-    "right-sided hemiparesis"), or the headword for an abbreviation ("CVA" -> "stroke"). Only lexicon phrases,
-    a grade and a side, never other words of the note."""
+    "glioblastoma") with the grade, side and brain site written just before it ("small right cerebellar infarct",
+    "right-sided hemiparesis", "right cerebellar hemangioma"), or the headword for an abbreviation ("CVA" ->
+    "stroke"). Only lexicon phrases, a grade, a side and a site of the lexicon, never other words of the note."""
     surface = " ".join(m.surface.split())
-    if lexicon.is_sited(m):
-        # a finding word a brain site placed ("ischemia", "infarct"): the condition's name, with the word when
-        # the name lacks it ("infarct (stroke)"); the site itself is the note's detail, not the name
-        words = set(m.headword.lower().split())
-        return m.headword if set(surface.lower().split()) <= words else f"{surface.lower()} ({m.headword})"
     before = text[max(0, m.start - 40):m.start] if text is not None else ""
-    side = _LATERALITY.search(before)
+    site = _site_before().search(before)
+    side = site if site is not None else _LATERALITY.search(before)
     grade = _GRADE.search(before[:side.start()] if side else before)
     prefix = " ".join(x for x in ((re.sub(r"\s*-\s*", "-", grade.group(1).lower()) if grade else ""),
-                                  (side.group(1).lower() + side.group(2).lower().replace(" ", "-") if side else ""))
+                                  ((side.group(1) or "").lower() + (side.group(2) or "").lower().replace(" ", "-")
+                                   if side else ""),
+                                  (site.group(3).lower() if site else ""))
                       if x)
+    if lexicon.is_sited(m):
+        # a finding word a brain site placed ("ischemia", "infarct"): the condition's name, with the word and the
+        # site written just before it when the name lacks them ("left frontal infarct (stroke)")
+        words = set(m.headword.lower().split())
+        if site is None and set(surface.lower().split()) <= words:
+            return m.headword
+        return f"{prefix} {surface.lower()} ({m.headword})" if prefix else f"{surface.lower()} ({m.headword})"
     if surface.isupper() or len(surface) <= 4 or _ADJECTIVE.match(surface):
         # an abbreviation keeps its side and grade ("right SDH" -> "right subdural hematoma")
         return f"{prefix} {m.headword}" if prefix and surface.isupper() else m.headword
