@@ -79,3 +79,12 @@ def test_a_current_event_is_no_past_medical_history() -> None:
     out = deid_text(NOTE, seed=0, case_id="t").text
     assert "Current medical problems include left frontal infarct (stroke)" in out
     assert "past medical history includes infarct" not in out.lower()
+
+
+def test_a_negated_qualifier_stays_in_the_name() -> None:
+    from anonpsy.extract.assembly.nodes import condition_name
+
+    # "shunted hydrocephalus" alone would tell a shunt the patient does not have
+    text = "29 y/o male with cerebral palsy, non-shunted hydrocephalus."
+    names = [condition_name(m, text) for m in lexicon.find_terms(text, "condition")]
+    assert names == ["cerebral palsy", "non-shunted hydrocephalus"]
