@@ -509,8 +509,9 @@ def _read_form(s: Sentence, label_end: int | None, table: SectionTable) -> Sente
             r"[.!?]\s", m.group("label")) else 0
         if not label_end:
             d = _DASH_LABEL.match(text)
-            if d is not None and len(d.group("label").split()) <= 6 and table.answer(
-                    text[d.end():].strip(_ANSWER_STRIP)) is not None:
+            # a question set off by a dash ("Do you smoke - No.") is a question and its answer, read below
+            if d is not None and len(d.group("label").split()) <= 6 and not _INTERROGATIVE.match(
+                    d.group("label")) and table.answer(text[d.end():].strip(_ANSWER_STRIP)) is not None:
                 label_end = d.end()
     for _ in range(3):
         # "Psychiatric: Depression: No.": a field nested in a label; the innermost label takes the answer
