@@ -50,3 +50,26 @@ def test_leak_audit_sees_years_of_age_in_the_output() -> None:
     source = "She reported that she began to experience migraines at 11 years of age."
     report = leak_audit(source, "Migraines began when she was 11 years of age.")
     assert [leak.kind for leak in report.leaks] == ["AGE"]
+
+
+RANGE_FORMS = [
+    ("Hydrocephalus manifested by macrocephaly by age 2-3 months.", "by an earlier age."),
+    ("He spoke first words between 1 and 2 years of age.", "first words at an earlier age."),
+    ("She used cannabis between ages 12 and 14.", "cannabis at an earlier age."),
+    ("He drank from the ages of 15 to 18.", "from an earlier age."),
+]
+
+
+def test_an_age_range_is_scrubbed_as_one_phrase() -> None:
+    # Replacing only the first age of a range left "an earlier age-3 months", which reads as a negative age.
+    for text, tail in RANGE_FORMS:
+        for source in (None, SourceIdentifiers(text)):
+            out, kinds = scrub_identifiers(text, source=source)
+            assert "AGE" in kinds
+            assert out.endswith(tail), out
+            assert not re.search(r"\d", out)
+
+
+def test_a_count_range_is_no_age() -> None:
+    text = "She had 2 to 3 drinks a day."
+    assert scrub_identifiers(text, source=SourceIdentifiers(text))[0] == text

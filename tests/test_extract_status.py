@@ -993,3 +993,21 @@ def test_property_a_once_schedule_is_not_as_needed(freq: str) -> None:
     from anonpsy.extract.assertion.status import _PRN
     assert _PRN.search(freq) is None
     assert _PRN.search(f"{freq} as needed") is not None  # boundary: "as needed" still says so
+
+
+def test_a_dash_set_field_answer_denies_like_a_colon() -> None:
+    # "Alcohol - denies." is a field and its answer, as "Alcohol: denies." is: it was read as alcohol use present
+    from anonpsy.extract import extract as _extract
+
+    for line in ("Alcohol - denies.", "Alcohol: denies.", "Alcohol \u2013 none."):
+        g = _extract("HISTORY OF PRESENT ILLNESS: A 44-year-old man with low mood.\nSOCIAL HISTORY: " + line + "\n",
+                     case_id="t")
+        alcohol = [s for s in g.symptoms if "alcohol" in s.headword]
+        assert alcohol and all(s.assertion.value == "absent" for s in alcohol), line
+
+
+def test_a_dash_without_an_answer_is_no_field_label() -> None:
+    from anonpsy.extract.sections import sentences as _sentences
+
+    s = _sentences("ASSESSMENT: Major depressive disorder - stable on sertraline.")[-1]
+    assert s.label_end == 0 and s.answer is None

@@ -495,3 +495,45 @@ def test_events_are_told_as_things_that_happened(seed: int) -> None:
     assert re.search(r"\ba suicide attempt\b", text) and re.search(r"\ba positive drug screen\b", text)
     # boundary: a state keeps its bare name
     assert re.search(r"\bdepressed mood\b", text) and "a depressed mood" not in text
+
+
+def test_no_history_of_a_diagnosis_is_told_as_no_history() -> None:
+    # "No history of bipolar disorder" sets the diagnosis aside by the history, not by an evaluation: it is told
+    # as the note told it, never as a diagnosis that was weighed and ruled out (nor as asserted)
+    from anonpsy.graph import Evidence
+
+    no_hx = Evidence(rule_id="context.neg.no_history_of")
+    g = _case(diagnoses=[
+        Diagnosis(id="dx_mdd", label="Major Depressive Disorder", rule_id="major_depressive_disorder"),
+        Diagnosis(id="dx_bp", label="Bipolar I Disorder", rule_id="bipolar_i_disorder",
+                  certainty=Certainty.ruled_out, certainty_evidence=no_hx),
+        Diagnosis(id="dx_adhd", label="Attention-Deficit/Hyperactivity Disorder", rule_id="adhd",
+                  certainty=Certainty.ruled_out, certainty_evidence=Evidence(rule_id="context.neg.no_evidence"))])
+    for seed in range(4):
+        text = generate(g, seed=seed).text
+        assert "There was no history of bipolar I disorder." in text
+        assert "bipolar i disorder was ruled out" not in text.lower()
+        adhd = next(x.text.lower() for x in split_sentences(text) if "hyperactivity disorder" in x.text.lower())
+        assert re.search(r"was ruled out|was considered unlikely|did not support a diagnosis of", adhd)
+        assert misread_facts(g, text) == []
+    assert plain_node(g, "dx_bp", Voice(Sex.female, 34)) == "There was no history of bipolar I disorder."
+
+
+def test_a_partner_word_never_tells_a_relationship_the_note_did_not() -> None:
+    from anonpsy.generate.templates import neutral_partner
+
+    # the recorded sex changed, the partner word stayed: "his husband" would be a same-sex couple
+    assert neutral_partner("lives with his husband") == "lives with his partner"
+    assert neutral_partner("lives with her wife and two children") == "lives with her partner and two children"
+    assert neutral_partner("lives with her husband") == "lives with her husband"
+    assert neutral_partner("lives with his girlfriend") == "lives with his girlfriend"
+    assert neutral_partner("lives with her son and his wife") == "lives with her son and his wife"
+
+
+@pytest.mark.parametrize(("situation", "told"), [("pregnant", "she is pregnant"),
+                                                  ("lives with her husband", "she lives with her husband")])
+def test_the_family_situation_is_told_grammatically(situation: str, told: str) -> None:
+    g = _case(demographics=Demographics(age=34, sex=Sex.female, family_structure=situation))
+    text = generate(g, seed=0).text
+    assert told in text
+    assert "a pregnant" not in text

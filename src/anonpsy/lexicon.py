@@ -117,6 +117,10 @@ class ConditionEntry(LexiconEntry):
     #: Phrasings that name the condition by a finding of it ("lacunar infarct" for a stroke): matched like the
     #: synonyms, named with the headword after them ("lacunar infarct (stroke)").
     findings: tuple[str, ...] = ()
+    #: Finding words that name the condition only when a brain site is written near them, in the same clause
+    #: ("left frontal infarct", "ischemia in the right MCA territory", "consistent with contusion" of "the right
+    #: frontal lobe"): see :func:`find_sited_conditions`. A bare "infarct" or "contusion" may be any organ's.
+    sited: tuple[str, ...] = ()
 
     def surfaces(self) -> tuple[str, ...]:
         return (self.headword, *self.synonyms, *self.findings)
@@ -124,6 +128,9 @@ class ConditionEntry(LexiconEntry):
 
 class ConditionLexicon(_FileHeader):
     rules: tuple[ConditionEntry, ...]
+    #: Words that place a finding in the brain (a lobe, a deep nucleus, an arterial territory) for the entries'
+    #: ``sited`` words; abbreviations ("MCA") in capitals are read case-sensitively.
+    brain_sites: tuple[str, ...] = ()
 
 
 MedicationClass = Literal[
@@ -867,11 +874,93 @@ def symptom_name(m: TermMatch) -> str | None:
 
 def find_terms(text: str, kind: TermKind) -> list[TermMatch]:
     """Lexicon terms of ``kind`` in ``text``: case-insensitive, whole-word, leftmost-longest, non-overlapping.
+    Conditions also take the sited finding words a brain site places (:func:`find_sited_conditions`).
 
     >>> [(m.id, m.surface) for m in find_terms("a retired school teacher", "occupation")]
     [('occ.retired', 'retired'), ('occ.teacher', 'school teacher')]
     """
-    return term_index(kind).find(text)
+    found = term_index(kind).find(text)
+    if kind == "condition":
+        return find_sited_conditions(text, found, sited_index())
+    return found
+
+
+# ----------------------------------------------------------------------------------------------------
+# Sited condition words
+
+
+#: How many words a brain site may stand from a sited finding word, before or after it.
+SITE_REACH = 8
+#: What ends a clause for a site: punctuation and the number of a list item ("2) abnormal signal ...").
+_SITE_BREAK = re.compile(r"[.;:,!?]|\b\d{1,2}\)")
+
+
+@dataclass(frozen=True)
+class SitedIndex:
+    """The sited finding words of the condition lexicon and the brain sites that place them."""
+
+    words: TermIndex
+    sites: TermIndex
+
+    @classmethod
+    def from_lexicon(cls, lex: ConditionLexicon) -> SitedIndex:
+        words = build_index([IndexSpec(e.id, e.headword, e.sited) for e in lex.rules if e.sited])
+        ci = tuple(x for x in lex.brain_sites if not x.isupper())
+        cs = tuple(x for x in lex.brain_sites if x.isupper())
+        return cls(words, build_index([IndexSpec("brain_site", "brain", ci, cs)]))
+
+
+@lru_cache(maxsize=1)
+def sited_index() -> SitedIndex:
+    """The project's sited condition words (cached)."""
+    return SitedIndex.from_lexicon(condition_lexicon())
+
+
+@lru_cache(maxsize=1)
+def _sited_keys() -> dict[str, frozenset[tuple[str, ...]]]:
+    return {e.id: frozenset(k for p in e.sited for k in _surface_keys(p)) for e in condition_lexicon().rules
+            if e.sited}
+
+
+def is_sited(m: TermMatch) -> bool:
+    """Is the condition hit ``m`` one of its entry's sited finding words (a site placed it), not a name of it?"""
+    keys = _sited_keys().get(m.id)
+    return keys is not None and _keys(m.surface) in keys
+
+
+def _words_between(text: str, a: int, b: int) -> int:
+    return len(_TOKEN_RE.findall(text[a:b]))
+
+
+def find_sited_conditions(text: str, found: list[TermMatch], index: SitedIndex) -> list[TermMatch]:
+    """``found`` (the lexicon's own condition hits) with the sited finding words of ``text`` that a brain site
+    places: a site within :data:`SITE_REACH` words before or after the word, in the same clause ("edema of the left
+    caudate nucleus suggesting an acute ischemic event", "ischemia in the right MCA territory"). A word inside a
+    longer condition name ("lacunar infarct", "subarachnoid hemorrhage") is that name's.
+
+    >>> [(m.id, m.surface) for m in find_sited_conditions("A left frontal infarct.", [], sited_index())]
+    [('stroke', 'infarct')]
+    >>> find_sited_conditions("A renal infarct.", [], sited_index())
+    []
+    """
+    words = index.words.find(text)
+    if not words:
+        return found
+    sites = index.sites.find(text)
+    if not sites:
+        return found
+    out = list(found)
+    for w in words:
+        if any(m.start < w.end and w.start < m.end for m in found):
+            continue
+        for site in sites:
+            if site.start < w.end and w.start < site.end:
+                continue
+            a, b = (site.end, w.start) if site.end <= w.start else (w.end, site.start)
+            if _SITE_BREAK.search(text, a, b) is None and _words_between(text, a, b) <= SITE_REACH:
+                out.append(w)
+                break
+    return sorted(out, key=lambda m: m.start) if len(out) != len(found) else found
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -245,6 +245,9 @@ _PRN_BEFORE_NAME = Caseless(re.compile(
     r"stop(?:s|ped)?|give[sn]?|tapered|tapering|taper)\s+p\.r\.n\.$", re.I))
 #: A field label at the start of a sentence ("Suicidal/Homicidal Ideation:", "AXIS I:"; at most six words).
 _LABEL = re.compile(r"^\s*(?P<label>[A-Za-z][\w'/&(),. -]{0,60}?)\s*,?\s*:(?=\s|$)")
+#: A field label set off by a spaced dash ("Alcohol - denies."): a label only when a short answer follows, since
+#: a dash also sets off what a list says of an item ("Major depressive disorder - stable").
+_DASH_LABEL = re.compile(r"^\s*(?P<label>[A-Za-z][\w'/&(),. ]{0,60}?)\s+[-\u2013\u2014]\s+")
 _INTERROGATIVE = re.compile(r"^(?:do|does|did|have|has|had|are|is|was|were|will|would|can|could|should|what|"
                             r"when|where|how|who|whom|which|why|any)\b.{0,200}?\byou(?:r|rs|rself)?\b", re.I)
 #: Quotes around an answer written as the patient's words ('Do you smoke - "No."').
@@ -504,6 +507,12 @@ def _read_form(s: Sentence, label_end: int | None, table: SectionTable) -> Sente
         m = _LABEL.match(text)
         label_end = m.end() if m and len(m.group("label").split()) <= 6 and not re.search(
             r"[.!?]\s", m.group("label")) else 0
+        if not label_end:
+            d = _DASH_LABEL.match(text)
+            # a question set off by a dash ("Do you smoke - No.") is a question and its answer, read below
+            if d is not None and len(d.group("label").split()) <= 6 and not _INTERROGATIVE.match(
+                    d.group("label")) and table.answer(text[d.end():].strip(_ANSWER_STRIP)) is not None:
+                label_end = d.end()
     for _ in range(3):
         # "Psychiatric: Depression: No.": a field nested in a label; the innermost label takes the answer
         inner = _LABEL.match(text[label_end:]) if label_end else None

@@ -90,8 +90,21 @@ def because(reason: str) -> str:
     return f"because it was {reason}" if _ADJECTIVE.match(reason) else f"because of {reason}"
 
 
+#: Rules that set a diagnosis aside by the patient's history, not by an evaluation ("No history of bipolar
+#: disorder"): told as the note told it, never as a diagnosis someone weighed and excluded.
+_NO_HISTORY_RULES = frozenset({"context.neg.no_history_of"})
+
+
+def no_history(d: Diagnosis) -> bool:
+    """Is ``d`` ruled out only because the note says the patient has no history of it?"""
+    ev = d.certainty_evidence
+    return d.certainty == Certainty.ruled_out and ev is not None and ev.rule_id in _NO_HISTORY_RULES
+
+
 def plain_diagnosis(d: Diagnosis, v: Voice) -> str:
     name = dx_full_name(d)
+    if no_history(d):
+        return f"There was no history of {name}."
     if d.certainty == Certainty.ruled_out:
         return f"{cap(name)} was ruled out."
     if d.temporality == Temporality.past:

@@ -45,6 +45,7 @@ from anonpsy.generate.plain import (
     dx_full_name,
     dx_name,
     family_item,
+    no_history,
     one_time,
     plain_diagnosis,
     plain_family,
@@ -207,6 +208,38 @@ def _agree(phrase: str, v: Voice) -> str:
         return phrase
     first, _, rest = phrase.partition(" ")
     return f"{v.verb(first)} {_POSSESSIVE.sub(v.pos, rest)}".strip()
+
+
+#: The patient's partner named with a possessive ("his husband", "her wife"): after a change of the recorded sex
+#: the partner word stays as written while the pronoun follows the new sex.
+_PARTNER = re.compile(r"\b(his|her|their) (husband|wife|boyfriend|girlfriend)\b", re.I)
+_SAME_SEX_PARTNER = {("his", "husband"), ("his", "boyfriend"), ("her", "wife"), ("her", "girlfriend")}
+
+
+def neutral_partner(phrase: str) -> str:
+    """``phrase`` with a partner word that reads as of the patient's own sex made neutral ("lives with his husband"
+    -> "lives with his partner"): after a change of the recorded sex it would tell a same-sex relationship the note
+    never named; a different-sex partner word is kept, and so is a relative's ("her son and his wife")."""
+    def repl(m: re.Match[str]) -> str:
+        if (m.group(1).lower(), m.group(2).lower()) in _SAME_SEX_PARTNER:
+            return f"{m.group(1)} partner"
+        return m.group(0)
+    return _PARTNER.sub(repl, phrase)
+
+
+def _current_problem(p: PastHistory) -> bool:
+    """Is a (non-psychiatric) history item a problem of the visit: active, or chronic and named by the assessment or
+    the diagnosis list ("IMPRESSION: lumbar disc herniation")?"""
+    from anonpsy.extract.sections import deciding_sections
+
+    if p.status == HistoryStatus.active:
+        return True
+    ev = p.status_evidence
+    return p.status == HistoryStatus.chronic and ev is not None and ev.section in deciding_sections()
+
+
+#: A family situation told by an adjective ("pregnant"): the patient is it, not has it.
+_STATE_WORDS = frozenset({"pregnant", "postpartum", "post-partum"})
 
 
 @dataclass
@@ -388,13 +421,15 @@ class Renderer:
         d, v, ve = self.g.demographics, self.voice, self.g.visit_event
         out: list[str] = []
         if d.family_structure:
-            fs = strip_end(d.family_structure)
+            fs = neutral_partner(strip_end(d.family_structure))
             be = v.is_()
             if fs.lower().startswith(("married", "single", "divorced", "widowed", "separated", "engaged")):
                 noun = fs.lower().split()[-1] in ("man", "woman", "mother", "father", "parent", "person")
                 out.append(f"Socially, {v.subj} {be} {'a ' if noun else ''}{fs}.")
             elif fs.lower().startswith(("lives", "has", "shares", "stays", "resides")):
                 out.append(f"Socially, {v.subj} {_agree(fs, v)}.")
+            elif fs.lower() in _STATE_WORDS:
+                out.append(f"Socially, {v.subj} {be} {fs.lower()}.")
             elif len(fs.split()) == 1:
                 art = "an" if fs[:1].lower() in "aeiou" else "a"
                 plural = fs.lower().endswith(("children", "parents", "siblings", "kids"))
@@ -569,6 +604,8 @@ class Renderer:
         """One diagnosis in a narrative sentence that carries its certainty and temporality."""
         name = dx_full_name(dx)
         v = self.voice
+        if no_history(dx):
+            return f"There was no history of {name}."
         if dx.certainty == Certainty.ruled_out:
             return self.pick([f"{cap(name)} was ruled out.",
                               f"A diagnosis of {name} was considered unlikely.",
@@ -780,6 +817,18 @@ class Renderer:
                 out.append(Piece(key, "closing", self._history_sentence(p), (p.id,), self.levels.get(key, 0)))
             else:
                 other.append(p)
+        # a condition the patient has now that the presentation found (an active event or bout: a subdural
+        # hematoma the admission scan found) or that the assessment or the diagnosis list names is no past medical
+        # history: told as had now, in its own sentence
+        now = [p for p in other if _current_problem(p)]
+        other = [p for p in other if not _current_problem(p)]
+        if now:
+            key = "history:now"
+            level = self._start(key)
+            v = self.voice
+            text = (" ".join(self._history_sentence(p) for p in now) if level >= PLAIN else
+                    f"Current medical problems include {join([_condition(p) for p in now])}.")
+            out.append(Piece(key, "closing", text, tuple(p.id for p in now), level))
         if other:
             key = "history"
             level = self._start(key)

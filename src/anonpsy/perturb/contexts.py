@@ -53,8 +53,16 @@ _YEAR = re.compile(r"(?<![\w/.-])(?:19[0-9]{2}|20[0-9]{2})(?![\w/.-])")
 _ADJ_AGE = re.compile(r"^\d{1,3}[- ](?:year|yr)s?[- ]old$", re.I)
 
 
-_AGE_PHRASE = re.compile(r"\b\d{1,3}[- ](?:year|yr)s?[- ]old\b|\b(?:age|aged)\s\d{1,3}\b|\b\d{1,3}\s?(?:yo|y/o)\b"
-                         r"|\b\d{1,3}\s(?:years?|yrs?)\sof\sage\b|\b(?:the\s)?age\sof\s\d{1,3}\b", re.I)
+#: A second age that makes a phrase a range ("age 2-3 months", "ages 12 to 14", "between 1 and 2 years of age"):
+#: the range is one phrase, so that no scrub leaves half of it behind ("an earlier age-3 months").
+_RANGE = r"(?:\s?(?:-|–|to|and)\s?\d{1,3})?"
+_AGE_PHRASE = re.compile(
+    rf"\b(?:between\s)?\d{{1,3}}{_RANGE}[- ](?:year|yr|month)s?[- ]old\b"
+    rf"|\b(?:between\s)?(?:age|aged|ages)\s(?:between\s)?\d{{1,3}}{_RANGE}"
+    r"(?:\s(?:months?|years?|yrs?|weeks?)(?:\sold)?)?\b"
+    r"|\b\d{1,3}\s?(?:yo|y/o)\b"
+    rf"|\b(?:between\s)?\d{{1,3}}{_RANGE}\s(?:years?|yrs?|months?)\sof\sage\b"
+    rf"|\b(?:between\s)?(?:the\s)?ages?\sof\s\d{{1,3}}{_RANGE}\b", re.I)
 
 
 class SourceIdentifiers:
@@ -128,7 +136,9 @@ def scrub_identifiers(
             num = re.search(r"\d{1,3}", surface)
             if num and keep_ages and int(num.group(0)) in keep_ages:
                 continue
-            repl = "" if _ADJ_AGE.match(surface.strip()) else "an earlier age"
+            # a range opened by "between" is replaced with its preposition ("between ages 12 and 14")
+            repl = "" if _ADJ_AGE.match(surface.strip()) else (
+                "at an earlier age" if surface.lower().startswith("between") else "an earlier age")
         elif typ == "ANCHOR":
             repl = "a specific place"
         elif typ == "YEAR":

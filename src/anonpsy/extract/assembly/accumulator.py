@@ -77,6 +77,8 @@ class Accumulator:
     condition_votes: dict[str, list[DiagnosisVote]] = field(default_factory=dict)  # medical comorbidities
     condition_names: dict[str, str] = field(default_factory=dict)  # condition id -> lexicon phrasing used
     condition_denials: dict[str, tuple[Evidence, str]] = field(default_factory=dict)  # id -> first denial
+    #: (condition id, sentence index) of an event the presentation's work-up found ("MRI revealed a right SDH")
+    condition_findings_now: set[tuple[str, int]] = field(default_factory=set)
 
     def duration_for(self, spec: TimeSpec) -> str:
         for d in self.durations:

@@ -268,9 +268,11 @@ def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
         mention = _mention(s, m.start, m.end, times, acc)
         status = diagnosis_status(mention, event=condition_entry(m.id).course == "event")
         denial = condition_denial(mention)
-        if denial is not None and (results or (fallback and s.section not in _HISTORY_SECTIONS)):
-            # "no evidence of acute infarction" on one scan is no denial of a history of stroke; a fallback
-            # condition is denied only by the past history itself ("No history of myelitis")
+        if denial is not None and (results or lexicon.is_sited(m)
+                                   or (fallback and s.section not in _HISTORY_SECTIONS)):
+            # "no evidence of acute infarction" on one scan is no denial of a history of stroke, nor is "no
+            # infarct of the left frontal lobe"; a fallback condition is denied only by the past history itself
+            # ("No history of myelitis")
             continue
         if denial is not None:
             acc.condition_denials.setdefault(m.id, (denial, s.text.strip()))
@@ -287,6 +289,25 @@ def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
         spec = mention.time.spec if mention.time is not None else None
         acc.condition_votes.setdefault(m.id, []).append(DiagnosisVote(status, s.index, s.text.strip(), spec))
         acc.condition_names.setdefault(m.id, condition_name(m, s.text))
+        if spec is None and found_now(s.text, m, s.section):
+            acc.condition_findings_now.add((m.id, s.index))
+
+
+#: Sections that tell the presentation: an event a study of it found is the patient's now.
+_PRESENTATION_SECTIONS = frozenset({"chief_complaint", "hpi", "labs", "exam"})
+#: A word that dates a finding before the presentation ("an old lacunar infarct", "remote infarct").
+_OLD_FINDING = re.compile(r"\b(?:old|prior|previous|remote|chronic|healed|known|history of)\b[\w\s-]{0,30}$", re.I)
+
+
+def found_now(text: str, m: lexicon.TermMatch, section: str | None) -> bool:
+    """Is condition ``m`` an event of the presentation: named in the chief complaint, or a conclusion of a study
+    in the telling of the presentation ("2/28/95 brain MRI revealed a small right-sided SDH", "consistent with
+    contusion"), not dated before it ("an old lacunar infarct")?"""
+    if section not in _PRESENTATION_SECTIONS:
+        return False
+    if _OLD_FINDING.search(text[max(0, m.start - 40):m.start]):
+        return False
+    return section == "chief_complaint" or _CONCLUSION.search(text[:m.start]) is not None
 
 
 #: Sections whose "none" or "no" denies a history: a fallback condition is denied only there.
@@ -336,18 +357,36 @@ _GRADE = re.compile(r"\b((?:mild|moderate|severe)(?: to |-to-| ?- ?)(?:moderate|
 _ADJECTIVE = re.compile(r"(?i)(?:obese|overweight|\w+(?:atic|etic|ed))$")
 
 
+@lru_cache(maxsize=1)
+def _site_before() -> re.Pattern[str]:
+    """A brain site (``brain_sites`` of the condition lexicon, with its side) written just before a condition."""
+    sites = sorted((s for s in lexicon.condition_lexicon().brain_sites if not s.isupper()), key=len, reverse=True)
+    alts = "|".join(re.escape(s) for s in sites) or "(?!)"
+    return re.compile(rf"\b(?:(right|left|bilateral)((?:[ -]sided)?)[ -])?({alts})[ -]$", re.I)
+
+
 def condition_name(m: lexicon.TermMatch, text: str | None = None) -> str:
     """How a condition is named in the graph: the lexicon phrasing the note used ("cerebellar infarct",
-    "glioblastoma") with the grade and side written just before it ("small right cerebellar infarct",
-    "right-sided hemiparesis"), or the headword for an abbreviation ("CVA" -> "stroke"). Only lexicon phrases,
-    a grade and a side, never other words of the note."""
+    "glioblastoma") with the grade, side and brain site written just before it ("small right cerebellar infarct",
+    "right-sided hemiparesis", "right cerebellar hemangioma"), or the headword for an abbreviation ("CVA" ->
+    "stroke"). Only lexicon phrases, a grade, a side and a site of the lexicon, never other words of the note."""
     surface = " ".join(m.surface.split())
     before = text[max(0, m.start - 40):m.start] if text is not None else ""
-    side = _LATERALITY.search(before)
+    site = _site_before().search(before)
+    side = site if site is not None else _LATERALITY.search(before)
     grade = _GRADE.search(before[:side.start()] if side else before)
     prefix = " ".join(x for x in ((re.sub(r"\s*-\s*", "-", grade.group(1).lower()) if grade else ""),
-                                  (side.group(1).lower() + side.group(2).lower().replace(" ", "-") if side else ""))
+                                  ((side.group(1) or "").lower() + (side.group(2) or "").lower().replace(" ", "-")
+                                   if side else ""),
+                                  (site.group(3).lower() if site else ""))
                       if x)
+    if lexicon.is_sited(m):
+        # a finding word a brain site placed ("ischemia", "infarct"): the condition's name, with the word and the
+        # site written just before it when the name lacks them ("left frontal infarct (stroke)")
+        words = set(m.headword.lower().split())
+        if site is None and set(surface.lower().split()) <= words:
+            return m.headword
+        return f"{prefix} {surface.lower()} ({m.headword})" if prefix else f"{surface.lower()} ({m.headword})"
     if surface.isupper() or len(surface) <= 4 or _ADJECTIVE.match(surface):
         # an abbreviation keeps its side and grade ("right SDH" -> "right subdural hematoma")
         return f"{prefix} {m.headword}" if prefix and surface.isupper() else m.headword
@@ -415,7 +454,10 @@ def finalize_conditions(acc: Accumulator) -> None:
             status = HistoryStatus.resolved if entry.course == "event" else HistoryStatus.remitted
         elif entry.course == "chronic":
             status = HistoryStatus.chronic
-        elif not past and (st.certainty.evidence.section in deciding_sections() or entry.course == "episodic"):
+        elif not past and (st.certainty.evidence.section in deciding_sections() or entry.course == "episodic"
+                           or (entry.course == "event" and (cid, win.sentence_index) in acc.condition_findings_now)):
+            # an event the work-up of this presentation found (a subdural hematoma on the admission MRI) is
+            # the patient's now, not an event before the visit
             status = HistoryStatus.active
         else:
             status = HistoryStatus.pre_existing

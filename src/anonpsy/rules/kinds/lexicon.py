@@ -35,12 +35,15 @@ from typing import Any
 from anonpsy.extract.assertion.context import CONTEXT_LABELS, ContextEngine, ContextRules
 from anonpsy.lexicon import (
     AgeBand,
+    ConditionLexicon,
     MedicationLexicon,
+    SitedIndex,
     StressorTaxonomy,
     TermIndex,
     TermKind,
     TermMatch,
     build_index,
+    find_sited_conditions,
     list_alias_matches,
     medication_by_id,
     parse_medication,
@@ -105,6 +108,10 @@ def _lexicon_runner(default_kind: TermKind, kinds: tuple[TermKind, ...]) -> Any:
         matches = _index(doc, kind).find(inp["text"])
         if kind == "medication":
             matches = list_alias_matches(inp["text"], matches, MedicationLexicon.model_validate(doc).rules)
+        if kind == "condition":
+            sited: SitedIndex = _cached(doc, "sited",
+                                        lambda: SitedIndex.from_lexicon(ConditionLexicon.model_validate(doc)))
+            matches = find_sited_conditions(inp["text"], matches, sited)
         got = [m.id for m in matches]
         missing = Counter(expected) - Counter(got)
         extra = Counter(got) - Counter(expected)
