@@ -349,12 +349,13 @@ def treatment_status(m: Mention, frequency: str | None = None,
     question or label, negated without a refusal, a warning about it, someone else's).
 
     Refused after a refusal trigger ("declined"); planned after a future, recommending, conditional or
-    uncertain trigger ("will start", "recommend", "if needed", "consider"); current after a current trigger
-    ("continue", "is taking", "was started on"); one dose (prn) after "was given" / "administration of"; past
-    after a stopping or historical trigger ("discontinued", "tried", "previously on", "in the past") or a
-    governing time before day 0 that does not only date the start; listed in a medication list section: current
-    (home list: ``section.home_medications``, resolved by :func:`resolve_treatment`), past list: past; as needed
-    when the frequency says so; current otherwise.
+    uncertain trigger ("plan to start", "recommend", "if needed", "consider"); current after a current trigger
+    ("continue", "is taking", "was started on", a start ordered at this visit: "we will start"), unless that order
+    is put off to a later day ("will start X next week": planned); one dose (prn) after "was given" /
+    "administration of"; past after a stopping or historical trigger ("discontinued", "tried", "previously on",
+    "in the past") or a governing time before day 0 that does not only date the start; listed in a medication
+    list section: current (home list: ``section.home_medications``, resolved by :func:`resolve_treatment`), past
+    list: past; as needed when the frequency says so; current otherwise.
     """
     if in_prompt(m):
         return None
@@ -428,6 +429,9 @@ def treatment_status(m: Mention, frequency: str | None = None,
     if ctx.uncertain and listed is None:
         return Decision(TreatmentStatus.planned, m.evidence(_context_rule(ctx, "possible")))
     if ctx.current:
+        if "cur.ordered_now" in ctx.trigger_ids and _deferred_start(s.text, m.end):
+            # "will start sertraline next week": an order for a later day, not a start at this visit
+            return Decision(TreatmentStatus.planned, m.evidence("cue.deferred_start"))
         if frequency and _PRN.search(frequency):
             return Decision(TreatmentStatus.prn, m.evidence("cue.prn"))
         return Decision(TreatmentStatus.current, m.evidence(_context_rule(ctx, "current")))
@@ -458,6 +462,23 @@ def treatment_status(m: Mention, frequency: str | None = None,
     if frequency and _PRN.search(frequency):
         return Decision(TreatmentStatus.prn, m.evidence("cue.prn"))
     return Decision(TreatmentStatus.current, m.evidence("default"))
+
+
+#: A start put off to a later day, told after the drug of an announced start ("will start sertraline next week", "we
+#: will start her on Seasonale at the end of this cycle", "will begin lithium after discharge").
+_DEFERRED = re.compile(r"\b(?:next\s+(?:week|month|visit|appointment|cycle)|tomorrow|in\s+(?:a|one|two|three|"
+                       r"four|a\s+few|several|\d+)\s+(?:days?|weeks?|months?)|at\s+the\s+end\s+of\s+(?:this|the|her|his|their)\s+"
+                       r"(?:cycle|week|month)|(?:after|following)\s+(?:(?:his|her|their|the)\s+)?(?:discharge|surgery|"
+                       r"procedure|delivery|next\s+visit))\b", re.I)
+#: Where the clause of the drug ends for :data:`_DEFERRED`: a break or another step of the plan.
+_DEFERRED_END = re.compile(r"[.;:]|,\s|\s(?:and|then|but)\s", re.I)
+
+
+def _deferred_start(sentence: str, end: int) -> bool:
+    """Is the start announced for the drug ending at ``end`` put off to a later day (a cue before the clause ends)?"""
+    stop = _DEFERRED_END.search(sentence, end)
+    tail = sentence[end:stop.start() if stop else len(sentence)]
+    return bool(_DEFERRED.search(tail[:100]))
 
 
 #: A stop told of the last drugs of a list by an anaphor after them: "..., Percocet, Ultram (has held the latter two
