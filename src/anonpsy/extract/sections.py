@@ -232,6 +232,10 @@ _SENT_END = re.compile(r"(?=[.!?\n,])(?:"
                        r"(?!\s+[AP]M\b)|\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)"
                        # "No." is an answer before a word, an abbreviation only before a number ("No. 5").
                        r"|(?<=\bNo)\.(?=\s+[A-Z\"'“‘(])"
+                       # a single capital that names a vitamin or a hepatitis ("takes vitamin D. She ...", "has
+                       # hepatitis C. He ...") is no initial: its period ends the sentence before a capitalised word
+                       r"|(?:(?<=\b[Vv]itamin [A-Z])|(?<=\b[Hh]epatitis [A-Z])|(?<=\bVITAMIN [A-Z])"
+                       r"|(?<=\bHEPATITIS [A-Z]))\.(?=\s+[A-Z][a-z])"
                        # "cooperative.,Appearance": list items run together with ".," in exported notes (not a
                        # comma after a dose abbreviation: "600 mg p.o. q.p.m., Abilify 15 mg").
                        r"|(?<=[.!?])(?<!\.[a-z]\.),(?=\s*[A-Z])"
