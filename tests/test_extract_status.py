@@ -198,6 +198,36 @@ def test_a_start_ordered_at_this_visit_is_current(text: str, drug: str, status: 
     assert (got.value.value, got.evidence.rule_id) == (status, rule)
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # MTSamples (CC0): "Hypertension treated with Cozaar 100 mg daily and Norvasc 10 mg daily."
+        ("PAST HISTORY: Hypertension treated with Cozaar 100 mg daily and Norvasc 10 mg daily.  Glaucoma treated "
+         "with Xalatan drops.", {"losartan": "current", "amlodipine": "current", "latanoprost": "current"}),
+        ("PAST HISTORY: Sleep disturbances, depression and anxiety treated with Paxil 25 mg daily.",
+         {"paroxetine": "current"}),
+        # boundary: a course told with a verb, a past marker or a past time stays past
+        ("HISTORY OF PRESENT ILLNESS: She was treated with lithium.", {"lithium": "past"}),
+        ("HISTORY OF PRESENT ILLNESS: Depression previously treated with Paxil.", {"paroxetine": "past"}),
+        ("HISTORY OF PRESENT ILLNESS: Depression treated with Paxil in 2005.", {"paroxetine": "past"}),
+    ],
+)
+def test_a_problem_treated_with_a_drug_names_the_regimen_taken_now(text: str, expected: dict[str, str]) -> None:
+    """A problem list's entry "condition treated with drug" names the drug taken now; "was treated with" or a
+    past marker tells a course that is over."""
+    assert {t.name: t.status.value for t in extract(text, case_id="tx").treatments} == expected
+
+
+def test_a_prescription_field_label_names_the_prescribed_drug() -> None:
+    """"Augmentin  Dosage:  400 mg ... Sig: ..." prescribes the drug the label names; a label that only asks
+    ("Suicidal ideation:") still asserts nothing by itself."""
+    text = ("PLAN: Return in 2 weeks.\nPRESCRIPTIONS:,  Augmentin  Dosage:  400 mg-57 mg/5 ml powder  Sig:  One PO "
+            "Q8h  Dispense:  1 Refills:  0")
+    assert {t.name: t.status.value for t in extract(text, case_id="rx").treatments} == {
+        "amoxicillin/clavulanate": "current"}
+    assert treatment_status(_mention("Lithium level: pending.", "Lithium")) is None
+
+
 # -- graph rules -----------------------------------------------------------------------------------------------
 
 

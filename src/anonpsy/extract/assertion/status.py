@@ -357,9 +357,9 @@ def treatment_status(m: Mention, frequency: str | None = None,
     list section: current (home list: ``section.home_medications``, resolved by :func:`resolve_treatment`), past
     list: past; as needed when the frequency says so; current otherwise.
     """
-    if in_prompt(m):
-        return None
     s = m.sentence
+    if in_prompt(m) and not _PRESCRIPTION_FIELD.match(s.text, m.end):
+        return None
     ctx = classify_in_sentence(s.text, m.start, m.end, kind)
     if (ctx.experiencer != "patient" or is_family(s, m.start, ctx, m.patient_sex)
             or other_sex_subject(s, m.start, m.patient_sex)):
@@ -439,6 +439,12 @@ def treatment_status(m: Mention, frequency: str | None = None,
     if ctx.historical and m.time is not None and only_time_words(s.text, ctx, m.times):
         lo, hi = clause_bounds(s.text, m.start)
         onset_only = bool(_TX_ONSET.search(s.text[lo:hi]))  # "placed on Zoloft 10 years ago": started then
+    if ctx.historical and _problem_treated_with(s.text, m.start, ctx) \
+            and (m.time is None or not is_past(m.time.spec)):
+        # "Hypertension treated with Cozaar 100 mg daily": a problem list's entry names the regimen taken now
+        if frequency and _PRN.search(frequency):
+            return Decision(TreatmentStatus.prn, m.evidence("cue.prn"))
+        return Decision(TreatmentStatus.current, m.evidence("cue.problem_treated_with"))
     if ctx.historical and not onset_only and not course_of_index_stay(s, ctx, m.index_is_admission) \
             and not _list_tense_only(ctx, listed):
         rule = _context_rule(ctx, "historical")
@@ -462,6 +468,37 @@ def treatment_status(m: Mention, frequency: str | None = None,
     if frequency and _PRN.search(frequency):
         return Decision(TreatmentStatus.prn, m.evidence("cue.prn"))
     return Decision(TreatmentStatus.current, m.evidence("default"))
+
+
+#: A prescription's field label after the drug ("Augmentin  Dosage:  400 mg ...  Sig:  One PO Q8h"): the drug
+#: the label names is the one prescribed, not a question asked about it.
+_PRESCRIPTION_FIELD = re.compile(r"\s*(?:dosage|dose|strength)\s*,?\s*:", re.I)
+
+#: A problem list's entry told as "condition treated with drug" ("Hypertension treated with Cozaar 100 mg daily",
+#: "Sleep disturbances, depression and anxiety treated with Paxil"): a noun phrase, no verb or past marker before
+#: "treated with". "He was treated with", "previously treated with", "and treated with" tell a course.
+_PROBLEM_TREATED = re.compile(r"^(?P<head>[A-Za-z][\w'/ ,-]{0,80}?)\s+(?:treated|managed|controlled)\s+(?:with|on)\s",
+                              re.I)
+_NOT_A_PROBLEM = re.compile(r"\b(?:was|were|is|are|had|has|have|been|being|he|she|they|we|patient|previously|"
+                            r"prior|then|later|subsequently|initially|once|formerly|and\s+then|after|when|while|in|"
+                            r"at|during|since|until|who|which|that)\b", re.I)
+
+#: A past time in the clause ("... treated with Paxil in 2005", "two years ago"): a course that is over.
+_PAST_WHEN = re.compile(r"\b(?:(?:in|since|during|until)\s+(?:\w+\s+)?(?:19|20)\d\d|ago|last\s+(?:year|month|week)|"
+                        r"as\s+a\s+(?:child|teenager)|in\s+the\s+past)\b", re.I)
+
+
+def _problem_treated_with(sentence: str, start: int, ctx: ContextResult) -> bool:
+    """Is the drug at ``start`` the regimen of a problem list's entry ("Glaucoma treated with Xalatan drops"),
+    with "treated with" (hist.tried) its only historical trigger?"""
+    hist = {t for t in ctx.trigger_ids if default_engine().by_id[t].category == "historical"}
+    if hist != {"hist.tried"}:
+        return False
+    lo, hi = clause_bounds(sentence, start)
+    m = _PROBLEM_TREATED.match(sentence, lo)
+    if m is None or m.end() > start or _PAST_WHEN.search(sentence, lo, hi):
+        return False
+    return not _NOT_A_PROBLEM.search(m.group("head")) and not medication_mentions(m.group("head"))
 
 
 #: A start put off to a later day, told after the drug of an announced start ("will start sertraline next week", "we
