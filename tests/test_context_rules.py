@@ -143,7 +143,7 @@ def test_a_new_clause_after_a_negated_list_is_not_negated() -> None:
 
 
 _DRUGS = ["Plavix", "lithium", "sertraline", "Lovenox", "Depakote"]
-_PLANS = ["I recommend that the {b} be discontinued", "we will start {b}", "recommend starting {b}",
+_PLANS = ["I recommend that the {b} be discontinued", "we plan to start {b}", "recommend starting {b}",
           "she should be placed on {b}", "options would include {b}"]
 
 

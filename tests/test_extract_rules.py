@@ -56,6 +56,29 @@ def test_prn_before_a_drug_name_ends_a_sentence_only_after_a_dose(text: str, exp
     assert len(sentences(text)) == expected
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    ("She takes vitamin D. She denies low mood.", ["She takes vitamin D.", "She denies low mood."]),
+    ("He has hepatitis C. Will start sertraline.", ["He has hepatitis C.", "Will start sertraline."]),
+    ("HEPATITIS C. Treated with interferon.", ["HEPATITIS C.", "Treated with interferon."]),
+    # boundary: an initial of a name ends no sentence, nor a vitamin before a dose
+    ("Seen by Dr. J. Smith today.", ["Seen by Dr. J. Smith today."]),
+    ("Vitamin D. 50,000 units weekly.", ["Vitamin D. 50,000 units weekly."]),
+])
+def test_a_vitamin_or_hepatitis_letter_ends_a_sentence(text: str, expected: list[str]) -> None:
+    """The letter of "vitamin D" or "hepatitis C" is no initial: a period after it ends the sentence when a
+    capitalised word follows."""
+    assert [s.text for s in sentences(text)] == expected
+
+
+def test_a_doubt_mark_before_a_list_item_ends_no_sentence() -> None:
+    """"Zetia 10 mg daily, ? Triglide 50 mg daily": the question mark doubts the next item; it asks nothing and
+    ends no sentence, so the drugs before it are no question's words."""
+    got = sentences("MEDICATIONS: Imdur 20 mg daily, Zetia 10 mg daily, ? Triglide 50 mg daily, Prevacid 30 mg daily.")
+    assert len(got) == 1 and got[0].question_end == 0
+    # boundary: a question still ends its sentence
+    assert len(sentences("Do you smoke? She said no.")) == 2
+
+
 def test_bullet_and_numbered_lists_are_items() -> None:
     text = "PLAN:\n1. Start sertraline 50 mg daily.\n2. CBT weekly.\n- Follow up in 4 weeks."
     assert [s.text for s in sentences(text)] == ["Start sertraline 50 mg daily.", "CBT weekly.",

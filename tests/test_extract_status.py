@@ -116,7 +116,7 @@ def test_treatment_statuses(graph: CaseGraph) -> None:
                        "cognitive behavioral therapy": None}
     assert got["sertraline"] == ("current", "section.medications")
     assert got["lorazepam"] == ("prn", "cue.prn")
-    assert got["cognitive behavioral therapy"] == ("planned", "context.hyp.future")
+    assert got["cognitive behavioral therapy"] == ("planned", "context.hyp.future_start")
 
 
 def test_relative_conditions_stay_in_family_history(graph: CaseGraph) -> None:
@@ -156,7 +156,7 @@ def test_diagnosis_status_interface() -> None:
 
 
 def test_treatment_status_interface() -> None:
-    planned = treatment_status(_mention("Will start sertraline.", "sertraline"))
+    planned = treatment_status(_mention("Plan to start sertraline.", "sertraline"))
     assert planned is not None and planned.value == TreatmentStatus.planned
     assert treatment_status(_mention("She is not on sertraline.", "sertraline")) is None
     # a conclusion after a stop cue plans the next drug; it does not stop it
@@ -166,6 +166,66 @@ def test_treatment_status_interface() -> None:
     stopped = treatment_status(_mention(s, "statin"))
     assert stopped is not None and stopped.value == TreatmentStatus.past
     assert ASSERTION_PRECEDENCE[0] == Assertion.present
+
+
+@pytest.mark.parametrize(
+    ("text", "drug", "status", "rule"),
+    [
+        # MTSamples (CC0): "We will start her on Lovenox subcutaneously 40 mg every day"
+        ("We will start her on Lovenox subcutaneously 40 mg every day.", "Lovenox", "current",
+         "context.cur.ordered_now"),
+        ("Will start sertraline.", "sertraline", "current", "context.cur.ordered_now"),
+        ("We will add Flovent 44 mcg two puffs b.i.d.", "Flovent", "current", "context.cur.ordered_now"),
+        # boundary: a start put off to a later day is planned
+        ("Will start sertraline next week.", "sertraline", "planned", "cue.deferred_start"),
+        ("We will start lithium after discharge.", "lithium", "planned", "cue.deferred_start"),
+        ("We will start lithium 300 mg daily, and recheck a level next week.", "lithium", "current",
+         "context.cur.ordered_now"),
+        # boundary: a start on a condition or a consent, a planned start, stay planned
+        ("If she consents, we will start sertraline 25 mg daily.", "sertraline", "planned", "context.hyp.consent"),
+        ("With the patient's permission, I will start quetiapine at a dose of 100 mg at bedtime.", "quetiapine",
+         "planned", "context.hyp.consent"),
+        ("Should he agree, we will start lithium.", "lithium", "planned", "context.hyp.consent"),
+        ("If the rash persists, we will start prednisone.", "prednisone", "planned", "context.hyp.conditional"),
+        ("We plan on starting her on Cymbalta instead.", "Cymbalta", "planned", "context.hyp.plan_on"),
+    ],
+)
+def test_a_start_ordered_at_this_visit_is_current(text: str, drug: str, status: str, rule: str) -> None:
+    """"We will start X" is an order given at this visit: the drug is started now (current), unless the start is
+    put off to a later day, made conditional on an event or a consent, or only planned."""
+    got = treatment_status(_mention(text, drug))
+    assert got is not None
+    assert (got.value.value, got.evidence.rule_id) == (status, rule)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # MTSamples (CC0): "Hypertension treated with Cozaar 100 mg daily and Norvasc 10 mg daily."
+        ("PAST HISTORY: Hypertension treated with Cozaar 100 mg daily and Norvasc 10 mg daily.  Glaucoma treated "
+         "with Xalatan drops.", {"losartan": "current", "amlodipine": "current", "latanoprost": "current"}),
+        ("PAST HISTORY: Sleep disturbances, depression and anxiety treated with Paxil 25 mg daily.",
+         {"paroxetine": "current"}),
+        # boundary: a course told with a verb, a past marker or a past time stays past
+        ("HISTORY OF PRESENT ILLNESS: She was treated with lithium.", {"lithium": "past"}),
+        ("HISTORY OF PRESENT ILLNESS: Depression previously treated with Paxil.", {"paroxetine": "past"}),
+        ("HISTORY OF PRESENT ILLNESS: Depression treated with Paxil in 2005.", {"paroxetine": "past"}),
+    ],
+)
+def test_a_problem_treated_with_a_drug_names_the_regimen_taken_now(text: str, expected: dict[str, str]) -> None:
+    """A problem list's entry "condition treated with drug" names the drug taken now; "was treated with" or a
+    past marker tells a course that is over."""
+    assert {t.name: t.status.value for t in extract(text, case_id="tx").treatments} == expected
+
+
+def test_a_prescription_field_label_names_the_prescribed_drug() -> None:
+    """"Augmentin  Dosage:  400 mg ... Sig: ..." prescribes the drug the label names; a label that only asks
+    ("Suicidal ideation:") still asserts nothing by itself."""
+    text = ("PLAN: Return in 2 weeks.\nPRESCRIPTIONS:,  Augmentin  Dosage:  400 mg-57 mg/5 ml powder  Sig:  One PO "
+            "Q8h  Dispense:  1 Refills:  0")
+    assert {t.name: t.status.value for t in extract(text, case_id="rx").treatments} == {
+        "amoxicillin/clavulanate": "current"}
+    assert treatment_status(_mention("Lithium level: pending.", "Lithium")) is None
 
 
 # -- graph rules -----------------------------------------------------------------------------------------------
@@ -539,8 +599,11 @@ def test_property_other_sex_pronoun_never_gives_the_patient_a_drug(drug: str, ve
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("HISTORY OF PRESENT ILLNESS: She stopped sertraline last month and we will start fluoxetine.",
+        ("HISTORY OF PRESENT ILLNESS: She stopped sertraline last month and we plan to start fluoxetine.",
          {"sertraline": "past", "fluoxetine": "planned"}),
+        # a start ordered at this visit: the drug is started now
+        ("HISTORY OF PRESENT ILLNESS: She stopped sertraline last month and we will start fluoxetine.",
+         {"sertraline": "past", "fluoxetine": "current"}),
         ("PLAN: Will discontinue sertraline and consider fluoxetine.", {"sertraline": "past", "fluoxetine": "planned"}),
         # boundary: the stop nearer the drug decides ("recommend she stay off X")
         ("PLAN: Recommend she stay off antidepressants and lithium.", {"lithium": "past"}),

@@ -31,6 +31,7 @@ from anonpsy.graph import (
     Diagnosis,
     Duration,
     Edge,
+    Evidence,
     FamilyCertainty,
     FamilyHistory,
     PastHistory,
@@ -180,6 +181,22 @@ def _case(**kw: object) -> CaseGraph:
     base: dict[str, object] = {"case_id": "hand", "demographics": Demographics(age=34, sex=Sex.female)}
     base.update(kw)
     return CaseGraph.model_validate(base)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_a_drug_started_by_an_order_of_this_visit_is_written_as_started_now(seed: int) -> None:
+    """A drug the note orders at this visit ("we will start fluoxetine") is current and written as started at this
+    visit, beside a drug taken before, never as a plan."""
+    ordered = Evidence(start=0, end=30, section="plan", rule_id="context.cur.ordered_now")
+    g = _case(treatments=[Treatment(id="tx_flx", name="fluoxetine", dose="20 mg", status=TreatmentStatus.current,
+                                    status_evidence=ordered),
+                          Treatment(id="tx_li", name="lithium", status=TreatmentStatus.current)])
+    text = generate(g, seed=seed).text
+    assert misread_facts(g, text) == []
+    low = text.lower()
+    assert re.search(r"started on fluoxetine 20 mg[^.]* at this visit", low)
+    assert "will start fluoxetine" not in low and "plan is to start fluoxetine" not in low
+    assert "lithium" in low
 
 
 def test_examples_are_written_with_their_status() -> None:

@@ -723,8 +723,10 @@ def term_index(kind: TermKind) -> TermIndex:
     doc = load_doc(KIND_FILE[kind])
     if kind != "medication":
         return build_index(specs_for(kind, doc))
-    specs = [*specs_for(kind, doc, with_fallback=False), *general_medicine_specs()]
-    return build_index([*specs, *medication_fallback_specs(MedicationLexicon.model_validate(doc), specs)])
+    lex = MedicationLexicon.model_validate(doc)
+    exclude = frozenset(e.lower() for e in lex.fallback_vocabulary.exclude) if lex.fallback_vocabulary else frozenset()
+    specs = [*specs_for(kind, doc, with_fallback=False), *general_medicine_specs(exclude)]
+    return build_index([*specs, *medication_fallback_specs(lex, specs)])
 
 
 def medication_fallback_specs(lex: MedicationLexicon, before: Sequence[IndexSpec]) -> list[IndexSpec]:
@@ -777,18 +779,21 @@ def _contained_owner(key: tuple[str, ...], substance: tuple[str, ...],
 _GENERAL_MIN_CHARS = 4
 
 
-def general_medicine_specs() -> list[IndexSpec]:
+def general_medicine_specs(exclude: frozenset[str] = frozenset()) -> list[IndexSpec]:
     """Index entries for the drugs of the RecordTwin vocabulary (``rules/twin/medications.yaml``), which lists
     general-medicine drugs beyond the medication lexicon and never repeats its names: a home or discharge
     medication list names them ("Feldene", "Timoptic", "lidocaine patch") and they must not be dropped. They
     have no entry of the medication lexicon, so :func:`parse_medication` gives them the class
-    ``other_medical`` and their generic name."""
+    ``other_medical`` and their generic name. A drug whose name is in ``exclude`` (the fallback vocabulary's
+    exclusions: a contrast agent given for a scan is no treatment) is left out with all its forms."""
     path = rules_dir() / "twin" / "medications.yaml"
     if not path.is_file():
         return []
     out: list[IndexSpec] = []
     for rule in _read_yaml(path).get("rules") or []:
         head = str(rule.get("name") or rule["id"]).replace("_", " ")
+        if head.lower() in exclude or str(rule["id"]).replace("_", " ").lower() in exclude:
+            continue
         forms = [f for f in (head, *(rule.get("brands") or ()), *(rule.get("aliases") or ()))
                  if len(str(f)) >= _GENERAL_MIN_CHARS]
         if forms:

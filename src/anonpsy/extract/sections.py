@@ -227,11 +227,17 @@ _BARE_HEADING = re.compile(r"(?m)^[ \t]*(?P<name>[A-Z][A-Z /&'()-]{2,70}[A-Z)])[
 _ABBREV = (r"(?<!\b[A-Z])(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bSt)(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bapprox)"
            r"(?<!\bNo)(?<!\ba\.m)(?<!\bp\.m)")
 _SENT_END = re.compile(r"(?=[.!?\n,])(?:"
-                       + _ABBREV + r"[.!?][\"'”’)\]]?(?=\s+[A-Z0-9\"'“‘(])"
+                       # a question mark standing for a doubt at the head of a list item ("Zetia 10 mg daily,
+                       # ? Triglide 50 mg daily") ends no sentence
+                       + _ABBREV + r"(?:[.!]|(?<![,;(]\s)(?<![,;(])\?)[\"'”’)\]]?(?=\s+[A-Z0-9\"'“‘(])"
                        # a dose time after an abbreviation ("300 mg p.o. AM and 600 mg") ends no sentence
                        r"(?!\s+[AP]M\b)|\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)"
                        # "No." is an answer before a word, an abbreviation only before a number ("No. 5").
                        r"|(?<=\bNo)\.(?=\s+[A-Z\"'“‘(])"
+                       # a single capital that names a vitamin or a hepatitis ("takes vitamin D. She ...", "has
+                       # hepatitis C. He ...") is no initial: its period ends the sentence before a capitalised word
+                       r"|(?:(?<=\b[Vv]itamin [A-Z])|(?<=\b[Hh]epatitis [A-Z])|(?<=\bVITAMIN [A-Z])"
+                       r"|(?<=\bHEPATITIS [A-Z]))\.(?=\s+[A-Z][a-z])"
                        # "cooperative.,Appearance": list items run together with ".," in exported notes (not a
                        # comma after a dose abbreviation: "600 mg p.o. q.p.m., Abilify 15 mg").
                        r"|(?<=[.!?])(?<!\.[a-z]\.),(?=\s*[A-Z])"

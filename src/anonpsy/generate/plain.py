@@ -50,6 +50,16 @@ def one_time(t: Treatment) -> bool:
     return t.status == TreatmentStatus.prn and bool(t.frequency and ONE_TIME_FREQUENCY.match(t.frequency))
 
 
+#: The evidence rule of a drug started by an order given at this visit ("we will start X").
+ORDERED_NOW_RULE = "context.cur.ordered_now"
+
+
+def ordered_now(t: Treatment) -> bool:
+    """Is the treatment a drug started at this visit by an order of the note ("we will start X")?"""
+    ev = t.status_evidence
+    return t.status == TreatmentStatus.current and ev is not None and ev.rule_id == ORDERED_NOW_RULE
+
+
 #: "p.r.n." and "prn" are written "as needed": the abbreviation's last period ends a sentence ambiguously.
 _PRN_ABBREVIATION = re.compile(r"\b(?:prn|p\.r\.n)\b\.?", re.I)
 
@@ -199,6 +209,8 @@ def plain_treatment(t: Treatment, v: Voice) -> str:
         return f"{cap(v.subj)} {v.was()} given {phrase} at this visit."
     if t.status == TreatmentStatus.prn:
         return f"{cap(v.subj)} {v.verb('takes') if med else v.verb('receives')} {phrase}."
+    if ordered_now(t):
+        return f"{cap(v.subj)} {v.was()} started on {phrase} at this visit."
     return f"{cap(v.subj)} {v.is_()} {'taking' if med else 'receiving'} {phrase}."
 
 

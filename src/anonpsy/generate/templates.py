@@ -47,6 +47,7 @@ from anonpsy.generate.plain import (
     family_item,
     no_history,
     one_time,
+    ordered_now,
     plain_diagnosis,
     plain_family,
     plain_history,
@@ -676,6 +677,15 @@ class Renderer:
         phrases = [treatment_phrase(t) for t in ts]
         out: list[str] = []
         if status == TreatmentStatus.current:
+            ordered = [t for t in ts if med and ordered_now(t)]
+            if ordered:
+                # "we will start X": the order is given at this visit, so the drug is started now
+                out.append(f"{cap(v.subj)} {v.was()} started on {join([treatment_phrase(t) for t in ordered])}{tgt} "
+                           "at this visit.")
+                ts = [t for t in ts if t not in ordered]
+                if not ts:
+                    return out
+                phrases = [treatment_phrase(t) for t in ts]
             ongoing = iv is not None and iv[1] >= 1 and iv[0] < 0 and bool(when)
             regimen = join(phrases)
             been = "have been" if v.plural else "has been"

@@ -349,16 +349,17 @@ def treatment_status(m: Mention, frequency: str | None = None,
     question or label, negated without a refusal, a warning about it, someone else's).
 
     Refused after a refusal trigger ("declined"); planned after a future, recommending, conditional or
-    uncertain trigger ("will start", "recommend", "if needed", "consider"); current after a current trigger
-    ("continue", "is taking", "was started on"); one dose (prn) after "was given" / "administration of"; past
-    after a stopping or historical trigger ("discontinued", "tried", "previously on", "in the past") or a
-    governing time before day 0 that does not only date the start; listed in a medication list section: current
-    (home list: ``section.home_medications``, resolved by :func:`resolve_treatment`), past list: past; as needed
-    when the frequency says so; current otherwise.
+    uncertain trigger ("plan to start", "recommend", "if needed", "consider"); current after a current trigger
+    ("continue", "is taking", "was started on", a start ordered at this visit: "we will start"), unless that order
+    is put off to a later day ("will start X next week": planned); one dose (prn) after "was given" /
+    "administration of"; past after a stopping or historical trigger ("discontinued", "tried", "previously on",
+    "in the past") or a governing time before day 0 that does not only date the start; listed in a medication
+    list section: current (home list: ``section.home_medications``, resolved by :func:`resolve_treatment`), past
+    list: past; as needed when the frequency says so; current otherwise.
     """
-    if in_prompt(m):
-        return None
     s = m.sentence
+    if in_prompt(m) and not _PRESCRIPTION_FIELD.match(s.text, m.end):
+        return None
     ctx = classify_in_sentence(s.text, m.start, m.end, kind)
     if (ctx.experiencer != "patient" or is_family(s, m.start, ctx, m.patient_sex)
             or other_sex_subject(s, m.start, m.patient_sex)):
@@ -428,6 +429,9 @@ def treatment_status(m: Mention, frequency: str | None = None,
     if ctx.uncertain and listed is None:
         return Decision(TreatmentStatus.planned, m.evidence(_context_rule(ctx, "possible")))
     if ctx.current:
+        if "cur.ordered_now" in ctx.trigger_ids and _deferred_start(s.text, m.end):
+            # "will start sertraline next week": an order for a later day, not a start at this visit
+            return Decision(TreatmentStatus.planned, m.evidence("cue.deferred_start"))
         if frequency and _PRN.search(frequency):
             return Decision(TreatmentStatus.prn, m.evidence("cue.prn"))
         return Decision(TreatmentStatus.current, m.evidence(_context_rule(ctx, "current")))
@@ -435,6 +439,12 @@ def treatment_status(m: Mention, frequency: str | None = None,
     if ctx.historical and m.time is not None and only_time_words(s.text, ctx, m.times):
         lo, hi = clause_bounds(s.text, m.start)
         onset_only = bool(_TX_ONSET.search(s.text[lo:hi]))  # "placed on Zoloft 10 years ago": started then
+    if ctx.historical and _problem_treated_with(s.text, m.start, ctx) \
+            and (m.time is None or not is_past(m.time.spec)):
+        # "Hypertension treated with Cozaar 100 mg daily": a problem list's entry names the regimen taken now
+        if frequency and _PRN.search(frequency):
+            return Decision(TreatmentStatus.prn, m.evidence("cue.prn"))
+        return Decision(TreatmentStatus.current, m.evidence("cue.problem_treated_with"))
     if ctx.historical and not onset_only and not course_of_index_stay(s, ctx, m.index_is_admission) \
             and not _list_tense_only(ctx, listed):
         rule = _context_rule(ctx, "historical")
@@ -458,6 +468,54 @@ def treatment_status(m: Mention, frequency: str | None = None,
     if frequency and _PRN.search(frequency):
         return Decision(TreatmentStatus.prn, m.evidence("cue.prn"))
     return Decision(TreatmentStatus.current, m.evidence("default"))
+
+
+#: A prescription's field label after the drug ("Augmentin  Dosage:  400 mg ...  Sig:  One PO Q8h"): the drug
+#: the label names is the one prescribed, not a question asked about it.
+_PRESCRIPTION_FIELD = re.compile(r"\s*(?:dosage|dose|strength)\s*,?\s*:", re.I)
+
+#: A problem list's entry told as "condition treated with drug" ("Hypertension treated with Cozaar 100 mg daily",
+#: "Sleep disturbances, depression and anxiety treated with Paxil"): a noun phrase, no verb or past marker before
+#: "treated with". "He was treated with", "previously treated with", "and treated with" tell a course.
+_PROBLEM_TREATED = re.compile(r"^(?P<head>[A-Za-z][\w'/ ,-]{0,80}?)\s+(?:treated|managed|controlled)\s+(?:with|on)\s",
+                              re.I)
+_NOT_A_PROBLEM = re.compile(r"\b(?:was|were|is|are|had|has|have|been|being|he|she|they|we|patient|previously|"
+                            r"prior|then|later|subsequently|initially|once|formerly|and\s+then|after|when|while|in|"
+                            r"at|during|since|until|who|which|that)\b", re.I)
+
+#: A past time in the clause ("... treated with Paxil in 2005", "two years ago"): a course that is over.
+_PAST_WHEN = re.compile(r"\b(?:(?:in|since|during|until)\s+(?:\w+\s+)?(?:19|20)\d\d|ago|last\s+(?:year|month|week)|"
+                        r"as\s+a\s+(?:child|teenager)|in\s+the\s+past)\b", re.I)
+
+
+def _problem_treated_with(sentence: str, start: int, ctx: ContextResult) -> bool:
+    """Is the drug at ``start`` the regimen of a problem list's entry ("Glaucoma treated with Xalatan drops"),
+    with "treated with" (hist.tried) its only historical trigger?"""
+    hist = {t for t in ctx.trigger_ids if default_engine().by_id[t].category == "historical"}
+    if hist != {"hist.tried"}:
+        return False
+    lo, hi = clause_bounds(sentence, start)
+    m = _PROBLEM_TREATED.match(sentence, lo)
+    if m is None or m.end() > start or _PAST_WHEN.search(sentence, lo, hi):
+        return False
+    return not _NOT_A_PROBLEM.search(m.group("head")) and not medication_mentions(m.group("head"))
+
+
+#: A start put off to a later day, told after the drug of an announced start ("will start sertraline next week", "we
+#: will start her on Seasonale at the end of this cycle", "will begin lithium after discharge").
+_DEFERRED = re.compile(r"\b(?:next\s+(?:week|month|visit|appointment|cycle)|tomorrow|in\s+(?:a|one|two|three|"
+                       r"four|a\s+few|several|\d+)\s+(?:days?|weeks?|months?)|at\s+the\s+end\s+of\s+(?:this|the|her|his|their)\s+"
+                       r"(?:cycle|week|month)|(?:after|following)\s+(?:(?:his|her|their|the)\s+)?(?:discharge|surgery|"
+                       r"procedure|delivery|next\s+visit))\b", re.I)
+#: Where the clause of the drug ends for :data:`_DEFERRED`: a break or another step of the plan.
+_DEFERRED_END = re.compile(r"[.;:]|,\s|\s(?:and|then|but)\s", re.I)
+
+
+def _deferred_start(sentence: str, end: int) -> bool:
+    """Is the start announced for the drug ending at ``end`` put off to a later day (a cue before the clause ends)?"""
+    stop = _DEFERRED_END.search(sentence, end)
+    tail = sentence[end:stop.start() if stop else len(sentence)]
+    return bool(_DEFERRED.search(tail[:100]))
 
 
 #: A stop told of the last drugs of a list by an anaphor after them: "..., Percocet, Ultram (has held the latter two
