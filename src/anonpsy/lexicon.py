@@ -34,13 +34,13 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from anonpsy.drug_vocabulary import FallbackVocabulary, fallback_specs
 from anonpsy.graph import Route
 from anonpsy.paths import rules_dir
 from anonpsy.rules.tables import parse_route
+from anonpsy.yamlio import load_yaml
 
 TermKind = Literal[
     "symptom", "medication", "therapy", "emotion", "occupation", "ethnicity", "family", "sex", "stressor",
@@ -343,8 +343,7 @@ _LEXICON_FILES: dict[str, str] = {
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    data = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
+    data = load_yaml(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict):
         raise ValueError(f"rule file {path.name} is not a mapping")
     return data

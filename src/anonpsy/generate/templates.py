@@ -835,7 +835,6 @@ class Renderer:
         if now:
             key = "history:now"
             level = self._start(key)
-            v = self.voice
             text = (" ".join(self._history_sentence(p) for p in now) if level >= PLAIN else
                     f"Current medical problems include {join([_condition(p) for p in now])}.")
             out.append(Piece(key, "closing", text, tuple(p.id for p in now), level))

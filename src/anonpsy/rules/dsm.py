@@ -52,6 +52,7 @@ from anonpsy.errors import (
     AnonpsyError,
 )
 from anonpsy.paths import rules_dir
+from anonpsy.yamlio import load_yaml
 
 Chapter = Literal[
     "neurodevelopmental",
@@ -315,11 +316,6 @@ class _Bundle:
     keys: tuple[str, ...]  # index keys in deterministic order (rule order, then key)
 
 
-def _yaml_load(text: str) -> Any:
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return yaml.load(text, Loader=loader)
-
-
 def _flatten_validation(err: ValidationError) -> str:
     parts = []
     for e in err.errors():
@@ -395,7 +391,7 @@ def _load_bundle(root: Path) -> _Bundle:
     for path in rule_files(root):
         location = f"rules/dsm/{path.name}"
         try:
-            doc = _yaml_load(path.read_text(encoding="utf-8"))
+            doc = load_yaml(path.read_text(encoding="utf-8"))
         except yaml.YAMLError as err:
             mark = getattr(err, "problem_mark", None)
             loc = f"{location}:{mark.line + 1}" if mark is not None else location

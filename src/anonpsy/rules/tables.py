@@ -45,6 +45,7 @@ from anonpsy import errors
 from anonpsy.errors import AnonpsyError
 from anonpsy.graph import NodeType, RelationType, Route, Sex
 from anonpsy.paths import rules_dir
+from anonpsy.yamlio import load_yaml
 
 SexValue = Literal["female", "male"]
 
@@ -1367,10 +1368,6 @@ def support_level_from_specifiers(
 
 _T = TypeVar("_T", bound=RuleDoc)
 
-# The C loader is several times faster; the pure-Python one gives the same data.
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
 def _load(model: type[_T], rel: str, root: Path | None = None) -> _T:
     path = (root if root is not None else rules_dir()) / rel
     try:
@@ -1380,7 +1377,7 @@ def _load(model: type[_T], rel: str, root: Path | None = None) -> _T:
             errors.E100_MISSING_FILE, "rule file not found; reinstall or restore it", rel
         ) from None
     try:
-        data = yaml.load(text, Loader=_Loader)
+        data = load_yaml(text)
     except yaml.YAMLError:
         raise AnonpsyError(errors.R101_RULE_YAML, "malformed YAML; run `anonpsy rules check`", rel) from None
     try:

@@ -46,6 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from anonpsy.errors import R100_RULE_SCHEMA, R101_RULE_YAML, R104_DUPLICATE_ID, AnonpsyError
 from anonpsy.paths import rules_dir
+from anonpsy.yamlio import load_yaml
 
 KIND = "test_values"
 CONCERN = "test_values"
@@ -53,7 +54,6 @@ CATEGORIES: tuple[str, ...] = ("cognition", "rating_scale", "lab", "vital")
 EPS = 1e-9
 _CANON_DIGITS = 9
 
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class _Model(BaseModel):
@@ -347,7 +347,7 @@ def load_test_values(root: Path | None = None) -> dict[str, TestDef]:
     tests: list[TestDef] = []
     for path in rule_paths(root):
         try:
-            doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
+            doc = load_yaml(path.read_text(encoding="utf-8"))
         except yaml.YAMLError as exc:
             raise AnonpsyError(R101_RULE_YAML, f"malformed YAML ({type(exc).__name__})", str(path)) from None
         if not isinstance(doc, dict) or doc.get("kind") != KIND:
