@@ -153,8 +153,12 @@ class SectionTable:
         return None
 
 
+_SPACES = re.compile(r"\s+")
+_PARENTHESIS = re.compile(r"\([^)]*\)")
+
+
 def _key(raw: str) -> str:
-    return re.sub(r"\s+", " ", re.sub(r"\([^)]*\)", " ", raw).strip().lower()).strip(" -/.,;:")
+    return _SPACES.sub(" ", _PARENTHESIS.sub(" ", raw).strip().lower()).strip(" -/.,;:")
 
 
 @lru_cache(maxsize=1)
@@ -424,12 +428,16 @@ _HOME_LIST = "home_medications"
 _FAMILY = "family_history"
 
 
+_NEWLINE = re.compile(r"\n")
+_FIELD_LINE = re.compile(r"[A-Z][\w /&'()-]{0,40}:")
+
+
 def _line_breaks(text: str, start: int, end: int) -> list[int]:
     """Offsets of single newlines in ``text[start:end]`` that end a sentence: a header-block line ("Date: ..."),
     a title line, or a line ending in sentence punctuation followed by a capitalised line. A line wrapped in the
     middle of a sentence (the next line starts in lower case) is not a break."""
     out: list[int] = []
-    for m in re.finditer(r"\n", text[start:end]):
+    for m in _NEWLINE.finditer(text[start:end]):
         pos = start + m.start()
         nxt = text[pos + 1:end].lstrip(" \t")
         if not nxt or nxt[0] == "\n":
@@ -440,7 +448,7 @@ def _line_breaks(text: str, start: int, end: int) -> list[int]:
         if nxt[0].islower():
             continue
         if (prev_line[-1] in ".:;!?\"')" or len(prev_line) <= 100 or prev_line.isupper()
-                or re.match(r"[A-Z][\w /&'()-]{0,40}:", nxt)):
+                or _FIELD_LINE.match(nxt)):
             out.append(pos)
     return out
 
@@ -480,11 +488,14 @@ def sentences(text: str, table: SectionTable | None = None) -> list[Sentence]:
     return _answer_questions(out, table)
 
 
+_BULLET = re.compile(r"\s*(?:[-*•]|\d+[.)])?\s*")
+
+
 def _add(out: list[Sentence], text: str, sec: Section, start: int, end: int, table: SectionTable,
          label_end: int | None = None) -> None:
     raw = text[start:end]
     stripped = raw.strip()
-    lead = re.match(r"\s*(?:[-*•]|\d+[.)])?\s*", raw)
+    lead = _BULLET.match(raw)
     s = start + (lead.end() if lead else 0)
     e = start + len(raw.rstrip().rstrip(",").rstrip())
     if e - s < 2 or not stripped:
