@@ -497,6 +497,18 @@ def _tokens(text: str) -> tuple[Token, ...]:
     )
 
 
+def token_spans_keys(text: str) -> tuple[Sequence[tuple[int, int]], Sequence[str]]:
+    """The spans and keys of the tokens of :func:`tokenize`, without a :class:`Token` per word: the scan every
+    term index shares (usually already made for the sentence). The scan reads the text with its apostrophes
+    made plain; they give the same tokens except the modifier letter apostrophe, a word character the scan
+    turns into punctuation, so a text holding one is tokenised as :func:`tokenize` does."""
+    if "\u02bc" in text:
+        toks = _tokens(text)
+        return [(t.start, t.end) for t in toks], [t.key for t in toks]
+    spans, _exact, keys = _scan(text)
+    return spans, keys
+
+
 def _keys(phrase: str) -> tuple[str, ...]:
     return tuple(t.casefold() for t in _TOKEN_RE.findall(phrase.translate(_APOSTROPHES)))
 
