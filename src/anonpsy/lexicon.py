@@ -576,8 +576,8 @@ class TermIndex:
         lengths, cs, ci = self.lengths, self.cs, self.ci
         out: list[TermMatch] = []
         i = 0  # the first token a match may start at (after the previous match)
-        # only a token that begins some phrase can start a match
-        for at in [k for k, key in enumerate(keys) if key in lengths]:
+        # only a token that begins some phrase can start a match (found by builtins, no Python step per token)
+        for at in itertools.compress(range(n), map(lengths.__contains__, keys)):
             if at < i:
                 continue
             for length in lengths[keys[at]]:
