@@ -82,6 +82,8 @@ class SectionTable:
     answers: dict[str, Answer]
     #: Headers already named (every read of a text names its headers again).
     _names: dict[str, str | None] = field(default_factory=dict, repr=False, compare=False)
+    #: Each alias' place in ``alias_to_section`` (filled on first use).
+    _rank: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_doc(cls, doc: dict[str, object]) -> SectionTable:
@@ -120,9 +122,19 @@ class SectionTable:
         joined = re.sub(r"\s*(?:/|&)\s*", " and ", key)
         if joined in self.alias_to_section:
             return self.alias_to_section[joined]
-        for a, name in self.alias_to_section.items():
-            if len(a) > 3 and key.startswith(a + " "):
-                return name
+        # the first alias of the table (longer than three characters) that the key begins with, then a space: each
+        # such beginning of the key is looked up, not every alias tried
+        if not self._rank:
+            self._rank.update((a, i) for i, a in enumerate(self.alias_to_section))
+        first: str | None = None
+        at = key.find(" ")
+        while at >= 0:
+            a = key[:at]
+            if len(a) > 3 and a in self.alias_to_section and (first is None or self._rank[a] < self._rank[first]):
+                first = a
+            at = key.find(" ", at + 1)
+        if first is not None:
+            return self.alias_to_section[first]
         # "IDENTIFICATION AND REASON FOR ADMISSION", "REASON FOR ADMISSION/CHIEF COMPLAINT": the last part that
         # names a section decides -- except the family history: under "SHX/FHX" or "SOCIAL/FAMILY HISTORY" the
         # patient's own habits have no relative named while a relative's illness names the relative, so the
