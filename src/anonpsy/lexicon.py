@@ -558,6 +558,9 @@ class TermIndex:
     cs: dict[tuple[str, ...], _Target] = field(default_factory=dict)
     lengths: dict[str, tuple[int, ...]] = field(default_factory=dict)
     conflicts: list[str] = field(default_factory=list)
+    #: The second tokens (case-folded) of the phrases of two tokens or more, by their first; empty: not known (no
+    #: phrase is then passed over).
+    second: dict[str, frozenset[str]] = field(default_factory=dict)
     #: Matches of the texts read last (a sentence is looked up again by every step that reads it).
     _memo: dict[str, tuple[TermMatch, ...]] = field(default_factory=dict, repr=False, compare=False)
 
@@ -573,7 +576,7 @@ class TermIndex:
     def _find(self, text: str) -> list[TermMatch]:
         spans, exact, keys = _scan(text)
         n = len(spans)
-        lengths, cs, ci = self.lengths, self.cs, self.ci
+        lengths, cs, ci, second = self.lengths, self.cs, self.ci, self.second
         out: list[TermMatch] = []
         i = 0  # the first token a match may start at (after the previous match)
         # only a token that begins some phrase can start a match (found by builtins, no Python step per token)
@@ -584,6 +587,8 @@ class TermIndex:
                 end_tok = at + length
                 if end_tok > n:
                     continue
+                if length > 1 and second and keys[at + 1] not in second.get(keys[at], ()):
+                    continue  # no phrase begins with these two tokens
                 tgt = cs.get(exact[at:end_tok]) if cs else None
                 if tgt is None:
                     tgt = ci.get(keys[at:end_tok])
@@ -660,6 +665,11 @@ def build_index(specs: Iterable[IndexSpec]) -> TermIndex:
     for key in itertools.chain(idx.ci, idx.cs):
         lengths.setdefault(key[0].casefold(), set()).add(len(key))
     idx.lengths = {k: tuple(sorted(v, reverse=True)) for k, v in lengths.items()}
+    second: dict[str, set[str]] = {}
+    for key in itertools.chain(idx.ci, idx.cs):
+        if len(key) > 1:
+            second.setdefault(key[0].casefold(), set()).add(key[1].casefold())
+    idx.second = {k: frozenset(v) for k, v in second.items()}
     return idx
 
 
