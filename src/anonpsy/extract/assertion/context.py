@@ -25,7 +25,6 @@ Example::
 from __future__ import annotations
 
 import bisect
-import itertools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -343,17 +342,16 @@ class ContextEngine:
             if len(self._layouts) >= 4096:
                 self._layouts.clear()
             masked = _ABBREV_DOT.sub("\\1\u00b7", sentence) if "." in sentence else sentence
-            found = list(_TOKEN_RE.finditer(sentence))
-            starts = list(map(re.Match.start, found))
-            toks = list(map(re.Match.group, found))
-            if dose_blind:
-                is_word = [t[0].isalnum() and _DOSE_WORD.match(t) is None for t in toks]
-            else:
-                is_word = [t[0].isalnum() for t in toks]
-            is_break = [t in self.breaks and masked[a] == t[0] for t, a in zip(toks, starts, strict=True)]
-            # running counts from 0, added up by the builtin rather than a Python step per token
-            words = list(itertools.accumulate(is_word, initial=0))
-            breaks = list(itertools.accumulate(is_break, initial=0))
+            starts: list[int] = []
+            words, breaks = [0], [0]
+            w = b = 0
+            for m in _TOKEN_RE.finditer(sentence):
+                tok = m.group()
+                starts.append(m.start())
+                w += tok[0].isalnum() and not (dose_blind and _DOSE_WORD.match(tok) is not None)
+                b += tok in self.breaks and masked[m.start()] == tok[0]
+                words.append(w)
+                breaks.append(b)
             hit = self._layouts[key] = (masked, starts, words, breaks)
         return hit
 
