@@ -497,6 +497,18 @@ def _tokens(text: str) -> tuple[Token, ...]:
     )
 
 
+def token_spans_keys(text: str) -> tuple[Sequence[tuple[int, int]], Sequence[str]]:
+    """The spans and keys of the tokens of :func:`tokenize`, without a :class:`Token` per word: the scan every
+    term index shares (usually already made for the sentence). The scan reads the text with its apostrophes
+    made plain; they give the same tokens except the modifier letter apostrophe, a word character the scan
+    turns into punctuation, so a text holding one is tokenised as :func:`tokenize` does."""
+    if "\u02bc" in text:
+        toks = _tokens(text)
+        return [(t.start, t.end) for t in toks], [t.key for t in toks]
+    spans, _exact, keys = _scan(text)
+    return spans, keys
+
+
 def _keys(phrase: str) -> tuple[str, ...]:
     return tuple(t.casefold() for t in _TOKEN_RE.findall(phrase.translate(_APOSTROPHES)))
 
@@ -546,6 +558,9 @@ class TermIndex:
     cs: dict[tuple[str, ...], _Target] = field(default_factory=dict)
     lengths: dict[str, tuple[int, ...]] = field(default_factory=dict)
     conflicts: list[str] = field(default_factory=list)
+    #: The second tokens (case-folded) of the phrases of two tokens or more, by their first; empty: not known (no
+    #: phrase is then passed over).
+    second: dict[str, frozenset[str]] = field(default_factory=dict)
     #: Matches of the texts read last (a sentence is looked up again by every step that reads it).
     _memo: dict[str, tuple[TermMatch, ...]] = field(default_factory=dict, repr=False, compare=False)
 
@@ -561,17 +576,19 @@ class TermIndex:
     def _find(self, text: str) -> list[TermMatch]:
         spans, exact, keys = _scan(text)
         n = len(spans)
-        lengths, cs, ci = self.lengths, self.cs, self.ci
+        lengths, cs, ci, second = self.lengths, self.cs, self.ci, self.second
         out: list[TermMatch] = []
         i = 0  # the first token a match may start at (after the previous match)
-        # only a token that begins some phrase can start a match
-        for at in [k for k, key in enumerate(keys) if key in lengths]:
+        # only a token that begins some phrase can start a match (found by builtins, no Python step per token)
+        for at in itertools.compress(range(n), map(lengths.__contains__, keys)):
             if at < i:
                 continue
             for length in lengths[keys[at]]:
                 end_tok = at + length
                 if end_tok > n:
                     continue
+                if length > 1 and second and keys[at + 1] not in second.get(keys[at], ()):
+                    continue  # no phrase begins with these two tokens
                 tgt = cs.get(exact[at:end_tok]) if cs else None
                 if tgt is None:
                     tgt = ci.get(keys[at:end_tok])
@@ -648,6 +665,11 @@ def build_index(specs: Iterable[IndexSpec]) -> TermIndex:
     for key in itertools.chain(idx.ci, idx.cs):
         lengths.setdefault(key[0].casefold(), set()).add(len(key))
     idx.lengths = {k: tuple(sorted(v, reverse=True)) for k, v in lengths.items()}
+    second: dict[str, set[str]] = {}
+    for key in itertools.chain(idx.ci, idx.cs):
+        if len(key) > 1:
+            second.setdefault(key[0].casefold(), set()).add(key[1].casefold())
+    idx.second = {k: frozenset(v) for k, v in second.items()}
     return idx
 
 

@@ -64,27 +64,25 @@ class PhraseMatcher:
         self.conflicts += self._abbr.conflicts
 
     def find(self, text: str) -> list[Hit]:
-        toks = lexicon.tokenize(text)
-        if not toks:
+        spans, keys = lexicon.token_spans_keys(text)
+        if not spans:
             return []
         cands: list[tuple[int, int, str]] = []  # (first token, token count, concept)
         if self.size:
             starts: dict[int, int] = {}
             pos = 1
-            parts: list[str] = []
-            for i, tok in enumerate(toks):
+            for i, key in enumerate(keys):
                 starts[pos] = i
-                parts.append(tok.key)
-                pos += len(tok.key) + 1
-            line = " " + " ".join(parts) + " "
+                pos += len(key) + 1
+            line = " " + " ".join(keys) + " "
             for end, (width, n, cid) in self._auto.iter(line):
                 at = starts.get(end - width + 2)  # the pattern " a b " ends at ``end``; its first token follows
                 if at is not None:
                     cands.append((at, n, cid))
         abbr = self._abbr.find(text)
         if abbr:
-            first = {t.start: k for k, t in enumerate(toks)}
-            last = {t.end: k for k, t in enumerate(toks)}
+            first = {a: k for k, (a, _b) in enumerate(spans)}
+            last = {b: k for k, (_a, b) in enumerate(spans)}
             for m in abbr:
                 a, b = first.get(m.start), last.get(m.end)
                 if a is not None and b is not None:
@@ -95,6 +93,6 @@ class PhraseMatcher:
         for i, n, cid in cands:
             if i < nxt:
                 continue
-            out.append(Hit(toks[i].start, toks[i + n - 1].end, cid))
+            out.append(Hit(spans[i][0], spans[i + n - 1][1], cid))
             nxt = i + n
         return out

@@ -254,8 +254,10 @@ def prepare_process() -> None:
         return
     _PREPARED = True
     from anonpsy.extract.assertion.context import default_engine
+    from anonpsy.extract.mentions.diagnoses import prepare_tables
 
     _deid_rules(_PREPARE_NOTE, 0, "prepare", {})  # the rules backend, whatever backend the batch uses
     default_engine().prepare()  # the trigger indexes of the kinds of concept the note above did not name
+    prepare_tables()  # the tables the note above did not reach
     gc.collect()
     gc.freeze()

@@ -82,6 +82,8 @@ class SectionTable:
     answers: dict[str, Answer]
     #: Headers already named (every read of a text names its headers again).
     _names: dict[str, str | None] = field(default_factory=dict, repr=False, compare=False)
+    #: Each alias' place in ``alias_to_section`` (filled on first use).
+    _rank: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_doc(cls, doc: dict[str, object]) -> SectionTable:
@@ -120,9 +122,19 @@ class SectionTable:
         joined = re.sub(r"\s*(?:/|&)\s*", " and ", key)
         if joined in self.alias_to_section:
             return self.alias_to_section[joined]
-        for a, name in self.alias_to_section.items():
-            if len(a) > 3 and key.startswith(a + " "):
-                return name
+        # the first alias of the table (longer than three characters) that the key begins with, then a space: each
+        # such beginning of the key is looked up, not every alias tried
+        if not self._rank:
+            self._rank.update((a, i) for i, a in enumerate(self.alias_to_section))
+        first: str | None = None
+        at = key.find(" ")
+        while at >= 0:
+            a = key[:at]
+            if len(a) > 3 and a in self.alias_to_section and (first is None or self._rank[a] < self._rank[first]):
+                first = a
+            at = key.find(" ", at + 1)
+        if first is not None:
+            return self.alias_to_section[first]
         # "IDENTIFICATION AND REASON FOR ADMISSION", "REASON FOR ADMISSION/CHIEF COMPLAINT": the last part that
         # names a section decides -- except the family history: under "SHX/FHX" or "SOCIAL/FAMILY HISTORY" the
         # patient's own habits have no relative named while a relative's illness names the relative, so the
@@ -153,8 +165,12 @@ class SectionTable:
         return None
 
 
+_SPACES = re.compile(r"\s+")
+_PARENTHESIS = re.compile(r"\([^)]*\)")
+
+
 def _key(raw: str) -> str:
-    return re.sub(r"\s+", " ", re.sub(r"\([^)]*\)", " ", raw).strip().lower()).strip(" -/.,;:")
+    return _SPACES.sub(" ", _PARENTHESIS.sub(" ", raw).strip().lower()).strip(" -/.,;:")
 
 
 @lru_cache(maxsize=1)
@@ -424,12 +440,16 @@ _HOME_LIST = "home_medications"
 _FAMILY = "family_history"
 
 
+_NEWLINE = re.compile(r"\n")
+_FIELD_LINE = re.compile(r"[A-Z][\w /&'()-]{0,40}:")
+
+
 def _line_breaks(text: str, start: int, end: int) -> list[int]:
     """Offsets of single newlines in ``text[start:end]`` that end a sentence: a header-block line ("Date: ..."),
     a title line, or a line ending in sentence punctuation followed by a capitalised line. A line wrapped in the
     middle of a sentence (the next line starts in lower case) is not a break."""
     out: list[int] = []
-    for m in re.finditer(r"\n", text[start:end]):
+    for m in _NEWLINE.finditer(text[start:end]):
         pos = start + m.start()
         nxt = text[pos + 1:end].lstrip(" \t")
         if not nxt or nxt[0] == "\n":
@@ -440,7 +460,7 @@ def _line_breaks(text: str, start: int, end: int) -> list[int]:
         if nxt[0].islower():
             continue
         if (prev_line[-1] in ".:;!?\"')" or len(prev_line) <= 100 or prev_line.isupper()
-                or re.match(r"[A-Z][\w /&'()-]{0,40}:", nxt)):
+                or _FIELD_LINE.match(nxt)):
             out.append(pos)
     return out
 
@@ -480,11 +500,14 @@ def sentences(text: str, table: SectionTable | None = None) -> list[Sentence]:
     return _answer_questions(out, table)
 
 
+_BULLET = re.compile(r"\s*(?:[-*•]|\d+[.)])?\s*")
+
+
 def _add(out: list[Sentence], text: str, sec: Section, start: int, end: int, table: SectionTable,
          label_end: int | None = None) -> None:
     raw = text[start:end]
     stripped = raw.strip()
-    lead = re.match(r"\s*(?:[-*•]|\d+[.)])?\s*", raw)
+    lead = _BULLET.match(raw)
     s = start + (lead.end() if lead else 0)
     e = start + len(raw.rstrip().rstrip(",").rstrip())
     if e - s < 2 or not stripped:

@@ -300,12 +300,14 @@ def generate(graph: CaseGraph, *, seed: int = 0, source: str | None = None, roun
     if meter is not None and copy_rec is not None:
         _guard(doc, meter, copy_rec)
     if round_trip:
-        rt = round_trip_repair(doc, graph, reader)
+        expected = graph_facts(graph)
+        rd = readability(graph, expected, reader)
+        rt = _repair(doc, reader, expected, rd, BARE)
         if meter is not None and copy_rec is not None:
             before = dict(doc.levels)
             _guard(doc, meter, copy_rec)
             if doc.levels != before:
-                rt = _final_round_trip(doc, graph, reader, rt)
+                rt = _final_round_trip(doc, reader, rt, expected, rd)
         record.round_trip = rt
         violations += round_trip_violations(rt)
     if meter is not None and copy_rec is not None:
@@ -325,9 +327,14 @@ def round_trip_repair(doc: _Doc, graph: CaseGraph, reader: Reader | None = None,
                       rounds: int = BARE) -> RoundTripRecord:
     """Read the text back, compare, and write the pieces of each disagreement plainer (at most ``rounds``
     times); the record of what agreed, what was repaired and what is left."""
-    read = reader or _read
     expected = graph_facts(graph)
-    rd = readability(graph, expected, reader)
+    return _repair(doc, reader, expected, readability(graph, expected, reader), rounds)
+
+
+def _repair(doc: _Doc, reader: Reader | None, expected: list[Fact], rd: Readability, rounds: int) -> RoundTripRecord:
+    """:func:`round_trip_repair` given the graph's facts and what the reader can judge of them (computed once by
+    :func:`generate` for this and the final check)."""
+    read = reader or _read
     checkable = rd.checkable
     rec = RoundTripRecord(checked=len(checkable),
                           unverifiable=sorted(f"{f.kind}:{f.key}" for f in expected if f.ident not in checkable))
@@ -351,10 +358,9 @@ def round_trip_repair(doc: _Doc, graph: CaseGraph, reader: Reader | None = None,
     return rec
 
 
-def _final_round_trip(doc: _Doc, graph: CaseGraph, reader: Reader | None, rec: RoundTripRecord) -> RoundTripRecord:
+def _final_round_trip(doc: _Doc, reader: Reader | None, rec: RoundTripRecord, expected: list[Fact],
+                      rd: Readability) -> RoundTripRecord:
     """After the copy guard rewrote pieces, the final text's disagreements (no further repair)."""
-    expected = graph_facts(graph)
-    rd = readability(graph, expected, reader)
     found, _, _ = _evidence((reader or _read)(doc.fact_text()))
     rec.remaining = compare(expected, found, rd.checkable, rd.explained)
     rec.agreed = rec.checked - sum(1 for c in rec.remaining if c.expected is not None)

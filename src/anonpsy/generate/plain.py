@@ -264,9 +264,12 @@ def plain_family(f: FamilyHistory, v: Voice) -> str:
     return f"Family history is significant for {family_item(f, v)}."
 
 
+_DOTS_AT_END = re.compile(r"\.\.+$")
+
+
 def plain_node(g: CaseGraph, node_id: str, v: Voice) -> str:
     """The plain sentence of one node of ``g`` (``fh_<i>`` for the i-th relative's condition)."""
-    return re.sub(r"\.\.+$", ".", _plain_node(g, node_id, v))
+    return _DOTS_AT_END.sub(".", _plain_node(g, node_id, v))
 
 
 def _plain_node(g: CaseGraph, node_id: str, v: Voice) -> str:

@@ -1030,13 +1030,19 @@ def _respell(m: re.Match[str]) -> str:
         right[:1].upper() + right[1:] if word[:1].isupper() else right)
 
 
+_BLANKS = re.compile(r"[ \t]+")
+_SPACE_BEFORE_STOP = re.compile(r" ([,.;])")
+_DOTS = re.compile(r"\.\.+")
+_DOUBLE_COMMA = re.compile(r",\s*,")
+
+
 def tidy(text: str) -> str:
     if _SPELLING_SEARCH.search(text) is not None:
         text = _SPELLING_RE.sub(_respell, text)
-    text = re.sub(r"[ \t]+", " ", text)
-    text = re.sub(r" ([,.;])", r"\1", text)
-    text = re.sub(r"\.\.+", ".", text)
-    text = re.sub(r",\s*,", ",", text)
+    text = _BLANKS.sub(" ", text)
+    text = _SPACE_BEFORE_STOP.sub(r"\1", text)
+    text = _DOTS.sub(".", text)
+    text = _DOUBLE_COMMA.sub(",", text)
     return text.strip() + "\n"
 
 

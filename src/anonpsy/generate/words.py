@@ -67,12 +67,15 @@ class Voice:
 _EPONYM = re.compile(r"^[A-Z][a-z]+(?:'s|s')$|^(?:Lewy|Korsakoff|Wernicke|Asperger|Tourette|Down|Cushing|Graves)$")
 
 
+_PART_SEP = re.compile(r"([-/])")
+
+
 def clinical_case(label: str) -> str:
     """DSM-style Title Case to running-text case: 'Alcohol Use Disorder' → 'alcohol use disorder'; acronyms and
     eponyms (ADHD, Tourette's, Lewy) keep their capitals."""
     out = []
     for w in label.split(" "):
-        parts = re.split(r"([-/])", w)  # "Attention-Deficit/Hyperactivity": each part on its own
+        parts = _PART_SEP.split(w)  # "Attention-Deficit/Hyperactivity": each part on its own
         for i, part in enumerate(parts):
             core = part.strip("(),")
             if core[:1].isupper() and core[1:].islower() and not _EPONYM.match(core):

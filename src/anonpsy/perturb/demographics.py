@@ -99,7 +99,7 @@ def event_ages(graph: CaseGraph, age: int | None = None) -> list[tuple[str, floa
     return [(nid, present + s / 365) for nid, ivs in interval_index(graph).items() for s, _e in ivs if s < 0]
 
 
-def lowest_age_offset(graph: CaseGraph) -> int | None:
+def lowest_age_offset(graph: CaseGraph, texts: list[tuple[str, str]] | None = None) -> int | None:
     """The lowest age offset that keeps every event age possible (None when the age is unknown).
 
     The time since each event is fixed (durations are immutable), so every event age moves with the present age,
@@ -107,12 +107,14 @@ def lowest_age_offset(graph: CaseGraph) -> int | None:
     cannot move before birth), an event the source puts at birth or before is moved no earlier, and an age a
     phrase names ("at age 2", "his 3-year-old sister") stays at least one year, never 0 or below. Events keep
     their order and stay before the (shifted) present age by construction: they all move by the same amount.
+    ``texts``: :func:`graph_texts` of the graph, when the caller has them.
     """
     age = graph.demographics.age
     if age is None:
         return None
     bounds = [0 if a <= 0 else math.floor(-a) + 1 for _nid, a in event_ages(graph)]
-    bounds += [1 - n for _p, t in graph_texts(graph) for n in patient_age_mentions(t, age) if n >= 1]
+    bounds += [1 - n for _p, t in (graph_texts(graph) if texts is None else texts)
+               for n in patient_age_mentions(t, age) if n >= 1]
     return max(bounds, default=-age)
 
 
@@ -133,7 +135,8 @@ def _perturb_age(
     baseline = dsm_violations(graph, timed=timed)
     # Event ages move with the present age (the time since each event is fixed): no offset may put one before
     # birth, and the DSM onset rules are re-checked below at the new age.
-    lowest = lowest_age_offset(graph)
+    texts = graph_texts(graph)  # a dump of the whole graph: once for both uses below
+    lowest = lowest_age_offset(graph, texts)
     feasible = []
     for delta in range(max(lo, -age if lowest is None else lowest), hi + 1):
         if delta == 0 or tables.age_offset_allowed(age, delta):
@@ -142,7 +145,7 @@ def _perturb_age(
             feasible.append(delta)
     # A new age that equals another age mentioned in the case (a relative's, an earlier event's) would read as a
     # verbatim source age; prefer offsets that avoid them when any remain.
-    mentioned = {int(n) for _p, t in graph_texts(graph) for m in _AGE_RE.finditer(t)
+    mentioned = {int(n) for _p, t in texts for m in _AGE_RE.finditer(t)
                  for n in m.groups() if n is not None and n.isdigit()}
     distinct = [d for d in feasible if age + d not in mentioned]
     feasible = distinct or feasible

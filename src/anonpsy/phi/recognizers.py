@@ -1912,6 +1912,7 @@ class Safelist:
         lo = max(0, span.start - 60)
         hi = min(len(text), span.end + 60)
         toks = [(m.start() + lo, m.end() + lo, _norm(m.group())) for m in _SAFE_TOKEN.finditer(text[lo:hi])]
+        norms = [t[2] for t in toks]  # joined by slices below, with no generator per candidate phrase
         for i in range(len(toks)):
             if toks[i][0] > span.start:
                 break
@@ -1921,7 +1922,7 @@ class Safelist:
                 s, e = toks[i][0], toks[i + k - 1][1]
                 if e < span.end:
                     continue
-                phrase = " ".join(t[2] for t in toks[i : i + k])
+                phrase = " ".join(norms[i : i + k])
                 types = self.phrases.get(phrase)
                 if types is None and phrase.endswith("'s"):
                     types = self.phrases.get(phrase[:-2])

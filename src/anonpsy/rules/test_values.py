@@ -65,12 +65,16 @@ def alias_key(alias: str) -> str:
     return re.sub(r"[\s\-‐-―_]+", "", alias).lower()
 
 
+_SPACES = re.compile(r"\s+")
+_MICRO = re.compile(r"(?<![a-z])(?:u|mc)(?=[glmi])")
+
+
 def unit_key(unit: str) -> str:
     """Normalised form of a unit: lower case, no spaces, one spelling for micro, times and superscripts."""
-    s = re.sub(r"\s+", "", unit).lower()
+    s = _SPACES.sub("", unit).lower()
     s = s.replace("μ", "µ").replace("×", "x").replace("*", "x").replace("º", "°")
     s = s.replace("⁹", "^9").replace("³", "^3").replace("²", "2")
-    s = re.sub(r"(?<![a-z])(?:u|mc)(?=[glmi])", "µ", s)
+    s = _MICRO.sub("µ", s)
     return s
 
 

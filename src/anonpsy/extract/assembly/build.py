@@ -95,9 +95,12 @@ def read_facts(text: str, *, case_id: str = "case") -> CaseGraph:
 _UNREAD = CaseGraph(case_id="unread")
 
 
+_DISCHARGE_SUMMARY = re.compile(r"\bdischarge summary\b", re.I)
+
+
 def index_is_admission(text: str) -> bool:
     """Is the note a discharge summary (its index event the whole admission, not one visit)?"""
-    return bool(re.search(r"\bdischarge summary\b", title_line(text), re.I))
+    return bool(_DISCHARGE_SUMMARY.search(title_line(text)))
 
 
 def _extract(text: str, case_id: str, *, whole: bool, validate: bool = True) -> CaseGraph:

@@ -36,6 +36,19 @@ def _causal_cue(text: str) -> tuple[int, int] | None:
     return None if cue is None else cue.span()
 
 
+#: The symptoms of each DSM rule as headwords (lower case) and as symptom ids, by ``id`` of the rule (kept with the
+#: rule, which the loaded rule set holds as long as it is used): every read of a text that names the diagnosis asks.
+_RULE_SYMPTOMS: dict[int, tuple[dsm_rules.DsmRule, frozenset[str], frozenset[str]]] = {}
+
+
+def _rule_symptoms(rule: dsm_rules.DsmRule) -> tuple[frozenset[str], frozenset[str]]:
+    hit = _RULE_SYMPTOMS.get(id(rule))
+    if hit is None or hit[0] is not rule:
+        hit = (rule, frozenset(h.lower() for h in rule.symptoms), frozenset(f"sx_{slug(h)}" for h in rule.symptoms))
+        _RULE_SYMPTOMS[id(rule)] = hit
+    return hit[1], hit[2]
+
+
 def derive_relations(text: str, sents: list[Sentence], acc: Accumulator) -> None:
     """Deterministic relations of the collected nodes: MANIFESTS_AS from the DSM symptom sets, TREATMENT_OF from
     medication-class indications and narrative proximity, INDUCES from etiologic cues with verbatim evidence."""
@@ -45,8 +58,7 @@ def derive_relations(text: str, sents: list[Sentence], acc: Accumulator) -> None
         rule = rules.get(dx.rule_id or "")
         if rule is None:
             continue
-        wanted = {h.lower() for h in rule.symptoms}
-        wanted_ids = {f"sx_{slug(h)}" for h in rule.symptoms}
+        wanted, wanted_ids = _rule_symptoms(rule)
         for sx in acc.symptoms.values():
             if sx.headword.lower() in wanted or sx.id in wanted_ids:  # a symptom told by a name of its own
                 acc.edges.append(Edge(type=RelationType.MANIFESTS_AS, source=dx.id, target=sx.id))

@@ -51,19 +51,24 @@ _NOT_PATIENTS_BELIEF = re.compile(
 NARRATIVE_SECTIONS = {"hpi", "chief_complaint", "past_psych", "social_history", "substance"}
 
 
+_SPACES = re.compile(r"\s+")
+_LEADING_CONJUNCTION = re.compile(r"^(?:and|or|but|then|so|that)\s+", re.I)
+_TRAILING_STOP = re.compile(r"[.,;:]+([\"”’']?)$")
+
+
 def _clean_field(text: str | None, *, min_words: int = 1) -> str | None:
     """A clean STEB field: no unbalanced quotes, no leading conjunction, at most 25 whole words, no dangling
     function word at the end."""
     if not text:
         return None
-    t = re.sub(r"\s+", " ", text).strip(" ,;:-")
+    t = _SPACES.sub(" ", text).strip(" ,;:-")
     if t.count('"') % 2:
         t = t.replace('"', "")
     if (t.count("“") + t.count("”")) % 2:
         t = t.replace("“", "").replace("”", "")
     if t.count("(") != t.count(")"):
         t = t.replace("(", "").replace(")", "")
-    t = re.sub(r"^(?:and|or|but|then|so|that)\s+", "", t, flags=re.I)
+    t = _LEADING_CONJUNCTION.sub("", t)
     words = t.split()
     if len(words) > _MAX_WORDS:
         words = words[:_MAX_WORDS]
@@ -72,7 +77,7 @@ def _clean_field(text: str | None, *, min_words: int = 1) -> str | None:
                                                          "so", "because", "as", "by", "from", "my", "is", "was"}:
         words.pop()
     t = " ".join(words).strip(" ,;:-")
-    t = re.sub(r"[.,;:]+([\"”’']?)$", r"\1", t)
+    t = _TRAILING_STOP.sub(r"\1", t)
     if t.count('"') % 2:
         t = t.replace('"', "")
     return t if len(t) >= 3 and len(t.split()) >= min_words else None

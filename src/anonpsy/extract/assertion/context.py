@@ -405,6 +405,18 @@ def _item_words(item: str, dose_blind: bool) -> int:
     return sum(1 for w in words if not _DOSE_WORD.match(w.strip(",.·()")) and w.strip(",.·()"))
 
 
+_ITEM_LEAD = re.compile(r"\s*(?:(?:and/or|and|or|nor)\s+)?")
+_STOP_OR_COLON = re.compile(r"[.!?:]")
+
+
+_SENTENCE_STOP = re.compile(r"[.!?]\s")
+_ITEM_JOIN = re.compile(r"\s*(?:,\s*(?:and/or|and|or|nor)?|(?:and/or|and|or|nor|&)(?=\s))\s*")
+
+
+_ITEM_SLASHED = re.compile(r"[^,;:.!?()/]*")
+_ITEM = re.compile(r"[^,;:.!?()]*")
+
+
 def _list_span(sentence: str, start: int, end: int, dose_blind: bool = False) -> tuple[int, int]:
     """Where the list the concept at ``[start, end)`` belongs to begins and ends: the first and last of the
     short items joined to it by commas or "and"/"or" (the concept's own span when it is in no list); with
@@ -424,9 +436,9 @@ def _list_span(sentence: str, start: int, end: int, dose_blind: bool = False) ->
     cut = cut_before(start, ",;")
     if cut >= 0:
         prefix = sentence[cut + 1:start]
-        lead = re.match(r"\s*(?:(?:and/or|and|or|nor)\s+)?", prefix)
+        lead = _ITEM_LEAD.match(prefix)
         rest = prefix[lead.end() if lead else 0:]
-        if 0 < len(rest.split()) <= 3 and not re.search(r"[.!?:]", rest):
+        if 0 < len(rest.split()) <= 3 and not _STOP_OR_COLON.search(rest):
             first = cut + 1 + (lead.end() if lead else 0)
     for _ in range(16):
         m = _LIST_SEP.search(sentence, 0, first)
@@ -437,7 +449,7 @@ def _list_span(sentence: str, start: int, end: int, dose_blind: bool = False) ->
         cut = cut_before(m.start(), ",;:(")
         item = sentence[cut + 1:m.start()]
         words = item.split()
-        if not words or re.search(r"[.!?]\s", item):
+        if not words or _SENTENCE_STOP.search(item):
             break
         alts = _OR_SPLIT.split(item)
         if _item_words(item, dose_blind) > _LIST_ITEM_WORDS and len(alts) > 1 and all(
@@ -453,13 +465,13 @@ def _list_span(sentence: str, start: int, end: int, dose_blind: bool = False) ->
         first = cut + 1 + len(item) - len(item.lstrip())
     last = end
     for _ in range(16):
-        m = re.match(r"\s*(?:,\s*(?:and/or|and|or|nor)?|(?:and/or|and|or|nor|&)(?=\s))\s*", sentence[last:])
+        m = _ITEM_JOIN.match(sentence[last:])
         if (m is None or not m.group(0).strip()) and slashes and _SLASH_SEP.match(sentence, last):
             m = re.match("/", sentence[last:])
         if m is None or not m.group(0).strip():
             break
         rest = sentence[last + m.end():]
-        nxt = re.match(r"[^,;:.!?()/]*" if slashes else r"[^,;:.!?()]*", rest)
+        nxt = (_ITEM_SLASHED if slashes else _ITEM).match(rest)
         item = nxt.group(0) if nxt else ""
         if not item.split() or _item_words(item, dose_blind) > _LIST_ITEM_WORDS:
             break

@@ -214,6 +214,12 @@ def _abbreviation_senses() -> dict[tuple[str, str], tuple[re.Pattern[str] | None
             for k, v in cues.items()}
 
 
+def prepare_tables() -> None:
+    """Build the tables read only on some notes (the cues of an abbreviation's other senses are first needed on
+    the first diagnosis abbreviation in capitals), so that a long-running process builds them once, up front."""
+    _abbreviation_senses()
+
+
 def _shouting(text: str) -> bool:
     """Is the text written in capitals (most of its letters, and enough of them to tell)?"""
     letters = [c for c in text if c.isalpha()]

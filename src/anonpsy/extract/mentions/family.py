@@ -40,6 +40,11 @@ def member_before(text: str, pos: int) -> str | None:
     return re.sub(r"\s+", " ", found.lower()) if found else None
 
 
+_QUOTES = re.compile(r"[\"“”]")
+_EPONYM_POSSESSIVE = re.compile(r"(\w)['’]s\s+(disease|syndrome|disorder|dementia|chorea|palsy)\b")
+_SPACES = re.compile(r"\s+")
+
+
 def normalize_condition(label: str) -> str:
     """A family-history condition as a short lowercase label; eponyms lose the possessive ("Parkinson's disease"
     → "parkinson disease").
@@ -47,9 +52,9 @@ def normalize_condition(label: str) -> str:
     >>> normalize_condition('"Bad nerves"')
     'bad nerves'
     """
-    t = re.sub(r"[\"“”]", "", label).strip(" .,;:").lower()
-    t = re.sub(r"(\w)['’]s\s+(disease|syndrome|disorder|dementia|chorea|palsy)\b", r"\1 \2", t)
-    return re.sub(r"\s+", " ", t)
+    t = _QUOTES.sub("", label).strip(" .,;:").lower()
+    t = _EPONYM_POSSESSIVE.sub(r"\1 \2", t)
+    return _SPACES.sub(" ", t)
 
 
 def family_conditions(sentence: str) -> list[tuple[str, str]]:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from anonpsy.caseless import Caseless
 from anonpsy.graph import Evidence, Omission, ReferenceFlag, TestKind, TestValue
 from anonpsy.perturb.anchors import find_anchors
 from anonpsy.perturb.test_values import ValueMention, find_values, unit_at
@@ -294,6 +295,9 @@ _LIST_END = re.compile(r"[.;]|\b(?:but|however|which|although|though|while|and (
                        r"patient|was|is|has|had|will))\b|\bon (?:the |a |)(?:admission|arrival)\b", re.I)
 
 
+_SCREEN_CUE = Caseless(re.compile(r"screen|tox|UDS|panel", re.I))
+
+
 def screen_result_spans(text: str) -> list[tuple[int, int]]:
     """Spans of ``text`` that list what a drug screen found or did not find ("Urine drug screen was positive for
     cocaine and marijuana": "cocaine and marijuana"). A substance named there is a test's result: the patient's
@@ -305,7 +309,7 @@ def screen_result_spans(text: str) -> list[tuple[int, int]]:
     >>> screen_result_spans("He was positive for cocaine use in the past.")
     []
     """
-    if not re.search(r"screen|tox|UDS|panel", text, re.I):
+    if not _SCREEN_CUE.search(text):
         return []
     out: list[tuple[int, int]] = []
     for m in _SCREEN_THEN_LIST.finditer(text):

@@ -70,6 +70,9 @@ _QUALIFIER = re.compile(r"\bfor\s+(?:at least|roughly|approximately|about|around
                         r"eight|nine|ten|several|a few|many)", re.I)
 
 
+_NUMERIC_DATE_RE = re.compile(_NUMERIC_DATE)
+
+
 def visit_date(text: str) -> date | None:
     """Day 0 as a calendar date: a ``Date:`` / ``Date of evaluation:`` / ``Admission date:`` header, else the
     date the patient was "seen on" in the narrative, else the first full date in the heading lines that is not a
@@ -84,7 +87,7 @@ def visit_date(text: str) -> date | None:
             d = _mdy(m.group(1), m.group(2), m.group(3))
             if d is not None:
                 return d
-    for m in re.finditer(_NUMERIC_DATE, text[:400]):
+    for m in _NUMERIC_DATE_RE.finditer(text[:400]):
         if _DOB.search(text[max(0, m.start() - 20):m.start()]):
             continue
         d = _mdy(m.group(1), m.group(2), m.group(3))
@@ -225,6 +228,12 @@ def time_mentions(text: str, *, age: int | None, visit: date | None) -> list[Tim
     return list(_time_mentions(text, age, visit))
 
 
+_CLAUSE_PART = re.compile(r"[^;,()]+")
+
+
+_SINCE_WORD = re.compile(r"\bsince\b", re.I)
+
+
 @lru_cache(maxsize=4096)
 def _time_mentions(text: str, age: int | None, visit: date | None) -> tuple[TimeMention, ...]:
     # every read of the text (the source, the output, each probe) asks again about the same sentences
@@ -253,29 +262,32 @@ def _time_mentions(text: str, age: int | None, visit: date | None) -> tuple[Time
             off = 0 if word in ("this morning", "admission") else -1
             out.append(TimeMention(m.start(), m.end(), TimeSpec(off, None, unit, ongoing=True)))
     # Relative expressions: scan clause by clause so that each finds its own position.
-    for cm in re.finditer(r"[^;,()]+", text):
+    for cm in _CLAUSE_PART.finditer(text):
         frag = _QUALIFIER.sub(lambda q: "for " + " " * (len(q.group(0)) - 4), cm.group(0))
         spec = parse_expression(frag, age=age)
         if spec is None or _overlaps(out, cm.start(), cm.end(), strict=True):
             continue
         lo, hi = _narrow(frag, spec, age)
-        if re.search(r"\bsince\b", frag[max(0, lo - 12):hi], re.I) and not spec.ongoing and spec.offset <= 0:
+        if _SINCE_WORD.search(frag[max(0, lo - 12):hi]) and not spec.ongoing and spec.offset <= 0:
             spec = TimeSpec(spec.offset, None, spec.unit, ongoing=True, coarse=spec.coarse)
         if not _overlaps(out, cm.start() + lo, cm.start() + hi):
             out.append(TimeMention(cm.start() + lo, cm.start() + hi, spec))
     return tuple(sorted(out, key=lambda t: t.start))
 
 
+_WORD = re.compile(r"\S+")
+
+
 def _narrow(frag: str, spec: TimeSpec, age: int | None) -> tuple[int, int]:
     """The smallest word-aligned window of ``frag`` that still parses to ``spec``."""
-    starts = [m.start() for m in re.finditer(r"\S+", frag)]
+    starts = [m.start() for m in _WORD.finditer(frag)]
     lo = 0
     for i in reversed(starts):
         if parse_expression(frag[i:], age=age) == spec:
             lo = i
             break
     hi = len(frag)
-    for m in re.finditer(r"\S+", frag[lo:]):
+    for m in _WORD.finditer(frag[lo:]):
         j = lo + m.end()
         if parse_expression(frag[lo:j], age=age) == spec:
             hi = j
