@@ -203,7 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--presidio", metavar="JSON", help="speak presidio-research's synth_dataset_v2.json instead")
     ap.add_argument("--words-cache", metavar="DIR",
                     help="keep each dictation's recognised words here and reuse them on the next run (same "
-                         "recogniser and version only): measures detection, gap and margin changes quickly")
+                         "recogniser and version only; a combined recogniser's readings are kept per "
+                         "recogniser): measures detection, gap and margin changes quickly")
     ap.add_argument("--rtf", action="store_true", help="measure the real-time factor of a 60 s dictation")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
