@@ -349,6 +349,9 @@ def _found(fn: Any, text: str) -> list[str]:
         # a lower-case word no dictionary or clinical lexicon lists, after the preposition or one short word
         ("He lives on Einzro in his kinaporgal. She", ["his kinaporgal."]),
         ("He was born in zarakovny, she", ["zarakovny,"]),
+        # ... and the place's next word heard as an ordinary word when it closes the sentence
+        ("He lives on, wolf springs in, barrague burgers. He was calm", ["barrague burgers."]),
+        ("He was born in zarakovny burgers and fries.", ["zarakovny"]),
         ("improvement in akathisia and in hypomanic states, started in sertraline", []),
         ("she lives in the basement", []),
         ("she is in his, kinaporgal", []),
@@ -386,6 +389,18 @@ def test_a_cue_phrase_after_a_preposition_is_not_a_place() -> None:
          ["eighty-seven cents and crescent, unit thirty-five-may,"]),
         ("She took twenty pills and drove to the court.", []),
         ("Ten minutes and a drive home.", []),
+        # a street type heard as a word that sounds like it, after a house number and a capitalised name
+        ("Police found him outside, five hundred Philip's screen last night.",
+         ["five hundred Philip's screen"]),
+        ("She lives at 9877 North Robbers and Ram with her mother.", ["9877 North Robbers and Ram"]),
+        # ... never without a capitalised name, nor after a dose
+        ("outside, five hundred philip's screen last night.", []),
+        ("He was started on five milligrams, Worms daily.", []),
+        ("She drank five beers a night.", []),
+        # a street name heard as two syllable words right after a house number of two number words or more
+        ("She lived at seven, seven, nine, zero, nine, and a row with her mother.",
+         ["seven, seven, nine, zero, nine, and a row"]),
+        ("She missed three in a row.", []),
         # a street type word in ordinary speech is not an address
         ("She walks in the park every day.", []),
         ("She is over the hill and tired.", []),
@@ -435,6 +450,10 @@ def test_a_gap_next_to_an_identifier_is_muted_with_it() -> None:
         ("She lives at eighty five Hawkins Ring, apartment ten", ["Hawkins Ring,"], ["eighty five Hawkins Ring,"]),
         # a made-up lower-case word after the number is the street's name as heard
         ("Police found him outside forty two zarakovny last night", [], ["forty two zarakovny"]),
+        # the street type heard as a word that sounds like it, or written together with the name's last letter
+        ("Police found him outside forty two zarakovny rode last night", [], ["forty two zarakovny rode"]),
+        ("Police found him outside fifty mariaters away last night", [], ["fifty mariaters away"]),
+        ("Police found him outside fifty mariaters alone last night", [], ["fifty mariaters"]),
         # a comma after the number, a name that no number precedes, an ordinary word: no address
         ("She is forty two, Jason called", ["Jason"], []),
         ("Her brother Jason and her mother called", ["Jason"], []),
@@ -763,3 +782,27 @@ def test_a_day_written_with_its_misheard_month_before_a_year_is_a_date() -> None
     assert found == ["ten-thoregist, nineteen fifty six,"]
     words = _words("a well-known, nineteen fifty six")
     assert misheard_month_date_hits(words) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "towns"),
+    [
+        # the town after an address's "in" or comma, heard as ordinary words up to the sentence's end
+        ("He lives on North Oscarlaine in our heavy. The account", ["our heavy."]),
+        ("Her address is four Oak Street, Salem Mass. She", ["Salem Mass."]),
+        # an ordinary phrase, a clause or a sentence that goes on is no town
+        ("He lives on North Oscarlaine in his car. The", []),
+        ("He lives on North Oscarlaine in a shelter. The", []),
+        ("He lives on North Oscarlaine in our heavy rain and wind today. The", []),
+        ("He lives on North Oscarlaine, she said. The", []),
+    ],
+)
+def test_the_town_after_an_address(text: str, towns: list[str]) -> None:
+    from anonpsy.audio.detect import address_town_hits
+
+    words = _words(text)
+    street = next(k for k, w in enumerate(words) if w.text.strip(",") in ("Oscarlaine", "Street"))
+    address = WordHit(street - 2, street, "ADDRESS", "phi", "rules:test")
+    found = [" ".join(w.text for w in words[h.first : h.last + 1]) for h in address_town_hits(words, [address])]
+    assert found == towns
+    assert all(h.type == "LOCATION" for h in address_town_hits(words, [address]))

@@ -86,8 +86,7 @@ def _run_corpus(n: int, seed: int, margin_ms: int, asr: str, skip: frozenset[str
             result = through_transcription_server(d, skip=skip, settings=settings)
         elif cache and not presidio:
             os.makedirs(cache, exist_ok=True)
-            tag = f"{_described(rec, asr).split(' (')[0].replace(' ', '-')}-seed{seed}-{i}.json"
-            result = deidentify(audio, _Replay(rec, os.path.join(cache, tag)), settings)
+            result = deidentify(audio, _cached(rec, cache, f"seed{seed}-{i}"), settings)
         else:
             result = deidentify(audio, rec, settings)
         proc_s += time.process_time() - t
@@ -119,6 +118,17 @@ def _run_corpus(n: int, seed: int, margin_ms: int, asr: str, skip: frozenset[str
     for voice, m in sorted(per_voice.items()):
         print(f"  {voice:16s} muted {m.phi_muted:3d}/{m.phi_spans:3d} = {m.muted_share:6.1%}  kept {m.kept_share:6.1%}")
     return 0
+
+
+def _cached(rec: Any, cache: str, key: str) -> Any:
+    """``rec`` answering from the words cache: a combined recogniser's readings are kept per recogniser, so a
+    second reading reuses the primary's words recorded by a run of the primary alone, and the reverse."""
+    from anonpsy.audio.asr import CombinedRecognizer
+
+    if isinstance(rec, CombinedRecognizer):
+        return CombinedRecognizer(_cached(rec.primary, cache, key), *(_cached(o, cache, key) for o in rec.others))
+    tag = f"{_described(rec, rec.name).split(' (')[0].replace(' ', '-')}-{key}.json"
+    return _Replay(rec, os.path.join(cache, tag))
 
 
 def _described(rec: object, asr: str) -> str:
@@ -193,7 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--presidio", metavar="JSON", help="speak presidio-research's synth_dataset_v2.json instead")
     ap.add_argument("--words-cache", metavar="DIR",
                     help="keep each dictation's recognised words here and reuse them on the next run (same "
-                         "recogniser and version only): measures detection, gap and margin changes quickly")
+                         "recogniser and version only; a combined recogniser's readings are kept per "
+                         "recogniser): measures detection, gap and margin changes quickly")
     ap.add_argument("--rtf", action="store_true", help="measure the real-time factor of a 60 s dictation")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)

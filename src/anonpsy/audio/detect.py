@@ -426,6 +426,15 @@ def _place_after_comma(words: Sequence[Word], last: int, placelike: Callable[[in
     return last
 
 
+def _sentence_tail(words: Sequence[Word], last: int) -> int:
+    """``last + 1`` when that word closes the sentence and nothing closes the phrase before it: the next word of a
+    place spelled as heard, heard as an ordinary word ("in, barrague burgers." for "in Barra do Bugres.")."""
+    if last + 1 < len(words) and not _ends(words[last].text, _PHRASE_END) \
+            and _ends(words[last + 1].text, _SENTENCE_END):
+        return last + 1
+    return last
+
+
 def place_hits(words: Sequence[Word], cues: CueSet | None = None) -> list[WordHit]:
     """Capitalised words after "in", "from", "near" in the middle of a sentence: a place, known word or not.
 
@@ -438,7 +447,9 @@ def place_hits(words: Sequence[Word], cues: CueSet | None = None) -> list[WordHi
     nor the clinical lexicons list, right after the preposition or after one short word ("in his kinaporgal."
     for "in Ischia Porto"), is a place spelled as heard (:func:`_rare_lower`). Words that make up a cue's ``after``
     phrase with the preposition ("from Social Work", which says that a name comes before it) are context, not a
-    place. A place closed by a comma takes the wider place after it (:func:`_place_after_comma`). Inactive on
+    place. A place closed by a comma takes the wider place after it (:func:`_place_after_comma`); a place
+    spelled as heard or after a broken-off preposition takes the next word when that word ends the sentence
+    (:func:`_sentence_tail`). Inactive on
     transcripts without capitals.
     """
     from anonpsy.audio.spoken import MONTHS, WEEKDAYS
@@ -479,10 +490,12 @@ def place_hits(words: Sequence[Word], cues: CueSet | None = None) -> list[WordHi
                 if rare is None:
                     k += 1
                     continue
+                rare = _sentence_tail(words, rare)
                 out.append(WordHit(k, rare, "LOCATION", "phi", "rules:audio.place-spelled-as-heard"))
                 k = rare + 1
                 continue
             if not _safelisted(words, reach, reach):
+                reach = _sentence_tail(words, reach)
                 out.append(WordHit(k, reach, "LOCATION", "phi", "rules:audio.place-after-broken-preposition"))
             k = reach + 1
             continue
@@ -596,6 +609,38 @@ def _glued_number(c: str, known: frozenset[str]) -> bool:
         and any(p.isalpha() and p not in known for p in rest)
 
 
+#: Words of amount and time that follow a number in ordinary speech ("two more weeks", "five beers a night"): never
+#: a street type heard as another word.
+_NOT_STREET_TYPES = frozenset({"day", "days", "week", "weeks", "month", "months", "year", "years", "night", "nights",
+                               "time", "times", "hour", "hours", "minute", "minutes", "dose", "doses", "pill", "pills",
+                               "drink", "drinks", "milligram", "milligrams", "tablet", "tablets", "mile", "miles",
+                               "session", "sessions", "visit", "visits", "point", "points", "percent", "daily",
+                               "weekly", "nightly", "monthly", "hourly", "once", "twice"})
+
+
+def _street_type_heard_as(words: Sequence[Word], k: int, cores: Sequence[str], types: frozenset[str]) -> bool:
+    """Is word ``k`` a street type the recogniser wrote as a word that sounds like it ("Philip's screen" for
+    "Phillips Green", "Robbers and Ram" for "Roberson Ramp")? Only a lower- or upper-case word of letters that is
+    no number, clause or amount word; the caller reads it only after a house number and a capitalised name."""
+    from anonpsy.audio.cues import is_number_word
+    from anonpsy.audio.phonetic import sounds_like
+
+    c = cores[k]
+    if (len(c) < 3 or not c.replace("'", "").isalpha() or is_number_word(c) or c in _CLAUSE_WORDS
+            or c in _NOT_STREET_TYPES or c in _SYLLABLE_WORDS):
+        return False
+    # cheap context check first: a number word within the four words before it
+    if not any(is_number_word(cores[m]) for m in range(max(0, k - 5), k)):
+        return False
+    return sounds_like(words[k].text, sorted(types)) is not None
+
+
+def _type_with_syllable(c: str, types: frozenset[str]) -> bool:
+    """A street type written together with one or two letters of the name's last syllable before it ("away" for
+    "Teresa Way")."""
+    return any(c[i:] in types and len(c) - i >= 3 for i in (1, 2) if len(c) > i)
+
+
 #: Short function words a recogniser writes for an unstressed syllable of a street name it does not know
 #: ("eighty seven Svensson Crescent" heard as "eighty-seven cents and crescent").
 _SYLLABLE_WORDS = frozenset({"and", "an", "in", "on", "a"})
@@ -611,7 +656,9 @@ def street_address_hits(words: Sequence[Word]) -> list[WordHit]:
     One short function word among the name words ("eighty-seven cents and crescent") is part of the name when
     a house number comes before it (:data:`_SYLLABLE_WORDS`).
     A house number glued to an unknown street name in one hyphenated word ("outside twenty-three-thirty-tenmy
-    parkway") is a house number (:func:`_glued_number`).
+    parkway") is a house number (:func:`_glued_number`). After a house number and a capitalised name word, a word
+    that sounds like a street type is one ("five hundred Philip's screen" for "five hundred Phillips Green",
+    :func:`_street_type_heard_as`).
     """
     from anonpsy.audio.cues import is_number_word
 
@@ -621,8 +668,11 @@ def street_address_hits(words: Sequence[Word]) -> list[WordHit]:
     cores = [_core(w.text) for w in words]
     out: list[WordHit] = []
     for k in range(1, n):
+        heard_as = False
         if cores[k] not in types:
-            continue
+            if not _street_type_heard_as(words, k, cores, types):
+                continue
+            heard_as = True
         first = k
         j = k - 1
         names = 0
@@ -630,9 +680,15 @@ def street_address_hits(words: Sequence[Word]) -> list[WordHit]:
         while j >= 0 and names < 3 and not _ends(words[j].text, _SENTENCE_END) \
                 and not is_number_word(cores[j]) and cores[j] not in types:
             if cores[j] in _CLAUSE_WORDS:
-                if crossed is not None or cores[j] not in _SYLLABLE_WORDS or _ends(words[j].text, _PHRASE_END):
+                if cores[j] not in _SYLLABLE_WORDS or _ends(words[j].text, _PHRASE_END):
                     break
-                crossed = (first, j, names)
+                if crossed is not None and not (names == 1 and j >= 2 and is_number_word(cores[j - 1])
+                                                and is_number_word(cores[j - 2])):
+                    # a second syllable word only where the whole name was heard as two of them right after a
+                    # house number of two number words or more ("seven, seven, nine, and a row" for "... Amor Row")
+                    break
+                if crossed is None:
+                    crossed = (first, j, names)
             first = j
             names += 1
             j -= 1
@@ -649,6 +705,11 @@ def street_address_hits(words: Sequence[Word]) -> list[WordHit]:
                 first = j
                 j -= 1
         if not names or (crossed is not None and names < 2):
+            continue
+        if heard_as and not (numbers and any(_capitalised(words[m].text) for m in range(first + numbers, k))
+                             and not any(cores[m] in _NOT_STREET_TYPES for m in range(first, k))):
+            # a street type heard as another word is read only after a house number and a capitalised name, and
+            # never after a dose or an amount ("five milligrams, Worms daily")
             continue
         glued = [g for g in range(first, k) if _glued_number(cores[g], known)] if not numbers else []
         if glued:  # "outside twenty-three-thirty-tenmy parkway": the house number written into the name's word
@@ -677,12 +738,14 @@ def house_number_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[Wo
     word no dictionary or clinical lexicon lists ("ten hundred nickel-a-ro" for "ten hundred Nikola Row"),
     and the street type as a short function word or not at all. Spoken number words directly before such a
     word, with no comma between, are its house number: the hit runs from the number over up to three name
-    words, and over one short function word after them that stands where the street type was said
-    (:data:`_SYLLABLE_WORDS`), within the phrase.
+    words, and over one word after them that stands where the street type was said, within the phrase: a short
+    function word (:data:`_SYLLABLE_WORDS`), a word that sounds like a street type, or a street type written
+    with the name's last letters ("fifty mariaters away" for "fifty Maria Teresa Way").
     """
     from anonpsy.audio.cues import is_number_word, is_numberish
 
     known = lexicon()
+    types = street_suffixes()
     n = len(words)
     cores = [_core(w.text) for w in words]
     named = {k for h in hits if h.type in _STREET_NAME_TYPES for k in range(h.first, h.last + 1)}
@@ -716,9 +779,49 @@ def house_number_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[Wo
         last = k
         while last + 1 < n and last - k < 2 and not _ends(words[last].text, _PHRASE_END) and streetlike(last + 1):
             last += 1
-        if last + 1 < n and not _ends(words[last].text, _PHRASE_END) and cores[last + 1] in _SYLLABLE_WORDS:
+        if last + 1 < n and not _ends(words[last].text, _PHRASE_END) and (
+            cores[last + 1] in _SYLLABLE_WORDS or _type_with_syllable(cores[last + 1], types)
+            or _street_type_heard_as(words, last + 1, cores, types)
+        ):
             last += 1
         out.append(WordHit(first, last, "ADDRESS", "phi", "rules:audio.house-number"))
+    return out
+
+
+#: Words after an address's "in" or comma that open an ordinary phrase, not a town ("in his car.").
+_NOT_TOWN_OPENERS = _CLAUSE_WORDS | _ARTICLES | frozenset({"their", "its", "this", "that", "there", "then"})
+#: Words a town after an address may run to: a town's name heard as ordinary words ("in our heavy.").
+_TOWN_WORDS = 3
+
+
+def address_town_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[WordHit]:
+    """The town said after an address, heard as ordinary words ("lives on North Oscarlaine in our heavy." for
+    "... in Arhavi."): after an address the other rules found, "in" or the address's comma, then up to
+    :data:`_TOWN_WORDS` words that close the sentence, none of them a clause word, an article or a number."""
+    from anonpsy.audio.cues import is_numberish
+
+    n = len(words)
+    cores = [_core(w.text) for w in words]
+    out: list[WordHit] = []
+    for h in hits:
+        e = h.last
+        if h.type != "ADDRESS" or e + 1 >= n or _ends(words[e].text, _SENTENCE_END):
+            continue
+        if _ends(words[e].text, (",",)):
+            start = e + 1
+        elif cores[e + 1] == "in" and not _ends(words[e + 1].text, _PHRASE_END):
+            start = e + 2
+        else:
+            continue
+        end = next((m for m in range(start, min(n, start + _TOWN_WORDS)) if _ends(words[m].text, _PHRASE_END)), None)
+        if end is None or not _ends(words[end].text, _SENTENCE_END):
+            continue
+        span = range(start, end + 1)
+        if cores[start] in _NOT_TOWN_OPENERS or any(cores[m] in _CLAUSE_WORDS or is_numberish(cores[m])
+                                                    for m in span):
+            continue
+        if not _safelisted(words, start, end):
+            out.append(WordHit(start, end, "LOCATION", "phi", "rules:audio.address-town"))
     return out
 
 
@@ -1247,6 +1350,7 @@ def detect_words(
     hits += number_edge_hits(words, hits)
     hits += name_extensions(words, hits, cues)
     hits += house_number_hits(words, hits)
+    hits += address_town_hits(words, hits)
     if llm_detector is not None and words:
         hits += llm_hits(norm, hits, llm_detector, on_llm_failure)
     hits.sort(key=lambda h: (h.first, h.last, h.type, h.detector))
@@ -1257,6 +1361,7 @@ __all__ = [
     "AnalyzeFn",
     "OnLLMFailure",
     "WordHit",
+    "address_town_hits",
     "analyzer_hits",
     "cue_hits",
     "detect_words",
