@@ -144,3 +144,19 @@ def test_a_condition_takes_its_most_specific_confirmed_name(note: str, pid: str,
 def test_a_possible_specific_name_does_not_rename_a_confirmed_condition() -> None:
     past = _past("DIAGNOSES: Brain tumor.\nHISTORY: It may be a meningioma.")
     assert past.get("ph_brain_tumor") == "brain tumor", past
+
+
+def test_a_brain_injury_keeps_its_clinical_name() -> None:
+    g = extract(HEAD + "HISTORY: A concussion was diagnosed after the fall last month.")
+    assert [s.headword for s in g.symptoms] == ["concussion"]
+    from anonpsy.pipeline import deid_text
+
+    assert "concussion" in deid_text(HEAD + "HISTORY: A concussion was diagnosed after the fall last month.",
+                                     seed=0, case_id="t").text.lower()
+
+
+def test_restless_leg_syndrome_in_the_singular_is_the_dsm_diagnosis() -> None:
+    from anonpsy.extract.mentions.diagnoses import find_diagnoses
+
+    assert find_diagnoses("Restless leg syndrome.", "past_medical") == [(0, 21, "restless_legs_syndrome")]
+    assert "Restless Legs Syndrome" in _past("PAST MEDICAL HISTORY: Restless leg syndrome.").values()
