@@ -160,3 +160,9 @@ def test_restless_leg_syndrome_in_the_singular_is_the_dsm_diagnosis() -> None:
 
     assert find_diagnoses("Restless leg syndrome.", "past_medical") == [(0, 21, "restless_legs_syndrome")]
     assert "Restless Legs Syndrome" in _past("PAST MEDICAL HISTORY: Restless leg syndrome.").values()
+
+
+def test_alcohol_withdrawal_seizures_are_alcohol_withdrawal() -> None:
+    from anonpsy.extract.mentions.diagnoses import find_diagnoses
+
+    assert [r for _s, _e, r in find_diagnoses("History of alcohol withdrawal seizures.")] == ["alcohol_withdrawal"]
