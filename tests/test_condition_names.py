@@ -107,3 +107,62 @@ def test_condition_name_copies_only_a_grade_a_side_and_the_phrase(before: list[s
                      for w in re.findall(r"[\w'’-]+", s.lower())}
     for w in re.findall(r"[^\s()]+", name):
         assert w in _ALLOWED or w in lexicon_words or all(p in _ALLOWED for p in w.split("-")), (text, name)
+
+
+@pytest.mark.parametrize(("note", "pid", "name"), [
+    # a name typed in capitals is the name, not an abbreviation of the headword
+    ("IMPRESSION: GLIOBLASTOMA MULTIFORME.", "ph_brain_tumor", "glioblastoma multiforme"),
+    ("IMPRESSION: CEREBROVASCULAR ACCIDENT.", "ph_stroke", "cerebrovascular accident"),
+    # a short abbreviation in capitals still names the headword
+    ("IMPRESSION: CVA.", "ph_stroke", "stroke"),
+    # an eponym keeps its possessive
+    ("PAST MEDICAL HISTORY: Parkinson's disease.", "ph_parkinson_disease", "parkinson's disease"),
+    ("PAST MEDICAL HISTORY: Parkinson disease.", "ph_parkinson_disease", "parkinson disease"),
+])
+def test_a_condition_is_named_as_written(note: str, pid: str, name: str) -> None:
+    past = _past(note)
+    assert past.get(pid) == name, past
+
+
+@pytest.mark.parametrize(("note", "pid", "name"), [
+    # a named type later in the note renames the entry's generic headword
+    ("DIAGNOSES: Brain tumor of the left temporal lobe. Glioblastoma multiforme on frozen section.",
+     "ph_brain_tumor", "glioblastoma multiforme"),
+    # the assessment's name of the diagnosis over a name of the history
+    ("HISTORY: He has had sciatica for years.\nASSESSMENT: Lumbar radiculopathy.", "ph_radiculopathy",
+     "lumbar radiculopathy"),
+    # a generic name never replaces a specific one
+    ("HISTORY: He had a glioblastoma resected in 2019.\nASSESSMENT: Brain tumor.", "ph_brain_tumor", "glioblastoma"),
+    # the first of two names of the same rank stays
+    ("PAST MEDICAL HISTORY: Meningioma. Glioma.", "ph_brain_tumor", "meningioma"),
+])
+def test_a_condition_takes_its_most_specific_confirmed_name(note: str, pid: str, name: str) -> None:
+    past = _past(note)
+    assert past.get(pid) == name, past
+
+
+def test_a_possible_specific_name_does_not_rename_a_confirmed_condition() -> None:
+    past = _past("DIAGNOSES: Brain tumor.\nHISTORY: It may be a meningioma.")
+    assert past.get("ph_brain_tumor") == "brain tumor", past
+
+
+def test_a_brain_injury_keeps_its_clinical_name() -> None:
+    g = extract(HEAD + "HISTORY: A concussion was diagnosed after the fall last month.")
+    assert [s.headword for s in g.symptoms] == ["concussion"]
+    from anonpsy.pipeline import deid_text
+
+    assert "concussion" in deid_text(HEAD + "HISTORY: A concussion was diagnosed after the fall last month.",
+                                     seed=0, case_id="t").text.lower()
+
+
+def test_restless_leg_syndrome_in_the_singular_is_the_dsm_diagnosis() -> None:
+    from anonpsy.extract.mentions.diagnoses import find_diagnoses
+
+    assert find_diagnoses("Restless leg syndrome.", "past_medical") == [(0, 21, "restless_legs_syndrome")]
+    assert "Restless Legs Syndrome" in _past("PAST MEDICAL HISTORY: Restless leg syndrome.").values()
+
+
+def test_alcohol_withdrawal_seizures_are_alcohol_withdrawal() -> None:
+    from anonpsy.extract.mentions.diagnoses import find_diagnoses
+
+    assert [r for _s, _e, r in find_diagnoses("History of alcohol withdrawal seizures.")] == ["alcohol_withdrawal"]

@@ -76,6 +76,7 @@ class Accumulator:
     group_votes: list[tuple[frozenset[str], Decision[TreatmentStatus]]] = field(default_factory=list)
     condition_votes: dict[str, list[DiagnosisVote]] = field(default_factory=dict)  # medical comorbidities
     condition_names: dict[str, str] = field(default_factory=dict)  # condition id -> lexicon phrasing used
+    condition_name_ranks: dict[str, tuple[int, int]] = field(default_factory=dict)  # condition id -> its name's rank
     condition_denials: dict[str, tuple[Evidence, str]] = field(default_factory=dict)  # id -> first denial
     #: (condition id, sentence index) of an event the presentation's work-up found ("MRI revealed a right SDH")
     condition_findings_now: set[tuple[str, int]] = field(default_factory=set)

@@ -288,9 +288,32 @@ def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
             continue
         spec = mention.time.spec if mention.time is not None else None
         acc.condition_votes.setdefault(m.id, []).append(DiagnosisVote(status, s.index, s.text.strip(), spec))
-        acc.condition_names.setdefault(m.id, condition_name(m, s.text))
+        _name_condition(acc, m, condition_name(m, s.text), status, s.section)
         if spec is None and found_now(s.text, m, s.section):
             acc.condition_findings_now.add((m.id, s.index))
+
+
+def _name_condition(acc: Accumulator, m: lexicon.TermMatch, name: str, status: DiagnosisStatus,
+                    section: str | None) -> None:
+    """Keep the condition's best name: a later confirmed mention renames it when its name is more specific (a
+    named type, "glioblastoma multiforme", over the entry's generic headword, "brain tumor"), or as specific and
+    written in the diagnosis list or the assessment (the diagnosis made, "lumbar radiculopathy", over a name of
+    the history, "sciatica"). A name of a possible or ruled-out mention never replaces one."""
+    rank = _name_rank(m.id, name, status, section)
+    held = acc.condition_name_ranks.get(m.id)
+    if held is None or rank > held:
+        acc.condition_names[m.id] = name
+        acc.condition_name_ranks[m.id] = rank
+
+
+def _name_rank(cid: str, name: str, status: DiagnosisStatus, section: str | None) -> tuple[int, int]:
+    """(specific, stated in a deciding section) of one confirmed name; (-1, -1) for a name of an uncertain
+    mention, which only names a condition no confirmed mention names."""
+    if status.certainty is None or status.certainty.value != Certainty.confirmed:
+        return (-1, -1)
+    head = condition_entry(cid).headword.lower()
+    generic = re.sub(r"\s*\(.*\)$", "", name.lower()).strip() in {head, f"{head}s"}
+    return (0 if generic else 1, 1 if section in deciding_sections() else 0)
 
 
 #: Sections that tell the presentation: an event a study of it found is the patient's now.
@@ -387,12 +410,19 @@ def condition_name(m: lexicon.TermMatch, text: str | None = None) -> str:
         if site is None and set(surface.lower().split()) <= words:
             return m.headword
         return f"{prefix} {surface.lower()} ({m.headword})" if prefix else f"{surface.lower()} ({m.headword})"
-    if surface.isupper() or len(surface) <= 4 or _ADJECTIVE.match(surface):
+    if _abbreviation(surface) or len(surface) <= 4 or _ADJECTIVE.match(surface):
         # an abbreviation keeps its side and grade ("right SDH" -> "right subdural hematoma")
         return f"{prefix} {m.headword}" if prefix and surface.isupper() else m.headword
-    name = re.sub(r"[’']s\b", "", surface.lower())
+    # a name typed in capitals ("IMPRESSION: GLIOBLASTOMA MULTIFORME") is that name, not an abbreviation; an
+    # eponym keeps its possessive as written ("Parkinson's disease")
+    name = surface.lower().replace("’", "'")
     name = f"{prefix} {name}" if prefix else name
     return f"{name} ({m.headword})" if _finding_key(surface) in _condition_findings().get(m.id, ()) else name
+
+
+def _abbreviation(surface: str) -> bool:
+    """Is a surface in capitals an abbreviation ("CVA", "SDH", "TIAs"), not a whole name typed in capitals?"""
+    return surface.isupper() and " " not in surface and len(surface.rstrip("s")) <= 6
 
 
 def symptom_name(m: lexicon.TermMatch, text: str) -> str | None:
