@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import corpus_sweep as cs  # noqa: E402
+import corpus_sweep as cs
 
 
 def draw_held_out(seed: int, n: int) -> list[str]:
