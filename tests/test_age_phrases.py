@@ -57,6 +57,9 @@ RANGE_FORMS = [
     ("He spoke first words between 1 and 2 years of age.", "first words at an earlier age."),
     ("She used cannabis between ages 12 and 14.", "cannabis at an earlier age."),
     ("He drank from the ages of 15 to 18.", "from an earlier age."),
+    # the unit after "the age of" goes with the age ("at an earlier age years" otherwise)
+    ("He began drinking at the age of 14 years.", "drinking at an earlier age."),
+    ("He began drinking at the age of 14 years old.", "drinking at an earlier age."),
 ]
 
 

@@ -228,6 +228,35 @@ def test_a_prescription_field_label_names_the_prescribed_drug() -> None:
     assert treatment_status(_mention("Lithium level: pending.", "Lithium")) is None
 
 
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("PLAN: Trial of gabapentin 300 mg at bedtime.", {"gabapentin": "current"}),
+        ("COMMENTS: Headaches are worse. Medications prescribed: Therapeutic trial of Inderal 40 mg b.i.d.",
+         {"propranolol": "current"}),
+        ("PLAN: 1. A trial of Zoloft 25 mg daily.", {"sertraline": "current"}),
+        # boundary: a trial told with a subject, a verb, an outcome or in the history stays past
+        ("PLAN: She had a trial of Zoloft last year.", {"sertraline": "past"}),
+        ("PLAN: A trial of Zoloft did not help.", {"sertraline": "past"}),
+        ("PLAN: Trial of Zoloft without benefit.", {"sertraline": "past"}),
+        ("HISTORY OF PRESENT ILLNESS: Trial of Prozac.", {"fluoxetine": "past"}),
+    ],
+)
+def test_a_trial_ordered_in_telegraphic_style_starts_now(text: str, expected: dict[str, str]) -> None:
+    """"Trial of X" opening a plan item or what a label introduces orders the trial at this visit; a trial told
+    with a subject, a verb or an outcome, or in the history, is a course that is over."""
+    assert {t.name: t.status.value for t in extract(text, case_id="tx").treatments} == expected
+
+
+def test_a_drug_administered_during_a_study_is_read_in_a_results_section() -> None:
+    """A results section (labs, imaging) names drugs as tests; one injected during the procedure it reports is a
+    treatment given. A drug level or screen there stays no treatment."""
+    text = ("RADIOLOGY: Fluoroscopy confirmed the needle position. The needle was injected with Depo-Medrol 80 mg "
+            "and bupivacaine 0.25% 4 mL.\nLABS: Lithium level 0.8. Urine screen positive for oxycodone.")
+    assert {t.name for t in extract(text, case_id="rx").treatments} == {"methylprednisolone", "bupivacaine"}
+
+
 # -- graph rules -----------------------------------------------------------------------------------------------
 
 

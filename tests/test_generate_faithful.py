@@ -554,3 +554,16 @@ def test_the_family_situation_is_told_grammatically(situation: str, told: str) -
     text = generate(g, seed=0).text
     assert told in text
     assert "a pregnant" not in text
+
+
+def test_a_route_the_drug_name_already_says_is_not_repeated() -> None:
+    """"topical menthol" applied topically reads "topical menthol 2% twice daily", not "... topical ..." twice;
+    a route the name does not say is still written."""
+    from anonpsy.generate.plain import treatment_phrase
+    from anonpsy.graph import Route
+
+    menthol = Treatment(id="tx_m", name="topical menthol", dose="2%", route=Route.topical, frequency="twice daily",
+                        status=TreatmentStatus.current)
+    assert treatment_phrase(menthol) == "topical menthol 2% twice daily"
+    zoloft = Treatment(id="tx_z", name="sertraline", dose="50 mg", route=Route.oral, status=TreatmentStatus.current)
+    assert treatment_phrase(zoloft) == "sertraline 50 mg oral"

@@ -1047,6 +1047,11 @@ _CLAUSE_END = re.compile(
 )
 
 
+#: What makes a count the quantity dispensed, not a dose ("#30 tablets", "dispense 30 tablets", "Qty: 60"): the
+#: dose is the next amount written, if any.
+_DISPENSED = re.compile(r"(?:#|\b(?:dispensed?|disp|qty|quantity|supply\s+of|total\s+of)\b\.?\s*:?)\s*$", re.I)
+
+
 def _normalize_dose(m: re.Match[str]) -> str:
     num = re.sub(
         r"\s*(-|–|to|/)\s*", lambda x: "-" if x.group(1) in "-–" else f" {x.group(1)} ", m.group("num")
@@ -1089,7 +1094,7 @@ def _parse_medication(sentence: str, match: TermMatch) -> MedicationMention:
         tail = tail[: end.start()]
     head = sentence[max(0, match.start - 40): match.start]
 
-    dose_m = _DOSE_RE.search(tail)
+    dose_m = next((d for d in _DOSE_RE.finditer(tail) if not _DISPENSED.search(tail, 0, d.start())), None)
     dose = _normalize_dose(dose_m) if dose_m else None
     if dose is None:
         before = _DOSE_BEFORE_RE.search(head)

@@ -83,7 +83,9 @@ def treatment_phrase(t: Treatment, *, frequency: bool = True) -> str:
     if t.dose:
         bits.append(t.dose)
     if t.route and t.route.value not in ("unknown", "not_applicable"):
-        bits.append(_ROUTE_WORDS.get(t.route.value, t.route.value.replace("_", " ")))
+        route = _ROUTE_WORDS.get(t.route.value, t.route.value.replace("_", " "))
+        if not re.search(rf"\b{re.escape(route)}\b", t.name, re.I):  # "topical menthol", not "... topical"
+            bits.append(route)
     if frequency and t.frequency:
         bits.append(_PRN_ABBREVIATION.sub("as needed", strip_end(t.frequency)))
     if t.status == TreatmentStatus.prn and not (t.frequency and PRN_FREQUENCY.search(t.frequency)):

@@ -62,7 +62,7 @@ _AGE_PHRASE = re.compile(
     r"(?:\s(?:months?|years?|yrs?|weeks?)(?:\sold)?)?\b"
     r"|\b\d{1,3}\s?(?:yo|y/o)\b"
     rf"|\b(?:between\s)?\d{{1,3}}{_RANGE}\s(?:years?|yrs?|months?)\sof\sage\b"
-    rf"|\b(?:between\s)?(?:the\s)?ages?\sof\s\d{{1,3}}{_RANGE}\b", re.I)
+    rf"|\b(?:between\s)?(?:the\s)?ages?\sof\s\d{{1,3}}{_RANGE}(?:\s(?:years?|yrs?|months?)(?:\sold)?)?\b", re.I)
 
 
 class SourceIdentifiers:

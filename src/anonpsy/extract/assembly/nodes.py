@@ -598,10 +598,17 @@ def finalize_diagnoses(acc: Accumulator) -> None:
         acc.mentions[did] = min(v.sentence_index for v in votes)
 
 
+#: A results section's sentence that tells a drug given during the study or procedure ("The needle was injected
+#: with Depo-Medrol 80 mg", "after administration of 0.4 mg of glucagon"): the drug is a treatment given, not a test.
+#: Other drug names there (a level, a screen, a result) are no treatment and are not read.
+_GIVEN_IN_STUDY = re.compile(r"\b(?:inject(?:ed|ion|ions)?|infus(?:ed|ion)|administ(?:ered|ration)|instill(?:ed|ation)|"
+                             r"premedicated|sedated|anesthetized|anaesthetized)\b", re.I)
+
+
 def add_treatments(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -> None:
     """Treatment nodes of one sentence; each mention's status is recorded (``acc.tx_votes``) and resolved by
     :func:`finalize_treatments`."""
-    if s.section in ("labs", "allergies", "family_history"):
+    if s.section in ("allergies", "family_history") or (s.section == "labs" and not _GIVEN_IN_STUDY.search(s.text)):
         return
     for m in medication_mentions(s.text):
         med = lexicon.parse_medication(s.text, m)

@@ -454,6 +454,15 @@ def treatment_status(m: Mention, frequency: str | None = None,
             return Decision(TreatmentStatus.prn, m.evidence("cue.given_at_presentation"))
         if rule == "context.hist.once":
             return Decision(TreatmentStatus.prn, m.evidence(rule))
+        if rule == "context.hist.tried" and ctx.trigger_ids == ("hist.tried",) \
+                and s.section not in ("hpi", "chief_complaint") and not is_history_section(s.section) \
+                and (m.time is None or not is_past(m.time.spec)) and _ORDERED_TRIAL.search(s.text, 0, m.start) \
+                and not _TOLD_AFTER.search(s.text, m.end) and not _PAST_WHEN.search(s.text):
+            # "PLAN: Trial of gabapentin 300 mg", "Medications prescribed: Therapeutic trial of Inderal 40 mg": a
+            # trial ordered in telegraphic style (no subject, no verb) starts at this visit
+            if frequency and _PRN.search(frequency):
+                return Decision(TreatmentStatus.prn, m.evidence("cue.ordered_trial"))
+            return Decision(TreatmentStatus.current, m.evidence("cue.ordered_trial"))
         return Decision(TreatmentStatus.past, m.evidence(rule))
     if listed == "past":
         return Decision(TreatmentStatus.past, m.evidence(f"section.{s.section}"))
@@ -469,6 +478,17 @@ def treatment_status(m: Mention, frequency: str | None = None,
         return Decision(TreatmentStatus.prn, m.evidence("cue.prn"))
     return Decision(TreatmentStatus.current, m.evidence("default"))
 
+
+#: A trial told as an order, in telegraphic style: the start of a sentence, of a numbered item or of what a label
+#: introduces, then "(a) (therapeutic) trial of" right before the drug ("PLAN: Trial of gabapentin", "2. A therapeutic
+#: trial of Inderal"). A trial with a subject or a verb ("she had a trial of", "failed a trial of") is a course told.
+_ORDERED_TRIAL = re.compile(r"(?:^|[:]\s*|^\s*\d+[.)]\s*)(?:(?:a|an)\s+)?(?:(?:therapeutic|short|brief)\s+)?"
+                            r"trial\s+of\s+$", re.I)
+
+#: A verb after the drug that tells the trial as a course ("A trial of Prozac did not help", "... was stopped").
+_TOLD_AFTER = re.compile(r"\b(?:did|was|were|had|has|have|helped|failed|worked|caused|led|resulted|ended|lasted|"
+                         r"made|gave|produced)\b|\bwithout\s+(?:any\s+)?(?:benefit|effect|relief|improvement|success|"
+                         r"response)", re.I)
 
 #: A prescription's field label after the drug ("Augmentin  Dosage:  400 mg ...  Sig:  One PO Q8h"): the drug
 #: the label names is the one prescribed, not a question asked about it.
