@@ -73,6 +73,8 @@ RESERVED_LATER = frozenset({
     "3201", "3216", "4179", "4468", "2007", "2953", "4327", "1389", "1996", "1428", "4574", "2852", "2933", "4192",
     # Drawn 2026-11-29 with tests/bench/draw_held_out.py --seed 20261130, before any was read: held-f1, held-f2.
     "2451", "3344", "1472", "4288", "4365", "4543", "3285", "2776", "2905", "3268", "3912", "4372", "4180", "4408",
+    # Drawn 2026-11-29 with tests/bench/draw_held_out.py --seed 20261201, before any was read: held-g1, held-g2.
+    "4261", "4310", "4208", "4589", "1330", "2772", "2823", "2804", "1442", "2866", "4331", "3945", "3904", "3222",
 })
 # Specialties whose notes read most like the narratives the tool is for: drawn with this extra weight.
 PRIORITY = {
