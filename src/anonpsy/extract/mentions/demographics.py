@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from anonpsy import caseless, lexicon
+from anonpsy import caseless, kinship, lexicon
 from anonpsy.extract.mentions.family import MEMBER
 from anonpsy.extract.sections import Sentence
 from anonpsy.graph import Sex
@@ -105,6 +105,25 @@ def school_level(surface: str) -> str | None:
         "high school student"
 
 
+#: Between a relative and an occupation, the patient as a new subject ("her father is a pastor; she is a
+#: nurse") or a coordinated verb of the patient's ("lives with his mother and works as a cook").
+_PATIENT_SUBJECT = re.compile(r"\b(?:he|she|they|patient|client|i)\b|\band\s+(?:works?|worked|is|was|has\s+been)\b",
+                              re.I)
+
+
+_OTHER_PERSON = re.compile(rf"\b(?:{kinship.alternation(kinship.EVERYONE)})\b", re.I)
+
+
+def _relative_owns(text: str, start: int) -> bool:
+    """Whether the occupation at ``start`` is another person's: a relative, partner, friend or colleague is named
+    before it in the sentence and the patient is not the subject again in between ("Mother is an 8th grade
+    teacher", "his wife, who is a nurse")."""
+    last = None
+    for m in _OTHER_PERSON.finditer(text, 0, start):
+        last = m
+    return last is not None and not _PATIENT_SUBJECT.search(text, last.end(), start)
+
+
 def extract_occupation(sents: list[Sentence]) -> str | None:
     """The patient's occupation from the history or social history (a lexicon term with an occupation cue).
 
@@ -115,7 +134,8 @@ def extract_occupation(sents: list[Sentence]) -> str | None:
         if s.section not in ("hpi", "social_history", "chief_complaint"):
             continue
         # "referred by his school counselor", "her teacher's concern": a possessive names someone else's role.
-        matches = [m for m in lexicon.find_terms(s.text, "occupation") if not _POSSESSED.search(s.text, 0, m.start)]
+        matches = [m for m in lexicon.find_terms(s.text, "occupation")
+                   if not _POSSESSED.search(s.text, 0, m.start) and not _relative_owns(s.text, m.start)]
         if matches and (_OCC_CUE.search(s.text) or s.section == "social_history"):
             surface = matches[0].surface.lower()
             return school_level(surface) or surface
