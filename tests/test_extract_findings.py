@@ -168,3 +168,14 @@ def test_a_part_of_a_date_is_no_result(text: str) -> None:
 
     values, _ = parse_results(text, "labs")
     assert values == []
+
+
+def test_an_unmapped_value_is_named_by_its_own_words() -> None:
+    """"Hemoglobin 10.7 and hematocrit 31.2" names 31.2 "hematocrit", not "Hemoglobin and hematocrit"; a count
+    before a cell name is named by it (MTSamples shapes, CC0)."""
+    values, _ = parse_results("Hemoglobin 10.7 and hematocrit 31.2 both are decreased.", "labs")
+    assert [(v.name, v.value) for v in values] == [("Haemoglobin", "10.7"), ("hematocrit", "31.2")]
+    values, omitted = parse_results("WBC 9200, differential with 82 neutrophils, 8 lymphocytes.", "labs")
+    assert [(v.name, v.value) for v in values] == [
+        ("White blood cell count", "9200"), ("neutrophils", "82"), ("lymphocytes", "8")]
+    assert omitted == []

@@ -243,7 +243,9 @@ def test_resample_keeps_pool(item: tuple[str, TestDef, UnitDef, str], seed: int)
     assert new == phrase[: m.start] + c.new + phrase[m.end :]
     decimals = len(value.split(".")[1]) if "." in value else 0
     assert (len(c.new.split(".")[1]) if "." in c.new else 0) == decimals
-    alternatives = _representable(t, unit, decimals, pool.low, pool.high)
+    low, high = t.draw_window(pool, unit.to_canonical(float(value.replace(",", ""))))
+    assert low - 1e-9 <= new_canonical < high + 1e-9, "an edge pool's redraw stays near the value"
+    alternatives = _representable(t, unit, decimals, low, high)
     if alternatives is not None and alternatives[1] > alternatives[0]:
         assert c.new != c.old
 
@@ -366,3 +368,22 @@ def test_resample_keeps_clinical_band(item: tuple[str, TestDef, UnitDef, str], s
     old_canonical = unit.to_canonical(float(value))
     new_canonical = unit.to_canonical(float(c.new.replace(",", "")))
     assert clinical_band(t.id, new_canonical) == clinical_band(t.id, old_canonical), (t.id, c.old, c.new)
+
+
+@pytest.mark.parametrize(("phrase", "low", "high"), [
+    ("pulse 130 and regular", 130, 160),   # marked tachycardia: within the tachycardia band's width (30)
+    ("HR 45", 35, 49),                     # marked bradycardia: within the bradycardia band's width (10)
+])
+def test_an_edge_pool_is_redrawn_near_the_value(phrase: str, low: int, high: int) -> None:
+    """An edge pool reaches the physically possible range (heart rate up to 250): a pulse of 130 must not
+    become 207. Its redraw stays within the neighbouring band's width."""
+    seen = {int(resample_values(phrase, random.Random(seed))[1][0].new) for seed in range(300)}
+    assert min(seen) >= low and max(seen) <= high and len(seen) > 5
+
+
+def test_a_count_before_a_cell_name_is_not_the_test_named_before() -> None:
+    """"…, 82 neutrophils, 8 lymphocytes": the 8 counts lymphocytes, it is no neutrophil count (MTSamples
+    shape, CC0); a list of values written before their next name still reads ("Na 140 K 4.0")."""
+    found = find_values("WBC 9200, differential with 82 neutrophils, 8 lymphocytes, 6 monocytes, and 4 eosinophils.")
+    assert [(m.test_id, m.text) for m in found if m.mapped] == [("wbc", "9200")]
+    assert [(m.test_id, m.text) for m in find_values("Na 140 K 4.0")] == [("sodium", "140"), ("potassium", "4.0")]

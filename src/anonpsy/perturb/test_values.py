@@ -416,6 +416,21 @@ def _right_tests(
     return list(idx.by_alias[key]), end
 
 
+#: Nouns a bare count is written before: cell types of a differential and of a CSF or urine count.
+_COUNTED_NOUN_RE = re.compile(
+    r"[ \t]+(?:[a-z]*(?:cytes?|phils?|blasts?)|cells?|bands?|segs?|polys?|monos?|lymphs?|eos|basos|"
+    r"red(?:[ \t]+blood)?[ \t]+cells|white(?:[ \t]+blood)?[ \t]+cells)\b", re.I)
+
+
+def counted_noun(text: str, end: int) -> str | None:
+    """The cells a number ending at ``end`` counts when they are named right after it ("8 lymphocytes",
+    "4 eos"), else None. Such a number is never the value of a test named before it ("…, 82 neutrophils,
+    8 lymphocytes" must not give the lymphocytes' 8 to the neutrophils). A test name after a number is not
+    enough ("Na 140 K 4.0" is a list of values written before their next name)."""
+    m = _COUNTED_NOUN_RE.match(text, end)
+    return " ".join(m.group(0).split()) if m else None
+
+
 def _infer_unit(test: TestDef, value: float) -> tuple[UnitDef | None, str | None]:
     fits = [u for u in test.units if test.in_range(u.to_canonical(value))]
     if not fits:
@@ -545,6 +560,8 @@ def _find_values(text: str, defs: Defs | None) -> list[ValueMention]:
         before: list[TestDef] = []
         if tests:
             tail_end = right_end
+        elif unit_m is None and counted_noun(text, e):
+            pass  # "82 neutrophils, 8 lymphocytes": each count is its own noun's, not the test named before
         else:
             tests, fuzzy_ambiguous, before = _left_tests(text, seg, s, idx, aliases)
         cands = tuple(sorted(t.id for t in [*before, *tests]))
@@ -620,14 +637,16 @@ def _grid_bounds(test: TestDef, unit: UnitDef, scale: int, low: float, high: flo
 
 
 def _draw(mention: ValueMention, test: TestDef, rng: random.Random) -> str:
-    """A new spelling of the value, uniform over the pool's values written with the same decimals."""
+    """A new spelling of the value, uniform over the pool's values written with the same decimals (an edge pool's
+    within :meth:`~anonpsy.rules.test_values.TestDef.draw_window` of the value)."""
     unit = test.unit_for(mention.unit or "") or test.canonical_unit
     pool = test.pool_for(mention.canonical if mention.canonical is not None else math.nan)
     if pool is None:
         return mention.text
     scale = 10**mention.decimals
     k0 = round(mention.value * scale)
-    k_lo, k_hi = _grid_bounds(test, unit, scale, pool.low, pool.high)
+    low, high = test.draw_window(pool, cast(float, mention.canonical))
+    k_lo, k_hi = _grid_bounds(test, unit, scale, low, high)
     if not k_lo <= k0 <= k_hi or k_hi <= k_lo:
         return mention.text
     step = 1

@@ -166,6 +166,20 @@ class TestDef(_Model):
         """True when a canonical value lies inside the pools' union ``[range[0], range[1] + step)``."""
         return self.pools[0].low - EPS <= canonical < self.upper
 
+    def draw_window(self, pool: Pool, value: float) -> tuple[float, float]:
+        """The canonical band a value of ``pool`` is redrawn in: the pool itself, except for a pool at either
+        end of the scale (bounded only by the physically possible range), where the draw stays within the
+        neighbouring pool's width of the value: the clinical resolution of that end of the scale. A marked
+        tachycardia of 130 beats/min is redrawn between 130 and 160, never as 207."""
+        low, high = pool.low, pool.high
+        if len(self.pools) < 2:
+            return low, high
+        if pool is self.pools[0]:
+            low = max(low, value - (self.pools[1].high - self.pools[1].low))
+        if pool is self.pools[-1]:
+            high = min(high, value + (self.pools[-2].high - self.pools[-2].low) + self.step)
+        return low, high
+
     def pool_for(self, value: float) -> Pool | None:
         """The pool containing a canonical value, or None when it is outside every pool."""
         for p in self.pools:

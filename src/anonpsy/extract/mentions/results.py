@@ -32,7 +32,7 @@ from typing import Literal
 from anonpsy.caseless import Caseless
 from anonpsy.graph import Evidence, Omission, ReferenceFlag, TestKind, TestValue
 from anonpsy.perturb.anchors import find_anchors
-from anonpsy.perturb.test_values import ValueMention, find_values, unit_at
+from anonpsy.perturb.test_values import ValueMention, counted_noun, find_values, unit_at
 from anonpsy.rules.test_values import load_test_values
 
 ResultField = Literal["labs", "imaging", "other"]
@@ -160,10 +160,11 @@ _DATE_PART = re.compile(r"\d[/-]$")
 _DATE_REST = re.compile(r"[/-]\d{1,2}[/-]\d{2,4}\b")
 
 
-def _name_before(item: str, pos: int) -> str | None:
-    """The words naming an unmapped value: up to four words right before it in its item, without filler words
-    at either end ("about 6" has no name)."""
-    words = _NAME_WORDS.findall(item[:pos])[-4:]
+def _name_before(item: str, pos: int, lo: int = 0) -> str | None:
+    """The words naming an unmapped value: up to four words right before it in its item and after the value
+    before it (``lo``: "Hemoglobin 10.7 and hematocrit 31.2" names 31.2 "hematocrit"), without filler words at
+    either end ("about 6" has no name)."""
+    words = _NAME_WORDS.findall(item[lo:pos])[-4:]
     while words and words[-1].lower() in _FILLER and len(words) > 1 and words[-1].lower() not in ("level",):
         words.pop()
     while words and words[0].lower() in _FILLER:
@@ -227,14 +228,16 @@ def parse_results(
                 continue
             inside = [m for m in mentions if a <= m.start < b]
             if inside:
-                for m in inside:
+                for k, m in enumerate(inside):
                     if m.mapped:
                         values.append(_mapped_value(m, field, evidence(a, b)))
                         continue
                     if _DATE_PART.search(text, max(0, m.start - 3), m.start) or _DATE_REST.match(text, m.end):
                         omit(m.start, m.end, "UNNAMED_VALUE")  # a part of a date ("labs from 11/07"), no result
                         continue
-                    name = _name_before(item, m.start - a)
+                    counted = counted_noun(text, m.end)  # "82 neutrophils"; "3 cells" is named before
+                    name = counted if counted and counted.lower() not in ("cell", "cells") else _name_before(
+                        item, m.start - a, inside[k - 1].end - a if k else 0)
                     if name is None or anchored(name):
                         omit(m.start, m.end, "UNNAMED_VALUE" if name is None else "ANCHOR")
                         continue
