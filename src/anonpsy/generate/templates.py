@@ -187,6 +187,12 @@ _PAST_CUE = re.compile(r"\b(?:at (?:that|the) time|previously|ago|in the past|ba
 #: herself"), not a complaint: the current symptoms say why instead.
 _NOT_A_COMPLAINT = re.compile(r"\b(?:year[- ]old|this is|is an?|was referred|referred by|who)\b", re.I)
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|my|me|we|our)\b|[\"“”]")
+#: A complaint written as how the patient feels ("Weak and shaky.", "Depressed"): after "because of" it reads
+#: as a feeling.
+_FEELING = re.compile(r"(?:weak|tired|shaky|dizzy|light-?headed|sad|down|depressed|anxious|nervous|confused|sick|"
+                      r"unwell|suicidal|hopeless|overwhelmed|agitated|paranoid|fatigued|exhausted|stressed|"
+                      r"irritable|restless|scared|afraid|angry|upset|sleepy|faint|numb)\b(?!\s+(?:mood|affect|"
+                      r"spells?|episodes?|feelings?)\b)", re.I)
 
 
 def _plural_verb(phrase: str) -> str:
@@ -360,7 +366,8 @@ class Renderer:
         (quotes, first person) are summarised by the current symptoms instead, since quotes identify."""
         raw = strip_end(self.g.visit_event.reason_for_visit or "").strip("\"'“”")
         if raw and not _FIRST_PERSON.search(raw) and not _NOT_A_COMPLAINT.search(raw) and len(raw.split()) <= 12:
-            return raw[:1].lower() + raw[1:] if not raw[:2].isupper() else raw
+            phrase = raw[:1].lower() + raw[1:] if not raw[:2].isupper() else raw
+            return f"feeling {phrase}" if _FEELING.match(phrase) else phrase
         current = [with_article(s.headword) for s in self.g.symptoms
                    if s.current_symptom and s.assertion == Assertion.present]
         return join(current[:3])
