@@ -1146,6 +1146,8 @@ def test_the_symptom_of_a_stopped_drugs_toxicity_is_no_complaint() -> None:
         ("PAST MEDICAL HISTORY: He was treated with lithium.", {"lithium": "past"}),
         ("HOSPITAL COURSE: He was treated with Zoloft in 2015.", {"sertraline": "past"}),
         ("HOSPITAL COURSE: He was treated with Zoloft without benefit.", {"sertraline": "past"}),
+        ("HOSPITAL COURSE: She was treated with Zoloft and she did not benefit from it.", {"sertraline": "past"}),
+        ("BRIEF HOSPITAL COURSE: He was treated with lorazepam for his agitation.", {"lorazepam": "current"}),
     ],
 )
 def test_a_drug_the_course_of_this_visit_gave_is_current(text: str, expected: dict[str, str]) -> None:

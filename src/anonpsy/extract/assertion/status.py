@@ -517,7 +517,7 @@ def _treated_in_this_course(m: Mention, ctx: ContextResult, listed: str | None) 
 #: What the sentence tells of a treatment's result that makes it a course that is over ("was treated with X without
 #: benefit", "..., which did not help").
 _FAILED_COURSE = re.compile(r"\b(?:without\s+(?:any\s+)?(?:benefit|effect|relief|improvement|success|response)|"
-                            r"did\s+not\s+(?:help|work|respond)|failed|no\s+(?:benefit|response|improvement))\b",
+                            r"did\s+not\s+(?:help|work|respond|benefit)|failed|no\s+(?:benefit|response|improvement))\b",
                             re.I)
 
 
