@@ -1103,3 +1103,53 @@ def test_a_dash_without_an_answer_is_no_field_label() -> None:
 
     s = _sentences("ASSESSMENT: Major depressive disorder - stable on sertraline.")[-1]
     assert s.label_end == 0 and s.answer is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # MTSamples (CC0): "ABC initially was placed on Tegretol, but developed symptoms of toxicity
+        # (hallucinations) on this medication, he was switched to Trileptal."
+        ("HPI: He initially was placed on Tegretol, but developed symptoms of toxicity (hallucinations) on this "
+         "medication, he was switched to Trileptal.", {"carbamazepine": "past", "oxcarbazepine": "current"}),
+        ("HPI: She took Zoloft for a month and was changed to Lexapro.", {"sertraline": "past",
+                                                                         "escitalopram": "current"}),
+        # boundary: a drug in the present, or another drug between it and the switch, is not the one replaced
+        ("HPI: He is on lithium, and was switched to Lexapro.", {"lithium": "current", "escitalopram": "current"}),
+        ("HPI: He took lithium, Zoloft was changed to Lexapro.", {"lithium": "past", "sertraline": "past",
+                                                                 "escitalopram": "current"}),
+    ],
+)
+def test_a_drug_before_a_later_switch_in_its_sentence_is_past(text: str, expected: dict[str, str]) -> None:
+    """A switch told later in the sentence, with the patient as its subject, replaced the drug before it; the drug
+    after "switched to" is taken now."""
+    assert {t.name: t.status.value for t in extract(text, case_id="tx").treatments} == expected
+
+
+def test_the_symptom_of_a_stopped_drugs_toxicity_is_no_complaint() -> None:
+    """An adverse effect told in the past tense of a drug replaced is historical, not a present complaint."""
+    g = extract("HPI: He initially was placed on Tegretol, but developed symptoms of toxicity (hallucinations) on "
+                "this medication, he was switched to Trileptal.", case_id="tx")
+    assert {s.headword: s.assertion for s in g.symptoms}.get("hallucinations") == Assertion.historical
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # MTSamples (CC0): "The patient was treated with haldol and risperidone for his agitation, and further
+        # diagnostic testing was performed."
+        ("HOSPITAL COURSE: The patient was treated with haldol and risperidone for his agitation, and further "
+         "diagnostic testing was performed.", {"haloperidol": "current", "risperidone": "current"}),
+        ("PLAN: He was treated with lorazepam for his agitation.", {"lorazepam": "current"}),
+        # boundary: in the history, with a past time, or told as a course that failed, it stays past
+        ("HISTORY OF PRESENT ILLNESS: The patient was treated with haldol for his agitation.", {"haloperidol": "past"}),
+        ("PAST MEDICAL HISTORY: He was treated with lithium.", {"lithium": "past"}),
+        ("HOSPITAL COURSE: He was treated with Zoloft in 2015.", {"sertraline": "past"}),
+        ("HOSPITAL COURSE: He was treated with Zoloft without benefit.", {"sertraline": "past"}),
+        ("HOSPITAL COURSE: She was treated with Zoloft and she did not benefit from it.", {"sertraline": "past"}),
+        ("BRIEF HOSPITAL COURSE: He was treated with lorazepam for his agitation.", {"lorazepam": "current"}),
+    ],
+)
+def test_a_drug_the_course_of_this_visit_gave_is_current(text: str, expected: dict[str, str]) -> None:
+    """"was treated with X" in a hospital course or a plan tells the treatment this visit gave: started now."""
+    assert {t.name: t.status.value for t in extract(text, case_id="tx").treatments} == expected

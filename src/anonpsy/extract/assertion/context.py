@@ -341,7 +341,7 @@ class ContextEngine:
         if hit is None:
             if len(self._layouts) >= 4096:
                 self._layouts.clear()
-            masked = _ABBREV_DOT.sub("\\1\u00b7", sentence) if "." in sentence else sentence
+            masked = _ETC_DOT.sub("\\1\u00b7", _ABBREV_DOT.sub("\\1\u00b7", sentence)) if "." in sentence else sentence
             starts: list[int] = []
             words, breaks = [0], [0]
             w = b = 0
@@ -391,6 +391,9 @@ def _past_an_order(sentence: str, lo: int, hi: int) -> bool:
 #: A period of an abbreviation: after a single letter that is not part of a word ("p.o.", "b.i.d.", "q.p.m."), or
 #: of a title before a name ("Mr. T was confronted": the title ends no scope).
 _ABBREV_DOT = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]|Mr|Mrs|Ms|Dr|Drs|Prof)\.(?=[A-Za-z]\.|[\s,;)]|$)")
+#: The period of "etc." that closes a list inside the sentence, before a comma, a bracket or a word in lower case
+#: ("a stroke, subdural hematoma, etc., should be ruled out": the hedge after the list reaches its items).
+_ETC_DOT = re.compile(r"(?<![A-Za-z0-9])((?i:etc))\.(?=\s*[,;)]|\s+[a-z])")
 #: Dose, route and frequency words after a drug's name ("300 mg p.o. b.i.d.", "15 mg per day", "at bedtime").
 _DOSE_WORD = re.compile(r"(?:\d[\d.,/-]*|[a-z]|mgs?|mcg|mg/kg|gm?|ml|cc|units?|iu|tabs?|tablets?|caps?|capsules?|"
                         r"puffs?|drops?|patch|per|day|daily|nightly|weekly|am|pm|qam|qpm|qhs|hs|qd|bid|tid|qid|prn|"

@@ -373,6 +373,8 @@ def treatment_status(m: Mention, frequency: str | None = None,
         return Decision(TreatmentStatus.past, m.evidence("cue.latter_stopped"))
     if _then_switched(s.text, m.end):
         return Decision(TreatmentStatus.past, m.evidence("cue.then_switched"))
+    if _switched_later(s.text, m.start, m.end):
+        return Decision(TreatmentStatus.past, m.evidence("cue.switched_later"))
     if _PRIOR_COURSE.search(s.text, max(0, m.start - 80), m.start):
         return Decision(TreatmentStatus.past, m.evidence("cue.prior_course"))
     if _it_stopped(s.text, m.end):
@@ -385,6 +387,13 @@ def treatment_status(m: Mention, frequency: str | None = None,
         # switching from OxyContin to methadone": the drug a proposed switch goes to is planned
         if not into.group("done"):
             return Decision(TreatmentStatus.planned, m.evidence("cue.switch_to"))
+        if frequency and _PRN.search(frequency):
+            return Decision(TreatmentStatus.prn, m.evidence("cue.switched_to"))
+        return Decision(TreatmentStatus.current, m.evidence("cue.switched_to"))
+    if _SWITCHED_INTO.search(s.text[max(0, m.start - 80):m.start]) and not _STOPPED_AFTER.match(s.text, m.end) \
+            and (m.time is None or not is_past(m.time.spec)):
+        # "took Zoloft for a month and was changed to Lexapro": the drug a done switch went to is taken now, whatever
+        # tells of the course before it
         if frequency and _PRN.search(frequency):
             return Decision(TreatmentStatus.prn, m.evidence("cue.switched_to"))
         return Decision(TreatmentStatus.current, m.evidence("cue.switched_to"))
@@ -454,6 +463,12 @@ def treatment_status(m: Mention, frequency: str | None = None,
             return Decision(TreatmentStatus.prn, m.evidence("cue.given_at_presentation"))
         if rule == "context.hist.once":
             return Decision(TreatmentStatus.prn, m.evidence(rule))
+        if rule == "context.hist.tried" and _treated_in_this_course(m, ctx, listed):
+            # "HOSPITAL COURSE: The patient was treated with haldol and risperidone for his agitation": the
+            # treatment this stay gave, started at this visit
+            if frequency and _PRN.search(frequency):
+                return Decision(TreatmentStatus.prn, m.evidence("cue.treated_this_course"))
+            return Decision(TreatmentStatus.current, m.evidence("cue.treated_this_course"))
         if rule == "context.hist.tried" and ctx.trigger_ids == ("hist.tried",) \
                 and s.section not in ("hpi", "chief_complaint") and not is_history_section(s.section) \
                 and (m.time is None or not is_past(m.time.spec)) and _ORDERED_TRIAL.search(s.text, 0, m.start) \
@@ -477,6 +492,33 @@ def treatment_status(m: Mention, frequency: str | None = None,
     if frequency and _PRN.search(frequency):
         return Decision(TreatmentStatus.prn, m.evidence("cue.prn"))
     return Decision(TreatmentStatus.current, m.evidence("default"))
+
+
+#: "was treated with" (any words of the list between) right before the drug, in its clause.
+_WAS_TREATED_WITH = re.compile(r"\b(?:was|were)\s+(?:then\s+|subsequently\s+|initially\s+|also\s+|promptly\s+)?"
+                               r"treated\s+(?:with|on)\s", re.I)
+
+
+def _treated_in_this_course(m: Mention, ctx: ContextResult, listed: str | None) -> bool:
+    """Is the drug one the course of this visit gave: "was treated with" its only historical trigger, told in a
+    section that tells what this visit did (a hospital course, a plan: it decides treatment, below the diagnosis
+    list and the assessment, and is no medication list nor a history), with no past time? The history of present
+    illness and the past history tell of a course before the visit ("was treated with X" there stays past)."""
+    s = m.sentence
+    if ctx.trigger_ids != ("hist.tried",) or listed is not None or not decides_treatment(s.section) \
+            or s.section in deciding_sections() or is_history_section(s.section):
+        return False
+    if (m.time is not None and is_past(m.time.spec)) or _PAST_WHEN.search(s.text):
+        return False
+    lo, _hi = clause_bounds(s.text, m.start)
+    return _WAS_TREATED_WITH.search(s.text, lo, m.start) is not None and not _FAILED_COURSE.search(s.text, m.end)
+
+
+#: What the sentence tells of a treatment's result that makes it a course that is over ("was treated with X without
+#: benefit", "..., which did not help").
+_FAILED_COURSE = re.compile(r"\b(?:without\s+(?:any\s+)?(?:benefit|effect|relief|improvement|success|response)|"
+                            r"did\s+not\s+(?:help|work|respond|benefit)|failed|no\s+(?:benefit|response|improvement))\b",
+                            re.I)
 
 
 #: A trial told as an order, in telegraphic style: the start of a sentence, of a numbered item or of what a label
@@ -593,6 +635,12 @@ _SWITCH_TO = re.compile(
     r"\s(?:over\s+)?to\s+(?:(?:his|her|their|the)\s+)?$",
     re.I)
 
+#: The drug right after a done switch told without "from": "he was switched to Trileptal", "and was changed to
+#: Lexapro".
+_SWITCHED_INTO = re.compile(r"\b(?:was|were|been|got)\s+(?:then\s+|later\s+|subsequently\s+|eventually\s+|finally\s+|"
+                            r"therefore\s+)?(?:switched|changed|converted|transitioned|crossed\s+over)\s+(?:over\s+)?"
+                            r"to\s+(?:(?:his|her|their|the)\s+)?$", re.I)
+
 #: A stop told right after a drug: "switched to Lexapro, which she stopped in May".
 _STOPPED_AFTER = re.compile(r"[^.;]{0,40}?\b(?:stopped|discontinued|no\s+longer|ran\s+out|came\s+off|quit)\b", re.I)
 
@@ -608,6 +656,29 @@ def _then_switched(sentence: str, end: int) -> bool:
     a = _THEN_SWITCHED.match(sentence, end)
     if a is None or medication_mentions(sentence[end:a.end()]):
         return False  # another drug in between is the one replaced
+    return bool(medication_mentions(sentence[a.end():a.end() + 60]))
+
+
+#: A later switch told after the drug in the same sentence, with the patient as its subject (or none): "was placed on
+#: Tegretol, but developed symptoms of toxicity (hallucinations) on this medication, he was switched to Trileptal",
+#: "took Zoloft for a month and was changed to Lexapro". The drug before the switch was replaced.
+_SWITCHED_LATER = re.compile(r"[^.;:]{0,160}?(?:,|\band\b|\bbut\b|\bso\b)\s+(?:then\s+)?"
+                             r"(?:(?:he|she|they|the\s+patient|patient)\s+)?(?:was|were|had\s+been|has\s+been|got)\s+(?:then\s+|later\s+|"
+                             r"subsequently\s+|eventually\s+|finally\s+|therefore\s+)?(?:switched|changed|converted|"
+                             r"transitioned|crossed\s+over)\s+(?:over\s+)?to\b", re.I)
+#: The drug's own clause in the present ("he is on lithium, and was switched to ..."): the switch is of another drug.
+_PRESENT_ON = re.compile(r"\b(?:is|are|takes|continues|remains|currently|now|still)\b", re.I)
+
+
+def _switched_later(sentence: str, start: int, end: int) -> bool:
+    """Is the drug at ``sentence[start:end]`` the one a switch told later in the sentence replaced: another drug
+    after "switched to", none between, and the drug's own clause not in the present?"""
+    a = _SWITCHED_LATER.match(sentence, end)
+    if a is None or medication_mentions(sentence[end:a.end()]):
+        return False  # another drug in between is the one replaced
+    lo, _hi = clause_bounds(sentence, start)
+    if _PRESENT_ON.search(sentence, lo, start):
+        return False
     return bool(medication_mentions(sentence[a.end():a.end() + 60]))
 
 
