@@ -239,6 +239,11 @@ def test_the_aneurysm_again_is_the_intracranial_one() -> None:
     assert "ph_aneurysm" in _past("IMPRESSION: A small aneurysm at the origin of the artery.")
 
 
+def test_a_relatives_condition_named_twice_is_one_entry() -> None:
+    g = extract(HEAD + "FAMILY HISTORY: A cousin who has seizures, but the specific seizure type is not known.")
+    assert [f.condition for f in g.family_history] == ["seizures"], g.family_history
+
+
 def test_a_nervous_breakdown_is_kept_whole() -> None:
     g = extract(HEAD + 'FAMILY HISTORY: A second-degree relative with a history of depression and "nervous '
                 'breakdown".')
