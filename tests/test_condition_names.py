@@ -85,7 +85,8 @@ def test_a_grade_far_from_the_condition_is_not_its_grade() -> None:
 _CONDITION_PHRASES = sorted({s for e in lexicon.condition_lexicon().rules for s in (e.headword, *e.synonyms)
                              if len(s) > 4 and not s.isupper()})
 _ALLOWED = frozenset({"mild", "moderate", "moderately", "severe", "to", "small", "large", "tiny", "minimal", "marked",
-                      "extensive", "massive", "right", "left", "bilateral", "right-sided", "left-sided", "bilateral-sided"})
+                      "extensive", "massive", "right", "left", "bilateral", "right-sided", "left-sided",
+                      "bilateral-sided"})
 _WORDS = st.sampled_from(["Mild", "moderate", "to", "severe", "small", "right", "left-sided", "Jones", "Smith",
                           "with", "a", "the", "of", "Dr.", "12/03", "Boston", "-", "sided", "marked", "and"])
 
@@ -214,6 +215,8 @@ def test_every_suspected_condition_has_a_name() -> None:
      "left ICA bifurcation aneurysm (intracranial aneurysm)"),
     ("IMPRESSION: Moderately severe spasm of the left internal carotid artery.", "ph_cerebral_vasospasm",
      "moderately severe spasm (cerebral vasospasm)"),
+    ("COURSE: Angiography showed a small aneurysm at the origin of the LPCA.", "ph_cerebral_aneurysm",
+     "small intracranial aneurysm"),
     # a grade or type of a named tumour or epilepsy stays with it
     ("IMPRESSION: There is a malignant meningioma.", "ph_brain_tumor", "malignant meningioma"),
     ("HISTORY: He carries a diagnosis of benign rolandic epilepsy.", "ph_epilepsy", "benign rolandic epilepsy"),

@@ -75,6 +75,7 @@ def test_a_vitamin_or_hepatitis_letter_ends_a_sentence(text: str, expected: list
      ["A new patient evaluation for Mr. A.", "There is a meningioma."]),
     ("Referred by Dr. B. He has seizures.", ["Referred by Dr. B.", "He has seizures."]),
     ("Seen with Ms. C. The MRI shows edema.", ["Seen with Ms. C.", "The MRI shows edema."]),
+    ("Referred to Dr. F. Under his care MRIs were done.", ["Referred to Dr. F.", "Under his care MRIs were done."]),
     # boundary: an initial before a surname, or a letter without a title, ends no sentence
     ("Seen by Dr. A. Smith today.", ["Seen by Dr. A. Smith today."]),
     ("Seen by Mr. J. Thomas and Dr. A. He left.", ["Seen by Mr. J. Thomas and Dr. A.", "He left."]),

@@ -245,8 +245,9 @@ _ABBREV = (r"(?<!\b[A-Z])(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bSt)(?<!\be\.
 #: A capitalised word that starts a sentence and is no surname: a pronoun, a determiner, a preposition, an auxiliary
 #: or a verb of the note's narrative ("There is", "He was", "The MRI", "On examination", "Please").
 _STARTER = (r"(?:There|This|These|That|Those|The|He|She|It|They|We|I|His|Her|Their|Our|My|Its|A|An|In|On|At|"
-            r"For|With|After|Before|During|Since|When|While|If|As|Per|Today|Yesterday|Tomorrow|Now|Please|Is|Was|"
-            r"Are|Were|Has|Had|Have|Does|Did|Do|Will|Would|Patient|Pt)")
+            r"For|With|After|Before|During|Since|When|While|If|As|Per|Under|Upon|From|To|By|Following|Given|Due|"
+            r"Because|Although|However|Also|Then|Subsequently|Currently|Recently|Today|Yesterday|Tomorrow|Now|"
+            r"Please|Is|Was|Are|Were|Has|Had|Have|Does|Did|Do|Will|Would|Patient|Pt)")
 _SENT_END = re.compile(r"(?=[.!?\n,])(?:"
                        # a question mark standing for a doubt at the head of a list item ("Zetia 10 mg daily,
                        # ? Triglide 50 mg daily") ends no sentence

@@ -428,7 +428,9 @@ def condition_name(m: lexicon.TermMatch, text: str | None = None) -> str:
         # site written just before it when the name lacks them ("left frontal infarct (stroke)")
         words = set(m.headword.lower().split())
         if site is None and set(surface.lower().split()) <= words:
-            return m.headword
+            # the site is written after the word ("a small aneurysm at the origin of the LPCA"): the headword,
+            # with the grade written before the word
+            return f"{_grade_words(grade)} {m.headword}" if grade else m.headword
         return f"{prefix} {surface.lower()} ({m.headword})" if prefix else f"{surface.lower()} ({m.headword})"
     if _abbreviation(surface) or len(surface) <= 4 or _ADJECTIVE.match(surface):
         # an abbreviation keeps its side and grade ("right SDH" -> "right subdural hematoma")
@@ -488,6 +490,11 @@ def _cased(surface: str) -> str:
         else:
             out.append(low)
     return " ".join(out)
+
+
+def _grade_words(grade: re.Match[str]) -> str:
+    """A grade as the name keeps it: "moderate-severe", "small"."""
+    return re.sub(r"\s*-\s*", "-", grade.group(1).lower())
 
 
 def _site_words(site: re.Match[str]) -> str:
