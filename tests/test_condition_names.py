@@ -229,9 +229,19 @@ def test_a_specific_name_is_kept(note: str, pid: str, name: str) -> None:
     assert past.get(pid) == name, past
 
 
-def test_a_named_epilepsy_beats_the_generic_headword() -> None:
-    past = _past("HISTORY: He has epilepsy.\nIMPRESSION: Benign rolandic epilepsy.")
-    assert past.get("ph_epilepsy") == "benign rolandic epilepsy", past
+@pytest.mark.parametrize(("note", "pid", "name"), [
+    ("HISTORY: He has epilepsy.\nIMPRESSION: Benign rolandic epilepsy.", "ph_epilepsy", "benign rolandic epilepsy"),
+    # a generic synonym of the entry ranks as its headword: the named syndrome written later renames it
+    ("HISTORY: He has a seizure disorder. He was told it is benign rolandic epilepsy.", "ph_epilepsy",
+     "benign rolandic epilepsy"),
+    ("HISTORY: A brain mass was found. It was a meningioma.", "ph_brain_tumor", "meningioma"),
+    # boundary: a generic name never replaces a named type
+    ("HISTORY: Juvenile myoclonic epilepsy.\nIMPRESSION: Seizure disorder.", "ph_epilepsy",
+     "juvenile myoclonic epilepsy"),
+])
+def test_a_named_type_beats_a_generic_name(note: str, pid: str, name: str) -> None:
+    past = _past(note)
+    assert past.get(pid) == name, past
 
 
 def test_the_aneurysm_again_is_the_intracranial_one() -> None:

@@ -121,6 +121,9 @@ class ConditionEntry(LexiconEntry):
     #: ("left frontal infarct", "ischemia in the right MCA territory", "consistent with contusion" of "the right
     #: frontal lobe"): see :func:`find_sited_conditions`. A bare "infarct" or "contusion" may be any organ's.
     sited: tuple[str, ...] = ()
+    #: Synonyms no more specific than the headword ("seizure disorder" for epilepsy): a named type elsewhere in
+    #: the note renames the condition over them, as over the headword.
+    generic: tuple[str, ...] = ()
 
     def surfaces(self) -> tuple[str, ...]:
         return (self.headword, *self.synonyms, *self.findings)

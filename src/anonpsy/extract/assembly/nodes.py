@@ -321,8 +321,10 @@ def _name_rank(cid: str, name: str, status: DiagnosisStatus, section: str | None
     mention, which only names a condition no confirmed mention names."""
     if status.certainty is None or status.certainty.value != Certainty.confirmed:
         return (-1, -1)
-    head = condition_entry(cid).headword.lower()
-    generic = re.sub(r"\s*\(.*\)$", "", name.lower()).strip() in {head, f"{head}s"}
+    entry = condition_entry(cid)
+    head = entry.headword.lower()
+    bare = re.sub(r"\s*\(.*\)$", "", name.lower()).strip()
+    generic = bare in {head, f"{head}s"} or bare in {g.lower() for g in entry.generic}
     return (0 if generic else 1, 1 if section in deciding_sections() else 0)
 
 
