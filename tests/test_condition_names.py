@@ -84,8 +84,9 @@ def test_a_grade_far_from_the_condition_is_not_its_grade() -> None:
 
 _CONDITION_PHRASES = sorted({s for e in lexicon.condition_lexicon().rules for s in (e.headword, *e.synonyms)
                              if len(s) > 4 and not s.isupper()})
-_ALLOWED = frozenset({"mild", "moderate", "severe", "to", "small", "large", "tiny", "minimal", "marked", "extensive",
-                      "massive", "right", "left", "bilateral", "right-sided", "left-sided", "bilateral-sided"})
+_ALLOWED = frozenset({"mild", "moderate", "moderately", "severe", "to", "small", "large", "tiny", "minimal", "marked",
+                      "extensive", "massive", "right", "left", "bilateral", "right-sided", "left-sided",
+                      "bilateral-sided"})
 _WORDS = st.sampled_from(["Mild", "moderate", "to", "severe", "small", "right", "left-sided", "Jones", "Smith",
                           "with", "a", "the", "of", "Dr.", "12/03", "Boston", "-", "sided", "marked", "and"])
 
@@ -105,7 +106,7 @@ def test_condition_name_copies_only_a_grade_a_side_and_the_phrase(before: list[s
     name = condition_name(m, text)
     lexicon_words = {w for e in lexicon.condition_lexicon().rules for s in (e.headword, *e.synonyms, *e.findings)
                      for w in re.findall(r"[\w'’-]+", s.lower())}
-    for w in re.findall(r"[^\s()]+", name):
+    for w in re.findall(r"[^\s()]+", name.lower()):
         assert w in _ALLOWED or w in lexicon_words or all(p in _ALLOWED for p in w.split("-")), (text, name)
 
 
@@ -116,8 +117,8 @@ def test_condition_name_copies_only_a_grade_a_side_and_the_phrase(before: list[s
     # a short abbreviation in capitals still names the headword
     ("IMPRESSION: CVA.", "ph_stroke", "stroke"),
     # an eponym keeps its possessive
-    ("PAST MEDICAL HISTORY: Parkinson's disease.", "ph_parkinson_disease", "parkinson's disease"),
-    ("PAST MEDICAL HISTORY: Parkinson disease.", "ph_parkinson_disease", "parkinson disease"),
+    ("PAST MEDICAL HISTORY: Parkinson's disease.", "ph_parkinson_disease", "Parkinson's disease"),
+    ("PAST MEDICAL HISTORY: Parkinson disease.", "ph_parkinson_disease", "Parkinson disease"),
 ])
 def test_a_condition_is_named_as_written(note: str, pid: str, name: str) -> None:
     past = _past(note)
@@ -166,3 +167,98 @@ def test_alcohol_withdrawal_seizures_are_alcohol_withdrawal() -> None:
     from anonpsy.extract.mentions.diagnoses import find_diagnoses
 
     assert [r for _s, _e, r in find_diagnoses("History of alcohol withdrawal seizures.")] == ["alcohol_withdrawal"]
+
+
+def _dx_labels(note: str) -> dict[str, str]:
+    return {d.id: d.label for d in extract(HEAD + note).diagnoses}
+
+
+@pytest.mark.parametrize(("note", "did", "label"), [
+    ("IMPRESSION: The tremor suggests possible Parkinson's.", "dx_parkinson_disease", "Parkinson's disease"),
+    ("IMPRESSION: Possible Huntington's.", "dx_huntington_disease", "Huntington's disease"),
+])
+def test_an_eponym_alone_names_its_disease(note: str, did: str, label: str) -> None:
+    assert _dx_labels(note).get(did) == label
+
+
+_BARE_EPONYMS = sorted({(e.id, s) for e in lexicon.condition_lexicon().rules for s in e.synonyms
+                        if re.fullmatch(r"[A-Za-z][\w-]*['’]s", s)})
+
+
+@pytest.mark.parametrize(("cid", "eponym"), _BARE_EPONYMS)
+def test_no_condition_is_named_by_a_bare_eponym(cid: str, eponym: str) -> None:
+    """Property over the lexicon: an eponym alone in the possessive is never a condition's whole name; the name
+    is its disease, with the eponym's capital."""
+    text = f"History of {eponym}."
+    m = next(m for m in lexicon.find_terms(text, "condition") if m.id == cid)
+    name = condition_name(m, text)
+    assert name.lower() != eponym.lower() and len(name.split()) > 1, name
+    assert name[0].isupper(), name
+
+
+def test_every_suspected_condition_has_a_name() -> None:
+    """Property over the lexicon: a condition the note only suspects becomes a diagnosis named by a non-empty
+    name, never by a bare possessive."""
+    for e in lexicon.condition_lexicon().rules:
+        if e.system not in ("neurological", "cerebrovascular"):
+            continue
+        for phrase in (e.headword, *e.synonyms[:3]):
+            if not re.fullmatch(r"[\w' -]+", phrase):
+                continue
+            for d in extract(HEAD + f"IMPRESSION: Possible {phrase}.").diagnoses:
+                assert d.label.strip() and not re.fullmatch(r"\w+['’]s", d.label.strip()), (phrase, d.label)
+
+
+@pytest.mark.parametrize(("note", "pid", "name"), [
+    # an aneurysm an intracranial artery places is an intracranial aneurysm, named with its artery
+    ("HISTORY: He had clipping for a left ICA bifurcation aneurysm.", "ph_cerebral_aneurysm",
+     "left ICA bifurcation aneurysm (intracranial aneurysm)"),
+    ("IMPRESSION: Moderately severe spasm of the left internal carotid artery.", "ph_cerebral_vasospasm",
+     "moderately severe spasm (cerebral vasospasm)"),
+    ("COURSE: Angiography showed a small aneurysm at the origin of the LPCA.", "ph_cerebral_aneurysm",
+     "small intracranial aneurysm"),
+    # a grade or type of a named tumour or epilepsy stays with it
+    ("IMPRESSION: There is a malignant meningioma.", "ph_brain_tumor", "malignant meningioma"),
+    ("HISTORY: He carries a diagnosis of benign rolandic epilepsy.", "ph_epilepsy", "benign rolandic epilepsy"),
+    ("IMPRESSION: MRI shows significant brain edema.", "ph_cerebral_edema", "brain edema"),
+    # an abbreviation inside a name keeps its capitals
+    ("IMPRESSION: A small right MCA infarct.", "ph_stroke", "small right MCA infarct (stroke)"),
+])
+def test_a_specific_name_is_kept(note: str, pid: str, name: str) -> None:
+    past = _past(note)
+    assert past.get(pid) == name, past
+
+
+@pytest.mark.parametrize(("note", "pid", "name"), [
+    ("HISTORY: He has epilepsy.\nIMPRESSION: Benign rolandic epilepsy.", "ph_epilepsy", "benign rolandic epilepsy"),
+    # a generic synonym of the entry ranks as its headword: the named syndrome written later renames it
+    ("HISTORY: He has a seizure disorder. He was told it is benign rolandic epilepsy.", "ph_epilepsy",
+     "benign rolandic epilepsy"),
+    ("HISTORY: A brain mass was found. It was a meningioma.", "ph_brain_tumor", "meningioma"),
+    # boundary: a generic name never replaces a named type
+    ("HISTORY: Juvenile myoclonic epilepsy.\nIMPRESSION: Seizure disorder.", "ph_epilepsy",
+     "juvenile myoclonic epilepsy"),
+])
+def test_a_named_type_beats_a_generic_name(note: str, pid: str, name: str) -> None:
+    past = _past(note)
+    assert past.get(pid) == name, past
+
+
+def test_the_aneurysm_again_is_the_intracranial_one() -> None:
+    """"the aneurysm" after "a left ICA bifurcation aneurysm" is that aneurysm, not a second, generic one."""
+    past = _past("IMPRESSION: Well clipped left ICA bifurcation aneurysm. The aneurysm is secured.")
+    assert "ph_cerebral_aneurysm" in past and "ph_aneurysm" not in past, past
+    # boundary: an aneurysm without an intracranial one before it stays generic
+    assert "ph_aneurysm" in _past("IMPRESSION: A small aneurysm at the origin of the artery.")
+
+
+def test_a_relatives_condition_named_twice_is_one_entry() -> None:
+    g = extract(HEAD + "FAMILY HISTORY: A cousin who has seizures, but the specific seizure type is not known.")
+    assert [f.condition for f in g.family_history] == ["seizures"], g.family_history
+
+
+def test_a_nervous_breakdown_is_kept_whole() -> None:
+    g = extract(HEAD + 'FAMILY HISTORY: A second-degree relative with a history of depression and "nervous '
+                'breakdown".')
+    assert "nervous breakdown" in [f.condition for f in g.family_history], g.family_history
+    assert "nervous" not in [f.condition for f in g.family_history]

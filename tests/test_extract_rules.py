@@ -70,6 +70,23 @@ def test_a_vitamin_or_hepatitis_letter_ends_a_sentence(text: str, expected: list
     assert [s.text for s in sentences(text)] == expected
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    ("A new patient evaluation for Mr. A. There is a meningioma.",
+     ["A new patient evaluation for Mr. A.", "There is a meningioma."]),
+    ("Referred by Dr. B. He has seizures.", ["Referred by Dr. B.", "He has seizures."]),
+    ("Seen with Ms. C. The MRI shows edema.", ["Seen with Ms. C.", "The MRI shows edema."]),
+    ("Referred to Dr. F. Under his care MRIs were done.", ["Referred to Dr. F.", "Under his care MRIs were done."]),
+    # boundary: an initial before a surname, or a letter without a title, ends no sentence
+    ("Seen by Dr. A. Smith today.", ["Seen by Dr. A. Smith today."]),
+    ("Seen by Mr. J. Thomas and Dr. A. He left.", ["Seen by Mr. J. Thomas and Dr. A.", "He left."]),
+    ("Seen by John A. There he sat.", ["Seen by John A. There he sat."]),
+])
+def test_a_title_and_a_letter_for_the_name_end_a_sentence(text: str, expected: list[str]) -> None:
+    """"Mr. A." standing for the patient's name ends its sentence when a word that starts one follows; an initial
+    before a surname ("Dr. A. Smith") does not."""
+    assert [s.text for s in sentences(text)] == expected
+
+
 def test_a_doubt_mark_before_a_list_item_ends_no_sentence() -> None:
     """"Zetia 10 mg daily, ? Triglide 50 mg daily": the question mark doubts the next item; it asks nothing and
     ends no sentence, so the drugs before it are no question's words."""

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from tests.strategies import case_graphs
 
 from anonpsy.errors import AnonpsyError
-from anonpsy.graph import CaseGraph, Duration, Evidence, MentalStatus, Symptom, TestResults, TestValue, Unit
+from anonpsy.graph import CaseGraph, Diagnosis, Duration, Evidence, MentalStatus, Symptom, TestResults, TestValue, Unit
 from anonpsy.graphio import (
     dump_graph,
     graph_json_schema,
@@ -152,3 +152,13 @@ def test_exactly_one_visit_event() -> None:
     assert [t for _, t in g.iter_nodes()].count("visit") == 1
     with pytest.raises(ValidationError):
         CaseGraph.model_validate({"case_id": "c1", "visit_event": [{"id": "v1"}, {"id": "v2"}]})
+
+
+@pytest.mark.parametrize("label", ["", "   ", "None", "null"])
+def test_a_diagnosis_without_a_name_is_rejected(label: str) -> None:
+    with pytest.raises(ValidationError):
+        Diagnosis(id="dx_x", label=label)
+
+
+def test_a_diagnosis_named_is_accepted() -> None:
+    assert Diagnosis(id="dx_x", label="Parkinson's disease").label == "Parkinson's disease"

@@ -27,3 +27,13 @@ def test_a_word_after_a_comma_glued_header_opens_a_sentence(text: str) -> None:
 
 def test_a_rare_capitalised_word_after_a_plain_comma_is_still_an_anchor() -> None:
     assert _anchored("She moved back home, Riverton being too far from work.") == ["Riverton"]
+
+
+def test_a_condition_eponym_is_no_anchor() -> None:
+    """A medical condition named by an eponym ("Graves disease") is clinical vocabulary, not a rare proper noun
+    of the case; a place after it still is."""
+    from anonpsy.perturb.anchors import find_anchors
+
+    text = "She has a history of Graves disease and lives near Pacific Lutheran."
+    found = [text[a.start:a.end] for a in find_anchors(text)]
+    assert "Graves" not in found and "Pacific Lutheran" in found, found

@@ -440,6 +440,13 @@ class Diagnosis(_Model):
     duration_ids: list[str] = Field(default_factory=list)
     evidence_text: str | None = None
 
+    @model_validator(mode="after")
+    def _named(self) -> Diagnosis:
+        """A diagnosis is told by its name: never an empty label, nor the word "None" standing for one."""
+        if not self.label.strip() or self.label.strip().lower() in ("none", "null"):
+            raise ValueError(f"diagnosis {self.id} has no name")
+        return self
+
     @property
     def asserted(self) -> bool:
         """The patient is said to have (or have had) it: confirmed or provisional."""

@@ -121,6 +121,9 @@ class ConditionEntry(LexiconEntry):
     #: ("left frontal infarct", "ischemia in the right MCA territory", "consistent with contusion" of "the right
     #: frontal lobe"): see :func:`find_sited_conditions`. A bare "infarct" or "contusion" may be any organ's.
     sited: tuple[str, ...] = ()
+    #: Synonyms no more specific than the headword ("seizure disorder" for epilepsy): a named type elsewhere in
+    #: the note renames the condition over them, as over the headword.
+    generic: tuple[str, ...] = ()
 
     def surfaces(self) -> tuple[str, ...]:
         return (self.headword, *self.synonyms, *self.findings)
@@ -954,6 +957,13 @@ def is_sited(m: TermMatch) -> bool:
     return keys is not None and _keys(m.surface) in keys
 
 
+def sited_entries(m: TermMatch) -> tuple[str, ...]:
+    """The other entries whose sited finding word the hit ``m`` is ("aneurysm" of the generic entry is also the
+    sited word of the intracranial aneurysm): where the note has named that entry, the word refers back to it."""
+    key = _keys(m.surface)
+    return tuple(cid for cid, keys in _sited_keys().items() if cid != m.id and key in keys)
+
+
 def _words_between(text: str, a: int, b: int) -> int:
     return len(_TOKEN_RE.findall(text[a:b]))
 
@@ -968,6 +978,13 @@ def find_sited_conditions(text: str, found: list[TermMatch], index: SitedIndex) 
     [('stroke', 'infarct')]
     >>> find_sited_conditions("A renal infarct.", [], sited_index())
     []
+
+    A sited word a generic entry also names is the sited entry's where a site places it:
+
+    >>> [m.id for m in find_terms("A left ICA bifurcation aneurysm.", "condition")]
+    ['cerebral_aneurysm']
+    >>> [m.id for m in find_terms("A popliteal aneurysm.", "condition")]
+    ['aneurysm']
     """
     words = index.words.find(text)
     if not words:
@@ -976,17 +993,24 @@ def find_sited_conditions(text: str, found: list[TermMatch], index: SitedIndex) 
     if not sites:
         return found
     out = list(found)
+    changed = False
     for w in words:
-        if any(m.start < w.end and w.start < m.end for m in found):
+        same = next((m for m in out if m.start == w.start and m.end == w.end and m.id != w.id), None)
+        if same is None and any(m.start < w.end and w.start < m.end for m in out):
             continue
         for site in sites:
             if site.start < w.end and w.start < site.end:
                 continue
             a, b = (site.end, w.start) if site.end <= w.start else (w.end, site.start)
             if _SITE_BREAK.search(text, a, b) is None and _words_between(text, a, b) <= SITE_REACH:
+                # the same word of a generic entry ("aneurysm") is the sited entry's where a site places it ("a
+                # left ICA bifurcation aneurysm" is an intracranial aneurysm)
+                if same is not None:
+                    out.remove(same)
                 out.append(w)
+                changed = True
                 break
-    return sorted(out, key=lambda m: m.start) if len(out) != len(found) else found
+    return sorted(out, key=lambda m: m.start) if changed else found
 
 
 # ----------------------------------------------------------------------------------------------------

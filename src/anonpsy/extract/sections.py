@@ -242,6 +242,12 @@ _TITLE_GLUED_HEADER = re.compile(r"(?=[A-Z])(?<=[,.;])(?P<name>[A-Z][A-Za-z /&'(
 _BARE_HEADING = re.compile(r"(?m)^[ \t]*(?P<name>[A-Z][A-Z /&'()-]{2,70}[A-Z)])[ \t]*$")
 _ABBREV = (r"(?<!\b[A-Z])(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bSt)(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bapprox)"
            r"(?<!\bNo)(?<!\ba\.m)(?<!\bp\.m)")
+#: A capitalised word that starts a sentence and is no surname: a pronoun, a determiner, a preposition, an auxiliary
+#: or a verb of the note's narrative ("There is", "He was", "The MRI", "On examination", "Please").
+_STARTER = (r"(?:There|This|These|That|Those|The|He|She|It|They|We|I|His|Her|Their|Our|My|Its|A|An|In|On|At|"
+            r"For|With|After|Before|During|Since|When|While|If|As|Per|Under|Upon|From|To|By|Following|Given|Due|"
+            r"Because|Although|However|Also|Then|Subsequently|Currently|Recently|Today|Yesterday|Tomorrow|Now|"
+            r"Please|Is|Was|Are|Were|Has|Had|Have|Does|Did|Do|Will|Would|Patient|Pt)")
 _SENT_END = re.compile(r"(?=[.!?\n,])(?:"
                        # a question mark standing for a doubt at the head of a list item ("Zetia 10 mg daily,
                        # ? Triglide 50 mg daily") ends no sentence
@@ -254,6 +260,11 @@ _SENT_END = re.compile(r"(?=[.!?\n,])(?:"
                        # hepatitis C. He ...") is no initial: its period ends the sentence before a capitalised word
                        r"|(?:(?<=\b[Vv]itamin [A-Z])|(?<=\b[Hh]epatitis [A-Z])|(?<=\bVITAMIN [A-Z])"
                        r"|(?<=\bHEPATITIS [A-Z]))\.(?=\s+[A-Z][a-z])"
+                       # a title and a single letter standing for the name ("evaluation for Mr. A. There is a
+                       # meningioma"): the letter's period ends the sentence before a word that starts one, never
+                       # before a surname ("Dr. A. Smith")
+                       r"|(?:(?<=\bMr\. [A-Z])|(?<=\bMrs\. [A-Z])|(?<=\bMs\. [A-Z])|(?<=\bDr\. [A-Z])"
+                       r"|(?<=\bMiss [A-Z]))\.(?=\s+" + _STARTER + r"\b)"
                        # "cooperative.,Appearance": list items run together with ".," in exported notes (not a
                        # comma after a dose abbreviation: "600 mg p.o. q.p.m., Abilify 15 mg").
                        r"|(?<=[.!?])(?<!\.[a-z]\.),(?=\s*[A-Z])"

@@ -2,9 +2,9 @@
 
 "his junior year at Pacific Lutheran", "standing on South 38th Street": a school, a street, a team, a ship. The
 PHI recognizers catch names, places and institutions they know; an anchor is any other capitalised run that is not
-sentence-initial, not clinical vocabulary (DSM names, symptom and drug lexicons, test names, PHI safe-list) and not a
-short all-caps clinical abbreviation. The same detector drives both the context scrubber and the leak audit, so what
-the audit would flag is what the scrubber removes.
+sentence-initial, not clinical vocabulary (DSM names, symptom, condition and drug lexicons, test names, PHI safe-list)
+and not a short all-caps clinical abbreviation. The same detector drives both the context scrubber and the leak
+audit, so what the audit would flag is what the scrubber removes.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ class Anchor:
 
 @lru_cache(maxsize=1)
 def _vocabulary() -> frozenset[str]:
-    """Lower-cased clinical vocabulary: DSM names/aliases, lexicon headwords and synonyms, drugs, tests."""
+    """Lower-cased clinical vocabulary: DSM names/aliases, lexicon headwords and synonyms (symptoms, drugs,
+    therapies, medical conditions), tests."""
     words: set[str] = set()
     try:
         from anonpsy.rules.dsm import load_dsm
@@ -63,6 +64,10 @@ def _vocabulary() -> frozenset[str]:
                 words.update(w.lower() for w in re.findall(r"[A-Za-z][A-Za-z'-]+", s))
         for t in lexicon.therapy_lexicon().rules:
             for s in t.surfaces():
+                words.update(w.lower() for w in re.findall(r"[A-Za-z][A-Za-z'-]+", s))
+        # the medical conditions' names, eponyms included ("Graves disease", "Chiari malformation")
+        for c in lexicon.condition_lexicon().rules:
+            for s in c.surfaces():
                 words.update(w.lower() for w in re.findall(r"[A-Za-z][A-Za-z'-]+", s))
     except Exception:  # pragma: no cover
         pass

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from anonpsy.extract.mentions.family import normalize_condition
+from anonpsy.extract.mentions.family import canonical_condition, normalize_condition
 from anonpsy.graph import (
     Diagnosis,
     Duration,
@@ -93,18 +93,20 @@ class Accumulator:
     def add_family(self, member: str | None, condition: str, evidence: str,
                    certainty: FamilyCertainty = FamilyCertainty.confirmed,
                    certainty_evidence: Evidence | None = None) -> None:
-        """Record a relative's condition; a condition inside another of the same sentence and relative merges
-        with it, and confirmed wins over possible."""
+        """Record a relative's condition; a condition inside another of the same sentence and relative, or the
+        same condition named again ("seizures" and "seizure type"), merges with it, and confirmed wins over
+        possible."""
         cond = normalize_condition(condition)
         mem = member or "relative"
         new = FamilyHistory(member=mem, condition=cond, certainty=certainty, certainty_evidence=certainty_evidence,
                             evidence_text=evidence)
+        canon = canonical_condition(cond)
         for i, f in enumerate(self.family):
             have = normalize_condition(f.condition)
             if f.evidence_text != evidence or (f.member != mem and mem != "relative"):
                 continue
             keep = f if f.certainty == FamilyCertainty.confirmed or certainty != FamilyCertainty.confirmed else new
-            if re.search(rf"\b{re.escape(cond)}\b", have):
+            if re.search(rf"\b{re.escape(cond)}\b", have) or canonical_condition(have) == canon:
                 # "anxiety" inside "generalized anxiety" from the same sentence
                 self.family[i] = f.model_copy(update={"certainty": keep.certainty,
                                                       "certainty_evidence": keep.certainty_evidence})

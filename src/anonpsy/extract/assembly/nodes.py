@@ -260,6 +260,7 @@ def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
     curated = [m for m in lexicon.find_terms(s.text, "condition")
                if not any(g.start <= m.start and m.end <= g.end for g in general)]
     for m in sorted([*curated, *general], key=lambda x: x.start):
+        m = _refers_back(m, acc)
         fallback = m.id.startswith(GENERAL_ID_PREFIX)
         if results and not _result_conclusion(s.text, m):
             continue
@@ -293,6 +294,15 @@ def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
             acc.condition_findings_now.add((m.id, s.index))
 
 
+def _refers_back(m: lexicon.TermMatch, acc: Accumulator) -> lexicon.TermMatch:
+    """A generic word without its site ("the dome of the aneurysm") after the note named the sited condition it
+    is a word of ("a left ICA bifurcation aneurysm") is that condition again, not a second, generic one."""
+    for cid in lexicon.sited_entries(m):
+        if cid in acc.condition_votes or cid in acc.condition_names:
+            return lexicon.TermMatch(m.start, m.end, cid, condition_entry(cid).headword, m.surface)
+    return m
+
+
 def _name_condition(acc: Accumulator, m: lexicon.TermMatch, name: str, status: DiagnosisStatus,
                     section: str | None) -> None:
     """Keep the condition's best name: a later confirmed mention renames it when its name is more specific (a
@@ -311,8 +321,10 @@ def _name_rank(cid: str, name: str, status: DiagnosisStatus, section: str | None
     mention, which only names a condition no confirmed mention names."""
     if status.certainty is None or status.certainty.value != Certainty.confirmed:
         return (-1, -1)
-    head = condition_entry(cid).headword.lower()
-    generic = re.sub(r"\s*\(.*\)$", "", name.lower()).strip() in {head, f"{head}s"}
+    entry = condition_entry(cid)
+    head = entry.headword.lower()
+    bare = re.sub(r"\s*\(.*\)$", "", name.lower()).strip()
+    generic = bare in {head, f"{head}s"} or bare in {g.lower() for g in entry.generic}
     return (0 if generic else 1, 1 if section in deciding_sections() else 0)
 
 
@@ -372,7 +384,8 @@ _LATERALITY = re.compile(r"\b(right|left|bilateral)((?:[ -]sided)?)[ -]$", re.I)
 
 #: A grade or size written just before a condition ("mild white matter disease", "moderate to severe aortic
 #: stenosis", "a small aneurysm"): part of what the note says about it, kept with its name (before the side).
-_GRADE = re.compile(r"\b((?:mild|moderate|severe)(?: to |-to-| ?- ?)(?:moderate|severe)|mild|moderate|severe|"
+_GRADE = re.compile(r"\b((?:mild|moderate|severe)(?: to |-to-| ?- ?)(?:moderate|severe)|moderately[ -]severe|"
+                    r"mild|moderate|severe|"
                     r"small|large|tiny|minimal|marked|extensive|massive)[ -]$", re.I)
 
 
@@ -380,12 +393,21 @@ _GRADE = re.compile(r"\b((?:mild|moderate|severe)(?: to |-to-| ?- ?)(?:moderate|
 _ADJECTIVE = re.compile(r"(?i)(?:obese|overweight|\w+(?:atic|etic|ed))$")
 
 
+#: Where on an artery a lesion sits, written between the artery and the lesion ("ICA bifurcation aneurysm").
+_ARTERY_PART = r"(?:bifurcation|trifurcation|origin|terminus|tip|junction|segment|branch)"
+
+
 @lru_cache(maxsize=1)
 def _site_before() -> re.Pattern[str]:
-    """A brain site (``brain_sites`` of the condition lexicon, with its side) written just before a condition."""
-    sites = sorted((s for s in lexicon.condition_lexicon().brain_sites if not s.isupper()), key=len, reverse=True)
-    alts = "|".join(re.escape(s) for s in sites) or "(?!)"
-    return re.compile(rf"\b(?:(right|left|bilateral)((?:[ -]sided)?)[ -])?({alts})[ -]$", re.I)
+    """A brain site (``brain_sites`` of the condition lexicon, with its side) written just before a condition,
+    with the part of an artery written after it ("left ICA bifurcation"). A site in capitals ("ICA", "MCA") is
+    an abbreviation, read only in capitals."""
+    sites = lexicon.condition_lexicon().brain_sites
+    words = sorted((s for s in sites if not s.isupper()), key=len, reverse=True)
+    caps = sorted((s for s in sites if s.isupper()), key=len, reverse=True)
+    alts = "|".join([*(f"(?i:{re.escape(s)})" for s in words), *(re.escape(s) for s in caps)]) or "(?!)"
+    return re.compile(rf"\b(?:(?i:(right|left|bilateral)((?:[ -]sided)?))[ -])?({alts})((?i:[ -]{_ARTERY_PART})?)"
+                      r"[ -]$")
 
 
 def condition_name(m: lexicon.TermMatch, text: str | None = None) -> str:
@@ -401,23 +423,88 @@ def condition_name(m: lexicon.TermMatch, text: str | None = None) -> str:
     prefix = " ".join(x for x in ((re.sub(r"\s*-\s*", "-", grade.group(1).lower()) if grade else ""),
                                   ((side.group(1) or "").lower() + (side.group(2) or "").lower().replace(" ", "-")
                                    if side else ""),
-                                  (site.group(3).lower() if site else ""))
+                                  (_site_words(site) if site else ""))
                       if x)
     if lexicon.is_sited(m):
         # a finding word a brain site placed ("ischemia", "infarct"): the condition's name, with the word and the
         # site written just before it when the name lacks them ("left frontal infarct (stroke)")
         words = set(m.headword.lower().split())
         if site is None and set(surface.lower().split()) <= words:
-            return m.headword
+            # the site is written after the word ("a small aneurysm at the origin of the LPCA"): the headword,
+            # with the grade written before the word
+            return f"{_grade_words(grade)} {m.headword}" if grade else m.headword
         return f"{prefix} {surface.lower()} ({m.headword})" if prefix else f"{surface.lower()} ({m.headword})"
     if _abbreviation(surface) or len(surface) <= 4 or _ADJECTIVE.match(surface):
         # an abbreviation keeps its side and grade ("right SDH" -> "right subdural hematoma")
         return f"{prefix} {m.headword}" if prefix and surface.isupper() else m.headword
+    eponym = _BARE_EPONYM.match(surface)
+    if eponym is not None:
+        # an eponym alone ("possible Parkinson's") names its disease: "Parkinson's disease"
+        return _eponym_disease(eponym.group(1), m.headword)
     # a name typed in capitals ("IMPRESSION: GLIOBLASTOMA MULTIFORME") is that name, not an abbreviation; an
-    # eponym keeps its possessive as written ("Parkinson's disease")
-    name = surface.lower().replace("’", "'")
+    # eponym keeps its possessive as written ("Parkinson's disease") and its capital; an abbreviation inside a
+    # name keeps its capitals ("MCA infarct")
+    name = _cased(surface.replace("’", "'"))
     name = f"{prefix} {name}" if prefix else name
     return f"{name} ({m.headword})" if _finding_key(surface) in _condition_findings().get(m.id, ()) else name
+
+
+#: An eponym alone in the possessive ("Parkinson's", "Huntington's").
+_BARE_EPONYM = re.compile(r"^([A-Za-z][\w-]*)['’]s$")
+
+
+def _eponym_disease(stem: str, headword: str) -> str:
+    """The disease an eponym alone names, with the eponym's possessive and capital ("Parkinson's" with the
+    headword "Parkinson disease" -> "Parkinson's disease"); the headword when it does not start with the
+    eponym."""
+    first, _, rest = headword.partition(" ")
+    if first.lower() != stem.lower() or not rest:
+        return headword
+    cap = _lexicon_capitals().get(first.lower(), stem[:1].upper() + stem[1:].lower())
+    return f"{cap}'s {rest}"
+
+
+@lru_cache(maxsize=1)
+def _lexicon_capitals() -> dict[str, str]:
+    """Words the condition lexicon writes with a capital (eponyms: "Parkinson's", "Chiari", "Guillain-Barre"),
+    by their lower case; their capital is kept in a condition's name."""
+    out: dict[str, str] = {}
+    for e in lexicon.condition_lexicon().rules:
+        for phrase in (e.headword, *e.synonyms):
+            for w in phrase.split():
+                if w[:1].isupper() and not w.isupper() and re.fullmatch(r"[\w'’-]+", w):
+                    out.setdefault(w.lower().replace("’", "'"), w.replace("’", "'"))
+    return out
+
+
+def _cased(surface: str) -> str:
+    """A condition's words in lower case, but for an eponym the lexicon writes with a capital ("Parkinson's
+    disease") and, in a name not typed all in capitals, an abbreviation ("MCA infarct")."""
+    caps = _lexicon_capitals()
+    shouted = surface.isupper()
+    out = []
+    for w in surface.split():
+        low = w.lower()
+        if low in caps:
+            out.append(caps[low])
+        elif not shouted and _abbreviation(w):
+            out.append(w)
+        else:
+            out.append(low)
+    return " ".join(out)
+
+
+def _grade_words(grade: re.Match[str]) -> str:
+    """A grade as the name keeps it: "moderate-severe", "small"."""
+    return re.sub(r"\s*-\s*", "-", grade.group(1).lower())
+
+
+def _site_words(site: re.Match[str]) -> str:
+    """A brain site as the name keeps it: in lower case, an abbreviation in capitals ("ICA"), with the part of
+    the artery written after it ("ICA bifurcation")."""
+    name = site.group(3) if site.group(3).isupper() else site.group(3).lower()
+    part = " ".join(site.group(4).lower().replace("-", " ").split())
+    return f"{name} {part}" if part else name
 
 
 def _abbreviation(surface: str) -> bool:

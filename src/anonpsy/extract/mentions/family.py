@@ -57,6 +57,28 @@ def normalize_condition(label: str) -> str:
     return _SPACES.sub(" ", t)
 
 
+_PLURAL = re.compile(r"(?<=[a-z]{3})(?<![su])s$")
+
+
+def canonical_condition(label: str) -> str:
+    """What a relative's condition is, whatever words name it: the lexicon entry a label is wholly written by
+    ("seizures" and "seizure" are both the symptom ``seizures``), else its words in the singular.
+
+    >>> canonical_condition("seizures") == canonical_condition("seizure")
+    True
+    >>> canonical_condition("Parkinson's disease") == canonical_condition("parkinson disease")
+    True
+    >>> canonical_condition("depression") == canonical_condition("nervous breakdown")
+    False
+    """
+    cond = normalize_condition(label)
+    for kind in ("condition", "symptom"):
+        hits = lexicon.find_terms(cond, kind)
+        if len(hits) == 1 and hits[0].start == 0 and hits[0].end == len(cond):
+            return f"{kind}:{hits[0].id}"
+    return " ".join(_PLURAL.sub("", w) for w in cond.split())
+
+
 def family_conditions(sentence: str) -> list[tuple[str, str]]:
     """(member, condition) pairs of a family-history sentence, including conditions outside the lexicons
     ("Father had coronary artery disease and diabetes"). Negated statements ("no family history of suicide",
