@@ -28,6 +28,7 @@ from anonpsy.audio.detect import (
     spoken_date_hits,
     street_address_hits,
     subject_hits,
+    unsure_extensions,
 )
 
 KNOWN = frozenset({"she", "reports", "low", "mood", "her", "sister", "called", "the", "clinic", "maria", "in",
@@ -806,3 +807,40 @@ def test_the_town_after_an_address(text: str, towns: list[str]) -> None:
     found = [" ".join(w.text for w in words[h.first : h.last + 1]) for h in address_town_hits(words, [address])]
     assert found == towns
     assert all(h.type == "LOCATION" for h in address_town_hits(words, [address]))
+
+
+def _scored(text: str, probs: list[float | None]) -> list[Word]:
+    return [Word(w, i * 0.3, i * 0.3 + 0.28, p) for i, (w, p) in enumerate(zip(text.split(), probs, strict=True))]
+
+
+_ADDRESS = "She leaves at nine hundred five what kings part with her mother."
+
+
+@pytest.mark.parametrize(
+    ("probs", "span"),
+    [
+        # three unsure words after the house number: the street name heard as ordinary words
+        ([1.0, 0.9, 0.9, 0.7, 0.96, 0.7, 0.19, 0.39, 0.25, 0.95, 0.9, 0.9], (3, 8)),
+        # only two unsure words: as often ordinary speech misheard, nothing added
+        ([1.0, 0.9, 0.9, 0.7, 0.96, 0.7, 0.19, 0.39, 0.95, 0.95, 0.9, 0.9], None),
+        # no confidences (PocketSphinx, the moonshine-cpp library): nothing added
+        ([None] * 12, None),
+    ],
+)
+def test_unsure_run_joins_the_address_it_touches(probs: list[float | None], span: tuple[int, int] | None) -> None:
+    words = _scored(_ADDRESS, probs)
+    hits = [WordHit(3, 5, "ADDRESS", "phi", "rules:audio.house-number")]
+    got = unsure_extensions(words, hits)
+    assert [(h.first, h.last, h.type) for h in got] == ([(*span, "ADDRESS")] if span else [])
+
+
+def test_unsure_run_away_from_identifiers_or_past_a_sentence_is_not_joined() -> None:
+    words = _scored("He is Smith. And they feel sleepy now", [1.0, 1.0, 0.9, 0.2, 0.2, 0.2, 0.2, 1.0])
+    # the run after the full stop does not continue the name; a run touching no identifier is left alone
+    assert unsure_extensions(words, [WordHit(2, 2, "PERSON", "phi", "rules:x")]) == []
+    assert unsure_extensions(words, []) == []
+    # and a date is not continued: only names, places and addresses are heard as ordinary words this way
+    assert unsure_extensions(words, [WordHit(3, 3, "DATE", "phi", "rules:x")]) == []
+    assert [(h.first, h.last) for h in unsure_extensions(words, [WordHit(3, 3, "PERSON", "phi", "rules:x")])] == [
+        (3, 6)
+    ]

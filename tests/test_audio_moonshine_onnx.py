@@ -14,7 +14,14 @@ from hypothesis import strategies as st
 
 np = pytest.importorskip("numpy", reason="needs the audio extra: pip install 'anonpsy[audio]'")
 
-from anonpsy.audio.moonshine_onnx import EOS, detokenize, max_tokens, read_vocabulary  # noqa: E402
+from anonpsy.audio.moonshine_onnx import (  # noqa: E402
+    EOS,
+    detokenize,
+    max_tokens,
+    read_vocabulary,
+    scored_words,
+    token_probability,
+)
 from anonpsy.errors import AnonpsyError  # noqa: E402
 
 
@@ -131,3 +138,37 @@ def test_no_runtime_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(AnonpsyError) as exc:
         asr.MoonshineRecognizer()
     assert exc.value.code == "A103" and "\n" not in str(exc.value) and "--asr pocketsphinx" in str(exc.value)
+
+
+_SP = "\u2581".encode()
+
+
+def test_scored_words_take_the_least_likely_letter_piece() -> None:
+    """A word's confidence is its least likely piece that writes letters; a comma's doubt is not the word's."""
+    vocab = [b"<unk>", b"<s>", b"</s>", _SP + b"Nqo", b"bi", b"zitha", b",", _SP + b"called", _SP + b"the"]
+    scored = [(3, 0.2), (4, 0.9), (5, 0.95), (6, 0.1), (7, 0.99), (8, 0.97)]
+    assert scored_words(vocab, scored) == [("Nqobizitha,", 0.2), ("called", 0.99), ("the", 0.97)]
+
+
+@given(st.lists(st.tuples(st.integers(0, 12), st.floats(0.0, 1.0)), max_size=30))
+def test_scored_words_are_the_detokenized_words(scored: list[tuple[int, float]]) -> None:
+    """Whatever the ids, the scored words are the words :func:`detokenize` writes, each scored at most 1."""
+    vocab = [b"<unk>", b"<s>", b"</s>", _SP + b"a", b"b", b".", _SP, b"c" + _SP + b"d", _SP + b"e,", b" ", b"f", b"",
+             _SP + b"9"]
+    words = scored_words(vocab, scored)
+    assert [w for w, _ in words] == detokenize(vocab, [t for t, _ in scored]).split()
+    assert all(0.0 <= p <= 1.0 for _, p in words)
+
+
+def test_token_probability_is_the_softmax_of_the_chosen_logit() -> None:
+    logits = np.array([0.0, np.log(3.0), 1000.0 - 1000.0], dtype=np.float64)
+    assert token_probability(logits, 1) == pytest.approx(0.6, abs=1e-4)
+    assert token_probability(np.array([1e4, 0.0]), 0) == 1.0
+
+
+def test_recogniser_words_carry_the_decoders_confidence(model: Any) -> None:
+    """Moonshine's words on onnxruntime come with confidences in (0, 1] that match the plain transcript."""
+    x = _speak("She reports low mood and poor sleep.")
+    scored = model.transcribe_scored(x)
+    assert [w for w, _ in scored] == model.transcribe(x).split()
+    assert scored and all(0.0 < p <= 1.0 for _, p in scored)

@@ -205,13 +205,24 @@ class MoonshineRecognizer:
         self.worker_cpu_s += cpu
         return text
 
+    def scored_text(self, chunk: npt.NDArray[np.float32]) -> list[tuple[str, float | None]]:
+        """Moonshine's words of a 16 kHz chunk, each with the decoder's confidence: the lowest probability among
+        its tokens on the ``onnxruntime`` runtime, ``None`` on the ``cpp`` runtime (its library reports text
+        only)."""
+        if self.runtime == "onnxruntime":
+            return list(self._onnx_call(lambda m: m.transcribe_scored(chunk)))
+        return [(w, None) for w in self.text(chunk).split()]
+
     def _onnx_text(self, chunk: npt.NDArray[np.float32]) -> str:
+        return str(self._onnx_call(lambda m: m.transcribe(chunk)))
+
+    def _onnx_call(self, call: Any) -> Any:
         try:
             if self._onnx is None:
                 from anonpsy.audio.moonshine_onnx import MoonshineOnnx
 
                 self._onnx = MoonshineOnnx()
-            return str(self._onnx.transcribe(chunk))
+            return call(self._onnx)
         except AnonpsyError:
             raise
         except Exception as exc:  # the runtime's own errors, reported by kind only (they may quote the input)
@@ -242,21 +253,24 @@ class MoonshineRecognizer:
         chunk = signal[int(start * ANALYSIS_RATE) : math.ceil(end * ANALYSIS_RATE)]
         if len(chunk) < ANALYSIS_RATE // 10:
             return []
-        tokens = self.text(chunk).split()
+        scored = self.scored_text(chunk)
+        tokens = [w for w, _ in scored]
         if not tokens:
             return []
         aligned = self._aligner.align(chunk, tokens)
         if aligned is None:
             self.unaligned += 1
-            return _spread(tokens, start, end)
+            return _spread(tokens, start, end, [p for _, p in scored])
         words = [
-            Word(tokens[al.index], round(start + al.start, 3), round(min(start + al.end, total), 3)) for al in aligned
+            Word(tokens[al.index], round(start + al.start, 3), round(min(start + al.end, total), 3),
+                 scored[al.index][1])
+            for al in aligned
         ]
         if self._aligner.last_loose:
             # Found only on the grammar of spoken alternatives, with wide beams: each word is muted where it was
             # aligned and over its share of the utterance too, so it never covers less than without the grammar.
             self.loosely_aligned += 1
-            return _widened(words, _spread(tokens, start, end))
+            return _widened(words, _spread(tokens, start, end, [p for _, p in scored]))
         return words
 
     def transcribe(self, signal: npt.NDArray[np.float32], regions: Sequence[Region]) -> list[Word]:
@@ -442,12 +456,18 @@ def _widened(aligned: Sequence[Word], shares: Sequence[Word]) -> list[Word]:
     order)."""
     if len(aligned) != len(shares):
         return list(shares)
-    return [Word(a.text, min(a.start, s.start), max(a.end, s.end)) for a, s in zip(aligned, shares, strict=True)]
+    return [
+        Word(a.text, min(a.start, s.start), max(a.end, s.end), a.probability)
+        for a, s in zip(aligned, shares, strict=True)
+    ]
 
 
-def _spread(tokens: Sequence[str], start: float, end: float) -> list[Word]:
+def _spread(
+    tokens: Sequence[str], start: float, end: float, probabilities: Sequence[float | None] | None = None
+) -> list[Word]:
     """Words of an utterance that could not be aligned: each gets its share of the time by spoken length,
-    widened to also cover its neighbours' shares, since the true position is unknown."""
+    widened to also cover its neighbours' shares, since the true position is unknown. Each keeps its
+    confidence from ``probabilities`` where given."""
     from anonpsy.audio.align import spoken_words
 
     weights = [sum(len(w) for w in spoken_words(t)) for t in tokens]
@@ -458,7 +478,8 @@ def _spread(tokens: Sequence[str], start: float, end: float) -> list[Word]:
     out = []
     for i, (tok, k) in enumerate(zip(tokens, weights, strict=True)):
         if k:
-            out.append(Word(tok, round(bounds[max(0, i - 1)], 3), round(bounds[min(len(tokens), i + 2)], 3)))
+            p = probabilities[i] if probabilities is not None else None
+            out.append(Word(tok, round(bounds[max(0, i - 1)], 3), round(bounds[min(len(tokens), i + 2)], 3), p))
     return out
 
 

@@ -282,6 +282,64 @@ def _misheard_tail(words: Sequence[Word], last: int, known: frozenset[str]) -> i
     return last
 
 
+#: A word the recogniser wrote with a confidence below this (its least likely token) is one it was unsure of:
+#: Moonshine writes most ordinary words it heard clearly at 0.9 and above, and a name it never learnt as the
+#: closest words it knows at under a half ("Nqobizitha" as "and cognizant, Ah").
+UNSURE_BELOW = 0.5
+#: At least this many unsure words in a row: one or two unsure words next to an identifier are as often ordinary
+#: speech the recogniser misheard (a fast or clipped word) as the rest of the identifier.
+_UNSURE_MIN = 3
+_UNSURE_TYPES = frozenset({"PERSON", "LOCATION", "ADDRESS"})
+
+
+def _unsure(w: Word, below: float) -> bool:
+    """Did the recogniser report ``w`` with a confidence under ``below``? Words without one never are."""
+    return w.probability is not None and w.probability < below
+
+
+def _apart(words: Sequence[Word], k: int, nxt: int) -> bool:
+    """Word ``nxt`` right after word ``k`` starts a new sentence or follows a pause."""
+    return nxt == k + 1 and (_ends(words[k].text, _SENTENCE_END) or words[nxt].start - words[k].end >= SENTENCE_PAUSE_S)
+
+
+def unsure_extensions(words: Sequence[Word], hits: Sequence[WordHit], below: float = UNSURE_BELOW) -> list[WordHit]:
+    """Runs of words the recogniser was unsure of, joined to the name, place or address hit they touch.
+
+    A name, place or street the recogniser did not know is written as the closest ordinary words it knows, so
+    what it heard of the rest of it beside the part a rule placed reads as dictionary words, not capitalised,
+    often clause words ("nine hundred five what kings part"): no rule on the words themselves can take them
+    without taking ordinary speech too. What sets them apart is the recogniser's own confidence, which does not
+    depend on which words it chose. A run is at least :data:`_UNSURE_MIN` words in a row each under ``below``,
+    within a sentence and with no pause between them; a run that overlaps or touches a PERSON, LOCATION or
+    ADDRESS hit joins it. A recogniser that reports no confidences (PocketSphinx, the moonshine-cpp library)
+    adds nothing.
+    """
+    n = len(words)
+    out: list[WordHit] = []
+    runs: list[tuple[int, int]] = []
+    k = 0
+    while k < n:
+        if not _unsure(words[k], below):
+            k += 1
+            continue
+        j = k
+        while (j + 1 < n and _unsure(words[j + 1], below) and not _ends(words[j].text, _SENTENCE_END)
+               and words[j + 1].start - words[j].end < SENTENCE_PAUSE_S):
+            j += 1
+        if j - k + 1 >= _UNSURE_MIN:
+            runs.append((k, j))
+        k = j + 1
+    for first, last in runs:
+        for h in hits:
+            if h.type in _UNSURE_TYPES and h.first - 1 <= last and first <= h.last + 1 and not (
+                _apart(words, h.last, first) or _apart(words, last, h.first)
+            ):
+                out.append(WordHit(min(first, h.first), max(last, h.last), h.type, h.reason,
+                                   "rules:audio.unsure-continuation"))
+                break
+    return out
+
+
 def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet,
                     known: frozenset[str] | None = None) -> list[WordHit]:
     """Name words a recogniser split or misheard, joined to the name hit or cue they belong to.
@@ -1349,6 +1407,7 @@ def detect_words(
     hits += number_bridge_hits(words, hits)
     hits += number_edge_hits(words, hits)
     hits += name_extensions(words, hits, cues)
+    hits += unsure_extensions(words, hits)
     hits += house_number_hits(words, hits)
     hits += address_town_hits(words, hits)
     if llm_detector is not None and words:
@@ -1379,4 +1438,5 @@ __all__ = [
     "spoken_date_hits",
     "street_address_hits",
     "subject_hits",
+    "unsure_extensions",
 ]

@@ -9,9 +9,11 @@ Decoding is the model's own: the encoder turns 16 kHz samples into hidden states
 the start token (1) with an empty cache (``use_cache_branch`` false, so it computes the cross-attention keys and
 values from the hidden states), then is fed one token at a time with its self-attention cache and the
 cross-attention cache of the first step; the next token is the most probable one (greedy), until the end token
-(2) or six tokens per second of audio. Tokens are SentencePiece pieces stored in ``tokenizer.bin`` as a byte
-length and that many UTF-8 bytes each (a length of 128 or more takes a second byte: ``(b0 & 0x7F) | b1 << 7``);
-``▁`` stands for a space and tokens 3 to 258 are single raw bytes.
+(2) or six tokens per second of audio. Each token's probability (softmax of its logits) is kept: proper names
+and unusual words decode with low confidence even when they are written as ordinary words, which is evidence
+that does not depend on what the misheard words are. Tokens are SentencePiece pieces stored in ``tokenizer.bin``
+as a byte length and that many UTF-8 bytes each (a length of 128 or more takes a second byte:
+``(b0 & 0x7F) | b1 << 7``); ``▁`` stands for a space and tokens 3 to 258 are single raw bytes.
 """
 
 from __future__ import annotations
@@ -107,21 +109,26 @@ class MoonshineOnnx:
 
     def generate(self, samples: npt.NDArray[np.float32]) -> list[int]:
         """The token ids Moonshine writes for 16 kHz ``samples`` (greedy; start and end tokens left out)."""
+        return [t for t, _ in self.generate_scored(samples)]
+
+    def generate_scored(self, samples: npt.NDArray[np.float32]) -> list[tuple[int, float]]:
+        """:meth:`generate`'s token ids, each with the probability the decoder gave it when it was chosen."""
         x = np.ascontiguousarray(samples, dtype=np.float32).reshape(1, -1)
         (hidden,) = self._encoder.run(["last_hidden_state"], {"input_values": x})
         feeds: dict[str, Any] = {"encoder_hidden_states": hidden}
         for name, shape in self._past:
             feeds[name] = np.zeros(shape, dtype=np.float32)
-        out: list[int] = []
+        out: list[tuple[int, float]] = []
         token = BOS
         for step in range(max_tokens(x.shape[1])):
             feeds["input_ids"] = np.array([[token]], dtype=np.int64)
             feeds["use_cache_branch"] = np.array([step > 0], dtype=np.bool_)
             results = dict(zip(self._outputs, self._decoder.run(self._outputs, feeds), strict=True))
-            token = int(np.argmax(results["logits"][0, -1]))
+            logits = np.asarray(results["logits"][0, -1], dtype=np.float64)
+            token = int(np.argmax(logits))
             if token == EOS:
                 break
-            out.append(token)
+            out.append((token, token_probability(logits, token)))
             for name, value in results.items():
                 if name.startswith("present.") and (step == 0 or ".decoder." in name):
                     # The cross-attention cache is computed once, on the first step, and fed back unchanged.
@@ -132,5 +139,47 @@ class MoonshineOnnx:
         """Moonshine's transcript of 16 kHz ``samples``."""
         return detokenize(self.vocabulary, self.generate(samples))
 
+    def transcribe_scored(self, samples: npt.NDArray[np.float32]) -> list[tuple[str, float]]:
+        """Moonshine's transcript of 16 kHz ``samples`` as words (split at white space) with confidences
+        (:func:`scored_words`)."""
+        return scored_words(self.vocabulary, self.generate_scored(samples))
 
-__all__ = ["MoonshineOnnx", "detokenize", "max_tokens", "model_dir", "read_vocabulary"]
+
+def token_probability(logits: npt.NDArray[np.float64], token: int) -> float:
+    """Softmax probability of ``token`` among ``logits`` (computed stably, rounded to 4 decimals so that a
+    transcript and its cached copy compare equal)."""
+    shifted = logits - float(np.max(logits))
+    return round(float(np.exp(shifted[token]) / np.sum(np.exp(shifted))), 4)
+
+
+def scored_words(vocabulary: Sequence[bytes], scored: Sequence[tuple[int, float]]) -> list[tuple[str, float]]:
+    """The words of scored token ids, as :func:`detokenize` writes them split at white space, each with the lowest
+    probability among the tokens that wrote any of its letters or digits (the decoder is often unsure whether a
+    comma or a full stop follows a word it is sure of; punctuation says nothing about the word).
+
+    The lowest, not the product: a name the decoder was unsure of starts with an unlikely piece and its
+    remaining pieces then follow almost surely, so the product of a long word would read as unsure only for
+    its length, and the first piece carries the evidence.
+    """
+    words: list[tuple[str, float]] = []
+    current = bytearray()
+    low = 1.0
+    space = _SPACE.encode("utf-8")
+    for t, p in scored:
+        if not EOS < t < len(vocabulary):
+            continue
+        for k, part in enumerate(vocabulary[t].replace(space, b" ").split(b" ")):
+            if k and current:  # a space: the word so far is complete
+                words.append((bytes(current).decode("utf-8", errors="replace"), low))
+                current, low = bytearray(), 1.0
+            if part:
+                current += part
+                if any(c >= 0x80 or chr(c).isalnum() for c in part):
+                    low = min(low, p)
+    if current:
+        words.append((bytes(current).decode("utf-8", errors="replace"), low))
+    return [(w.strip(), p) for w, p in words if w.strip()]
+
+
+__all__ = ["MoonshineOnnx", "detokenize", "max_tokens", "model_dir", "read_vocabulary", "scored_words",
+           "token_probability"]
