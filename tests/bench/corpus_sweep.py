@@ -75,6 +75,8 @@ RESERVED_LATER = frozenset({
     "2451", "3344", "1472", "4288", "4365", "4543", "3285", "2776", "2905", "3268", "3912", "4372", "4180", "4408",
     # Drawn 2026-11-29 with tests/bench/draw_held_out.py --seed 20261201, before any was read: held-g1, held-g2.
     "4261", "4310", "4208", "4589", "1330", "2772", "2823", "2804", "1442", "2866", "4331", "3945", "3904", "3222",
+    # Drawn 2026-11-29 with tests/bench/draw_held_out.py --seed 20261202, before any was read: held-h1, held-h2.
+    "1419", "3833", "2003", "4256", "4095", "3349", "4178", "2827", "2786", "4251", "4392", "4111", "3382", "3929",
 })
 # Specialties whose notes read most like the narratives the tool is for: drawn with this extra weight.
 PRIORITY = {
