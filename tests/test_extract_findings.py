@@ -179,3 +179,14 @@ def test_an_unmapped_value_is_named_by_its_own_words() -> None:
     assert [(v.name, v.value) for v in values] == [
         ("White blood cell count", "9200"), ("neutrophils", "82"), ("lymphocytes", "8")]
     assert omitted == []
+
+
+def test_a_drug_taken_told_in_a_results_section_is_a_treatment() -> None:
+    """A results section may tell what the patient takes ("She has been on three Tums ... I am increasing ..."):
+    a treatment, while a drug named by a level or a screen there stays none (MTSamples shapes, CC0)."""
+    g = extract("LABORATORY DATA: Her calcium level was 7.5 this morning. She has been on three Tums orally b.i.d. "
+                "and I am increasing three Tums orally q.i.d.", case_id="lab")
+    assert [t.name for t in g.treatments] == ["calcium carbonate"]
+    g = extract("LABORATORY DATA: Lithium level 0.8. Urine drug screen positive for cocaine and benzodiazepines.",
+                case_id="lab")
+    assert g.treatments == []

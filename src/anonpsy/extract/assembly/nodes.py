@@ -686,10 +686,14 @@ def finalize_diagnoses(acc: Accumulator) -> None:
 
 
 #: A results section's sentence that tells a drug given during the study or procedure ("The needle was injected
-#: with Depo-Medrol 80 mg", "after administration of 0.4 mg of glucagon"): the drug is a treatment given, not a test.
+#: with Depo-Medrol 80 mg", "after administration of 0.4 mg of glucagon") or one the patient takes or is told to
+#: take ("She has been on three Tums orally b.i.d. and I am increasing ..."): the drug is a treatment, not a test.
 #: Other drug names there (a level, a screen, a result) are no treatment and are not read.
 _GIVEN_IN_STUDY = re.compile(r"\b(?:inject(?:ed|ion|ions)?|infus(?:ed|ion)|administ(?:ered|ration)|instill(?:ed|ation)|"
-                             r"premedicated|sedated|anesthetized|anaesthetized)\b", re.I)
+                             r"premedicated|sedated|anesthetized|anaesthetized|taking|takes|"
+                             r"(?:has|have|had)\s+been\s+on|(?:is|are)\s+on|"
+                             r"(?:I|we)\s+(?:am|are|will\s+be|will)\s+(?:increasing|decreasing|starting|continuing|"
+                             r"increase|decrease|start|continue))\b", re.I)
 
 
 def add_treatments(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -> None:
