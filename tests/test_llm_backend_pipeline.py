@@ -167,16 +167,16 @@ def test_demographic_suggestions_are_validated_by_the_core_pools(client: LLMClie
 
 
 def test_occupation_options_are_the_candidates_the_rules_backend_draws_from() -> None:
-    """The model is offered only the rules backend's candidates (kind, skill level, the age band for a job the age
-    cannot hold: a parent's job read as a child's), never an empty list where the rules draw, and a suggestion
-    outside them is rejected; the change keeps the rules backend's rule id."""
+    """The model is offered only the rules backend's candidates (kind, skill level, age band), never an empty list
+    where the rules draw, and a suggestion outside them is rejected; the change keeps the rules backend's rule id.
+    (The child fixture no longer has an occupation: its father's job is his father's.)"""
     from anonpsy.perturb.demographics import occupation_candidates, support_level
 
     def first_option(inp: dict[str, Any], feedback: str, n: int) -> dict[str, Any]:
         opts = inp["occupation_options"]
         return {"ethnicity": None, "occupation": opts[-1] if opts else None}
 
-    for stem in ("01_adhd_child", "14_borderline_self_harm"):
+    for stem in ("02_antisocial_personality", "14_borderline_self_harm"):
         r, srv = _with({"perturb_demographics": first_option}, _case(stem))
         age, old = r.perturbed.demographics.age, r.original.demographics.occupation
         assert age is not None and old
@@ -190,7 +190,7 @@ def test_occupation_options_are_the_candidates_the_rules_backend_draws_from() ->
         assert [c.rule_id for c in r.audit.changes if c.path == "demographics.occupation"] == [rule_id]
         assert r.audit.violations == []
     outside, _ = _with({"perturb_demographics": lambda i, f, n: {"ethnicity": None, "occupation": "nurse"}},
-                       _case("01_adhd_child"))
+                       _case("14_borderline_self_harm"))
     assert outside.perturbed.demographics.occupation != "nurse"
     assert any(n.startswith("P_SUGGESTION_REJECTED occupation") for n in outside.audit.notes)
 
