@@ -343,6 +343,13 @@ def symptom_status(m: Mention) -> SymptomStatus:
     return SymptomStatus(owner, Decision(Assertion.present, m.evidence("default")), ongoing)
 
 
+
+def _taken_now(m: Mention, frequency: str | None, rule: str, *, prn_rule: str | None = None) -> Decision[TreatmentStatus]:
+    """Current, decided by ``rule``; as needed (``prn_rule``, else ``rule``) when the frequency says so."""
+    if frequency and _PRN.search(frequency):
+        return Decision(TreatmentStatus.prn, m.evidence(prn_rule or rule))
+    return Decision(TreatmentStatus.current, m.evidence(rule))
+
 def treatment_status(m: Mention, frequency: str | None = None,
                      kind: ConceptKind = "medication") -> Decision[TreatmentStatus] | None:
     """Status of a treatment mention, or None when it is not a treatment of the patient's (named only in a
@@ -387,46 +394,34 @@ def treatment_status(m: Mention, frequency: str | None = None,
         # switching from OxyContin to methadone": the drug a proposed switch goes to is planned
         if not into.group("done"):
             return Decision(TreatmentStatus.planned, m.evidence("cue.switch_to"))
-        if frequency and _PRN.search(frequency):
-            return Decision(TreatmentStatus.prn, m.evidence("cue.switched_to"))
-        return Decision(TreatmentStatus.current, m.evidence("cue.switched_to"))
+        return _taken_now(m, frequency, "cue.switched_to")
     if _SWITCHED_INTO.search(s.text[max(0, m.start - 80):m.start]) and not _STOPPED_AFTER.match(s.text, m.end) \
             and (m.time is None or not is_past(m.time.spec)):
         # "took Zoloft for a month and was changed to Lexapro": the drug a done switch went to is taken now, whatever
         # tells of the course before it
-        if frequency and _PRN.search(frequency):
-            return Decision(TreatmentStatus.prn, m.evidence("cue.switched_to"))
-        return Decision(TreatmentStatus.current, m.evidence("cue.switched_to"))
+        return _taken_now(m, frequency, "cue.switched_to")
     switch = _SWITCH_FROM.search(s.text[max(0, m.start - 80):m.start])
     if switch is not None:
         # "probably suggest switching over from OxyContin to methadone": the drug a proposed switch leaves is the
         # one taken now; "he was switched from Zoloft to Lexapro": the switch is done and the drug is past
         if switch.group("done"):
             return Decision(TreatmentStatus.past, m.evidence("cue.switched_from"))
-        if frequency and _PRN.search(frequency):
-            return Decision(TreatmentStatus.prn, m.evidence("cue.switch_from"))
-        return Decision(TreatmentStatus.current, m.evidence("cue.switch_from"))
+        return _taken_now(m, frequency, "cue.switch_from")
     if _PROPOSED_CHANGE in ctx.trigger_ids:
         # "I would recommend that we consider tapering Seroquel": a change of a drug taken now, whatever frames it
         if "cur.taking" in ctx.trigger_ids[ctx.trigger_ids.index(_PROPOSED_CHANGE) + 1:]:
             # "consider tapering Zoloft and starting Lexapro": a step of its own that the proposal also frames
             return Decision(TreatmentStatus.planned, m.evidence(f"context.{_PROPOSED_CHANGE}"))
-        if frequency and _PRN.search(frequency):
-            return Decision(TreatmentStatus.prn, m.evidence("cue.prn"))
-        return Decision(TreatmentStatus.current, m.evidence(f"context.{_PROPOSED_CHANGE}"))
+        return _taken_now(m, frequency, f"context.{_PROPOSED_CHANGE}", prn_rule="cue.prn")
     stop = next((t for t in ctx.trigger_ids if t.startswith("hist.stop")), None)
     if stop is not None and _plan_after(ctx, stop):
         stop = None  # "stopped sertraline and we will start fluoxetine": the plan, nearer the drug, decides
     if stop is not None and _stop_by_deadline(s.text, m.start, m.end):
         # "discontinue all Ativan prior to discharge": a stop still to come; the patient takes the drug until then
-        if frequency and _PRN.search(frequency):
-            return Decision(TreatmentStatus.prn, m.evidence("cue.stop_to_come"))
-        return Decision(TreatmentStatus.current, m.evidence("cue.stop_to_come"))
+        return _taken_now(m, frequency, "cue.stop_to_come")
     if stop is not None and _held_on_condition(s.text, m.start):
         # "hold metoprolol if systolic pressure is below 100": a hold parameter; the drug goes on otherwise
-        if frequency and _PRN.search(frequency):
-            return Decision(TreatmentStatus.prn, m.evidence("cue.held_on_condition"))
-        return Decision(TreatmentStatus.current, m.evidence("cue.held_on_condition"))
+        return _taken_now(m, frequency, "cue.held_on_condition")
     if stop is not None and not ctx.current:
         # "recommend she stay off antidepressants", "Discontinue Provigil": stopped, whatever else frames it
         return Decision(TreatmentStatus.past, m.evidence(f"context.{stop}"))
@@ -441,9 +436,7 @@ def treatment_status(m: Mention, frequency: str | None = None,
         if "cur.ordered_now" in ctx.trigger_ids and _deferred_start(s.text, m.end):
             # "will start sertraline next week": an order for a later day, not a start at this visit
             return Decision(TreatmentStatus.planned, m.evidence("cue.deferred_start"))
-        if frequency and _PRN.search(frequency):
-            return Decision(TreatmentStatus.prn, m.evidence("cue.prn"))
-        return Decision(TreatmentStatus.current, m.evidence(_context_rule(ctx, "current")))
+        return _taken_now(m, frequency, _context_rule(ctx, "current"), prn_rule="cue.prn")
     onset_only = False
     if ctx.historical and m.time is not None and only_time_words(s.text, ctx, m.times):
         lo, hi = clause_bounds(s.text, m.start)
@@ -451,9 +444,7 @@ def treatment_status(m: Mention, frequency: str | None = None,
     if ctx.historical and _problem_treated_with(s.text, m.start, ctx) \
             and (m.time is None or not is_past(m.time.spec)):
         # "Hypertension treated with Cozaar 100 mg daily": a problem list's entry names the regimen taken now
-        if frequency and _PRN.search(frequency):
-            return Decision(TreatmentStatus.prn, m.evidence("cue.prn"))
-        return Decision(TreatmentStatus.current, m.evidence("cue.problem_treated_with"))
+        return _taken_now(m, frequency, "cue.problem_treated_with", prn_rule="cue.prn")
     if ctx.historical and not onset_only and not course_of_index_stay(s, ctx, m.index_is_admission) \
             and not _list_tense_only(ctx, listed):
         rule = _context_rule(ctx, "historical")
@@ -466,32 +457,24 @@ def treatment_status(m: Mention, frequency: str | None = None,
         if rule == "context.hist.tried" and _treated_in_this_course(m, ctx, listed):
             # "HOSPITAL COURSE: The patient was treated with haldol and risperidone for his agitation": the
             # treatment this stay gave, started at this visit
-            if frequency and _PRN.search(frequency):
-                return Decision(TreatmentStatus.prn, m.evidence("cue.treated_this_course"))
-            return Decision(TreatmentStatus.current, m.evidence("cue.treated_this_course"))
+            return _taken_now(m, frequency, "cue.treated_this_course")
         if rule == "context.hist.tried" and ctx.trigger_ids == ("hist.tried",) \
                 and s.section not in ("hpi", "chief_complaint") and not is_history_section(s.section) \
                 and (m.time is None or not is_past(m.time.spec)) and _ORDERED_TRIAL.search(s.text, 0, m.start) \
                 and not _TOLD_AFTER.search(s.text, m.end) and not _PAST_WHEN.search(s.text):
             # "PLAN: Trial of gabapentin 300 mg", "Medications prescribed: Therapeutic trial of Inderal 40 mg": a
             # trial ordered in telegraphic style (no subject, no verb) starts at this visit
-            if frequency and _PRN.search(frequency):
-                return Decision(TreatmentStatus.prn, m.evidence("cue.ordered_trial"))
-            return Decision(TreatmentStatus.current, m.evidence("cue.ordered_trial"))
+            return _taken_now(m, frequency, "cue.ordered_trial")
         return Decision(TreatmentStatus.past, m.evidence(rule))
     if listed == "past":
         return Decision(TreatmentStatus.past, m.evidence(f"section.{s.section}"))
     if listed is not None:
-        if frequency and _PRN.search(frequency):
-            return Decision(TreatmentStatus.prn, m.evidence("cue.prn"))
-        return Decision(TreatmentStatus.current, m.evidence(f"section.{s.section}"))
+        return _taken_now(m, frequency, f"section.{s.section}", prn_rule="cue.prn")
     if m.time is not None and is_past(m.time.spec):
         lo, hi = clause_bounds(s.text, m.start)
         if not _TX_ONSET.search(s.text[lo:hi]):
             return Decision(TreatmentStatus.past, m.evidence("time.past"))
-    if frequency and _PRN.search(frequency):
-        return Decision(TreatmentStatus.prn, m.evidence("cue.prn"))
-    return Decision(TreatmentStatus.current, m.evidence("default"))
+    return _taken_now(m, frequency, "default", prn_rule="cue.prn")
 
 
 #: "was treated with" (any words of the list between) right before the drug, in its clause.
