@@ -344,7 +344,8 @@ def symptom_status(m: Mention) -> SymptomStatus:
 
 
 
-def _taken_now(m: Mention, frequency: str | None, rule: str, *, prn_rule: str | None = None) -> Decision[TreatmentStatus]:
+def _taken_now(m: Mention, frequency: str | None, rule: str, *,
+               prn_rule: str | None = None) -> Decision[TreatmentStatus]:
     """Current, decided by ``rule``; as needed (``prn_rule``, else ``rule``) when the frequency says so."""
     if frequency and _PRN.search(frequency):
         return Decision(TreatmentStatus.prn, m.evidence(prn_rule or rule))
