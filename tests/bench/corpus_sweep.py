@@ -77,6 +77,8 @@ RESERVED_LATER = frozenset({
     "4261", "4310", "4208", "4589", "1330", "2772", "2823", "2804", "1442", "2866", "4331", "3945", "3904", "3222",
     # Drawn 2026-11-29 with tests/bench/draw_held_out.py --seed 20261202, before any was read: held-h1, held-h2.
     "1419", "3833", "2003", "4256", "4095", "3349", "4178", "2827", "2786", "4251", "4392", "4111", "3382", "3929",
+    # Drawn 2026-11-29 with tests/bench/draw_held_out.py --seed 20261203, before any was read: held-i1, held-i2.
+    "3882", "1351", "4562", "1322", "4309", "2938", "4588", "3847", "3218", "4432", "3946", "2961", "4415", "4273",
 })
 # Specialties whose notes read most like the narratives the tool is for: drawn with this extra weight.
 PRIORITY = {
