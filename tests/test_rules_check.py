@@ -126,7 +126,7 @@ PINNED_COUNTS: dict[str, int] = {
     "lexicon_demographic": 262,
     "lexicon_emotions": 35,
     "lexicon_general_conditions": 34,
-    "lexicon_medications": 465,
+    "lexicon_medications": 468,
     "lexicon_mse": 130,
     "lexicon_symptoms": 299,
     "lexicon_therapies": 90,

@@ -156,6 +156,9 @@ class MedicationEntry(_Strict):
     name: str | None = None
     class_id: MedicationClass = Field(alias="class")
     brands: tuple[str, ...] = ()
+    #: Brand names that are ordinary words too ("luminal irregularities", "centrum semiovale"): matched only as
+    #: written, capitalised, or in capitals.
+    cased_brands: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     abbreviations: tuple[str, ...] = ()
     excludes: tuple[str, ...] = ()
@@ -690,7 +693,8 @@ def specs_for(kind: TermKind, doc: dict[str, Any], with_fallback: bool = True) -
         return [_lex_spec(e) for e in EmotionLexicon.model_validate(doc).rules]
     if kind == "medication":
         lex = MedicationLexicon.model_validate(doc)
-        curated = [IndexSpec(e.id, e.headword, e.surfaces(), e.abbreviations, e.excludes) for e in lex.rules]
+        curated = [IndexSpec(e.id, e.headword, e.surfaces(), (*e.abbreviations, *e.cased_brands), e.excludes)
+                   for e in lex.rules]
         return curated if not with_fallback else [*curated, *medication_fallback_specs(lex, curated)]
     if kind == "therapy":
         return [

@@ -226,7 +226,7 @@ def medication_lexicon() -> tuple[tuple[str, frozenset[str]], ...]:
     out: list[tuple[str, frozenset[str]]] = []
     for rule in doc.get("rules", []):
         forms = {str(rule["id"]).replace("_", " "), str(rule.get("name") or "")}
-        for key in ("brands", "aliases", "long_acting"):
+        for key in ("brands", "cased_brands", "aliases", "long_acting"):
             forms.update(str(x) for x in rule.get(key) or [])
         out.append((str(rule["id"]), frozenset(normalize(f) for f in forms if f.strip())))
     return tuple(out)
