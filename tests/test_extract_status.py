@@ -573,6 +573,36 @@ def test_a_single_dose_is_told_as_given_not_taken(text: str) -> None:
     assert not re.search(r"\b(?:takes|is taking|as needed)\b", out)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "PROCEDURE: Lumbar epidurogram. Omnipaque 300, 1.5 mL, was placed to the right of the midline.",
+        "CONTRAST: Visipaque-270, 80 mL.",
+        "MEDICATIONS: Gadavist 7 mL for the brain MRI.",
+    ],
+)
+def test_a_named_contrast_product_is_a_dose_given_at_the_study(text: str) -> None:
+    """A contrast product named by its own name is a single dose given at the study (rule
+    ``class.contrast_agent``), told as given at this visit, never as a drug the patient takes."""
+    from anonpsy.extract.assembly.nodes import CONTRAST_RULE
+    from anonpsy.generate.templates import render
+
+    g = extract(text, case_id="contrast")
+    (t,) = [t for t in g.treatments if t.status_evidence and t.status_evidence.rule_id == CONTRAST_RULE]
+    assert (t.status, t.frequency) == (TreatmentStatus.prn, "once")
+    out = render(g, seed=0)
+    assert "given" in out and "at this visit" in out
+    assert not re.search(rf"\b(?:takes|is taking)\b[^.]*\b{t.name}\b", out)
+
+
+def test_a_contrast_product_of_an_earlier_study_stays_past() -> None:
+    """Boundary: a product told in a past study's history is past, not a dose of this visit."""
+    g = extract("PAST MEDICAL HISTORY: She had an allergic reaction to a CT with Omnipaque in 2015. "
+                "She previously received Omnipaque 100 mL for a CT of the abdomen in 2015.", case_id="contrast")
+    statuses = {t.name: t.status for t in g.treatments}
+    assert statuses.get("iohexol") in (None, TreatmentStatus.past)
+
+
 def test_a_cause_named_in_a_rule_out_is_not_asserted() -> None:
     """"Rule out dementia secondary to substance abuse": the cause is part of the hypothesis, not a diagnosis."""
     g = extract("AXIS I: Rule out dementia secondary to substance abuse.", case_id="cause")

@@ -37,7 +37,7 @@ PINNED_ENTRIES = {
     "occupations": 7,
     "visit_scaffold": 12,
     "routes": 13,
-    "medication_classes": 41,
+    "medication_classes": 42,
     "edge_pairs": 28,
     "sex_specific": 48,
 }
@@ -48,7 +48,7 @@ PINNED_CASES = {
     "occupations": 124,
     "visit_scaffold": 25,
     "routes": 38,
-    "medication_classes": 61,
+    "medication_classes": 62,
     "edge_pairs": 49,
     "sex_specific": 70,
 }
@@ -211,7 +211,7 @@ def test_routes_cover_the_route_enum() -> None:
 def test_medication_class_ids_equal_the_shared_list() -> None:
     assert sorted(T.medication_class_ids()) == sorted(MEDICATION_CLASS_IDS)
     assert len(CORE_SYMPTOM_HEADWORDS) == 163 and "decreased need for sleep" in CORE_SYMPTOM_HEADWORDS
-    assert len(MEDICATION_CLASS_IDS) == 41
+    assert len(MEDICATION_CLASS_IDS) == 42
 
 
 def _dsm_rule_ids() -> set[str]:

@@ -49,7 +49,7 @@ MEDICATION_CLASS_IDS = _words(
     nmda_antagonist opioid_agonist_therapy opioid_antagonist alcohol_use_disorder_medication
     anticholinergic beta_blocker antihistamine pde5_inhibitor smoking_cessation hormonal thyroid
     antidiabetic antihypertensive statin analgesic opioid_analgesic antibiotic corticosteroid
-    vitamin_supplement antiemetic proton_pump_inhibitor anticoagulant other_medical ketamine_esketamine
+    vitamin_supplement antiemetic proton_pump_inhibitor anticoagulant other_medical ketamine_esketamine contrast_agent
     """
 )
 

@@ -145,7 +145,7 @@ MedicationClass = Literal[
     "alcohol_use_disorder_medication", "anticholinergic", "beta_blocker", "antihistamine", "pde5_inhibitor",
     "smoking_cessation", "hormonal", "thyroid", "antidiabetic", "antihypertensive", "statin", "analgesic",
     "opioid_analgesic", "antibiotic", "corticosteroid", "vitamin_supplement", "antiemetic",
-    "proton_pump_inhibitor", "anticoagulant", "other_medical", "ketamine_esketamine",
+    "proton_pump_inhibitor", "anticoagulant", "other_medical", "ketamine_esketamine", "contrast_agent",
 ]
 
 

@@ -81,6 +81,9 @@ _REPORTED_NOW = re.compile(r"\b(?:reports?|reporting|endorses?|endorsing|complai
 
 #: Rules that decide a single dose given ("was given", "in the emergency room, treated with").
 _ONE_DOSE = ("context.hist.once", "cue.given_at_presentation")
+#: The medication class of contrast products, and the rule that makes one a single dose given at its study.
+CONTRAST_AGENT = "contrast_agent"
+CONTRAST_RULE = "class.contrast_agent"
 
 def _own_specifiers(text: str, end: int, next_start: int) -> tuple[str, ...]:
     """The course specifiers written after one diagnosis mention, before the next diagnosis or the end of its
@@ -768,6 +771,11 @@ def finalize_treatments(acc: Accumulator, *, current_list: bool, sents: Sequence
         t.status, t.status_evidence = d.value, d.evidence
         if d.value == TreatmentStatus.prn and d.evidence.rule_id in _ONE_DOSE and not t.frequency:
             t.frequency = "once"  # "was given 2 mg of lorazepam": a single dose, not a drug taken as needed
+        if acc.med_class.get(tid) == CONTRAST_AGENT and d.value in (TreatmentStatus.current, TreatmentStatus.prn):
+            # "Omnipaque 300 1.5 mL was placed": a contrast product is a dose given at the study, never a drug taken
+            t.status = TreatmentStatus.prn
+            t.status_evidence = d.evidence.model_copy(update={"rule_id": CONTRAST_RULE})
+            t.frequency = "once"
         if d.value == TreatmentStatus.past and sents:
             t.discontinued_reason = _stop_reason(votes, sents, by_start, t.type == TreatmentType.medication)
 
