@@ -567,3 +567,21 @@ def test_a_route_the_drug_name_already_says_is_not_repeated() -> None:
     assert treatment_phrase(menthol) == "topical menthol 2% twice daily"
     zoloft = Treatment(id="tx_z", name="sertraline", dose="50 mg", route=Route.oral, status=TreatmentStatus.current)
     assert treatment_phrase(zoloft) == "sertraline 50 mg oral"
+
+
+@given(status_graphs(), st.integers(0, 3), st.sampled_from([0, PLAIN, BARE]))
+def test_piece_spans_locate_every_piece_on_every_rewrite(g: CaseGraph, seed: int, level: int) -> None:
+    """Property: each piece's span holds its tidied text, also when the text is rendered again with some pieces
+    plainer and the others found from the text they had before (the located forms are remembered)."""
+    from anonpsy.generate.templates import piece_spans, tidy
+
+    first = Renderer(g, seed).pieces()
+    piece_spans(first)
+    levels = {p.key: level for p in first[::2]}
+    pieces = Renderer(g, seed, levels).pieces()
+    text, spans = piece_spans(pieces)
+    for p, (a, b) in zip(pieces, spans, strict=True):
+        if p.text.strip():
+            assert text[a:b] == tidy(p.text).strip()
+        else:
+            assert (a, b) == (-1, -1)

@@ -29,3 +29,25 @@ def test_leak_audit_numbers_before_other_words_still_leak(n: int, word: str) -> 
     """
     report = leak_audit(f"Reference {n} {word} was noted.", f"Record {n} {word}.")
     assert len([lk.kind for lk in report.leaks if lk.kind in ("NUMBER", "DATE")]) == 1
+
+
+_AGE_OUTPUTS = [
+    "Seen at {o} years of age.", "A {o}-year-old man.", "A {o} yo woman.", "Aged {o}, she moved.", "At {o}, he left.",
+    "He takes {o} mg daily.", "Room {o}{o}.", "Item 1{o} on the list.", "She was {o}y/o.", "No number here.",
+]
+
+
+@given(n=st.integers(min_value=0, max_value=130), o=st.integers(min_value=0, max_value=130),
+       form=st.sampled_from(_AGE_OUTPUTS))
+@example(n=11, o=11, form="Room {o}{o}.")
+@example(n=11, o=11, form="She was {o}y/o.")
+def test_leak_audit_age_hits_are_those_of_the_age_phrase(n: int, o: int, form: str) -> None:
+    """An age of the source is reported where its phrase occurs in the output, whether or not the output writes
+    the number elsewhere (the audit skips the phrase search for a number it never writes)."""
+    from anonpsy.pipeline import _age_phrase
+
+    output = form.format(o=o)
+    report = leak_audit(f"She is a {n}-year-old woman.", output)
+    hit = _age_phrase(str(n)).search(output)
+    found = [(lk.output_start, lk.output_end) for lk in report.leaks if lk.kind == "AGE"]
+    assert found == ([(hit.start(), hit.end())] if hit else [])

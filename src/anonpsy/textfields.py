@@ -94,4 +94,33 @@ def graph_texts(graph: CaseGraph) -> list[tuple[str, str]]:
 
 
 def map_graph_text(graph: CaseGraph, fn: Callable[[str, str], str]) -> CaseGraph:
-    return CaseGraph.model_validate(map_text(graph.model_dump(mode="json"), fn))
+    data = graph.model_dump(mode="json")  # a fresh dump, owned here: mapped where it lies, not copied
+    _map_in_place(data, fn, "")
+    return CaseGraph.model_validate(data)
+
+
+def _map_in_place(data: Any, fn: Callable[[str, str], str], prefix: str) -> None:
+    """:func:`map_text` on data no one else holds: the same calls of ``fn``, in the same order, each narrative
+    string replaced where it lies instead of a copy of every dict and list of the dump made around it."""
+    if isinstance(data, dict):
+        top = not prefix
+        for k, v in data.items():
+            if top and k in STRUCTURED_KEYS:
+                continue
+            if isinstance(v, str):
+                if k in NARRATIVE_KEYS:
+                    data[k] = fn(f"{prefix}.{k}" if prefix else k, v)
+            elif isinstance(v, list):
+                path = f"{prefix}.{k}" if prefix else k
+                if k in NARRATIVE_LIST_KEYS:
+                    for i, s in enumerate(v):
+                        if isinstance(s, str):
+                            v[i] = fn(f"{path}[{i}]", s)
+                else:
+                    _map_in_place(v, fn, path)
+            elif isinstance(v, dict):
+                _map_in_place(v, fn, f"{prefix}.{k}" if prefix else k)
+    elif isinstance(data, list):
+        for i, item in enumerate(data):
+            if isinstance(item, dict | list):
+                _map_in_place(item, fn, f"{prefix}[{_label(item, i)}]")

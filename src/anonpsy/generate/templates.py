@@ -26,6 +26,7 @@ import random
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from anonpsy import kinship
 from anonpsy.caseless import Caseless
@@ -1053,6 +1054,13 @@ def tidy(text: str) -> str:
     return text.strip() + "\n"
 
 
+@lru_cache(maxsize=4096)
+def _tidied_piece(text: str) -> str:
+    """A piece's text as the tidied whole holds it ('' for an empty piece); remembered, since every re-writing
+    of a text locates again the pieces it left as they were."""
+    return tidy(text).strip() if text.strip() else ""
+
+
 def piece_spans(pieces: list[Piece]) -> tuple[str, list[tuple[int, int]]]:
     """The assembled text and each piece's character span in it ((-1, -1) for an empty piece).
 
@@ -1065,7 +1073,7 @@ def piece_spans(pieces: list[Piece]) -> tuple[str, list[tuple[int, int]]]:
     pos = 0
     found: dict[int, tuple[int, int]] = {}
     for i in order:
-        t = tidy(pieces[i].text).strip() if pieces[i].text.strip() else ""
+        t = _tidied_piece(pieces[i].text)
         if not t:
             found[i] = (-1, -1)
             continue
