@@ -909,6 +909,42 @@ def test_the_drug_a_switch_goes_to(text: str, drug: str, status: TreatmentStatus
     assert next(t for t in g.treatments if t.name == drug).status == status
 
 
+@pytest.mark.parametrize(
+    ("text", "name", "certainty"),
+    [
+        ("ASSESSMENT: Bipolar disorder must be investigated.", "Unspecified Bipolar and Related Disorder",
+         Certainty.provisional),
+        ("ASSESSMENT: Bipolar disorder needs to be investigated.", "Unspecified Bipolar and Related Disorder",
+         Certainty.provisional),
+        # boundary: a plain future says what the team will do
+        ("ASSESSMENT: Bipolar disorder will be evaluated.", "Unspecified Bipolar and Related Disorder",
+         Certainty.confirmed),
+    ],
+)
+def test_a_condition_still_to_be_investigated_is_unconfirmed(text: str, name: str, certainty: Certainty) -> None:
+    g = extract(text, case_id="investigate")
+    assert next(d for d in g.diagnoses if d.label == name).certainty == certainty
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # advice on how to use a treatment the patient has neither denies nor refuses it
+        ("PLAN: I did suggest that she would not use her oxygen when she is sitting.",
+         {"supplemental oxygen": "current"}),
+        # boundary: without the advice it is a refusal
+        ("PLAN: He would not take lorazepam at night.", {"lorazepam": "refused"}),
+        # a present-tense clause inside a history list is current; a past one stays past
+        ("PAST MEDICAL HISTORY: Other medical history includes severe COPD and she is oxygen dependent, diabetes.",
+         {"supplemental oxygen": "current"}),
+        ("PAST MEDICAL HISTORY: Other medical history includes severe COPD and she was oxygen dependent, diabetes.",
+         {"supplemental oxygen": "past"}),
+    ],
+)
+def test_advice_and_present_clauses_keep_a_treatment_taken(text: str, expected: dict[str, str]) -> None:
+    assert {t.name: t.status.value for t in extract(text, case_id="advice").treatments} == expected
+
+
 def test_a_denial_carried_on_by_as_were_denies_what_follows() -> None:
     """'Serious injuries were denied as were a history of seizures': the seizures are denied, not a past event."""
     g = extract("DEVELOPMENTAL HISTORY: Serious injuries or toileting problems were denied as were a history of "
