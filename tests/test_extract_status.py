@@ -910,6 +910,24 @@ def test_the_drug_a_switch_goes_to(text: str, drug: str, status: TreatmentStatus
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("HPI: He was switched to Lexapro from Zoloft last month.", {"escitalopram": "current", "sertraline": "past"}),
+        ("HPI: She was changed to sertraline from fluoxetine.", {"sertraline": "current", "fluoxetine": "past"}),
+        ("HPI: He was switched to Lexapro from his Zoloft.", {"escitalopram": "current", "sertraline": "past"}),
+        # a proposed switch leaves the drug the patient takes now
+        ("PLAN: Consider switching her to Lexapro from Zoloft.", {"escitalopram": "planned", "sertraline": "current"}),
+        # boundary: a switch between things that are no drugs stops no drug
+        ("HPI: He was changed to night shifts from day shifts and takes Zoloft.", {"sertraline": "current"}),
+    ],
+)
+def test_the_drug_a_switch_told_the_other_way_round_leaves(text: str, expected: dict[str, str]) -> None:
+    """'Switched to Y from X' is 'switched from X to Y' told the other way round: X is past when the switch is done,
+    taken now when it is only proposed; Y is the drug the switch goes to."""
+    assert {t.name: t.status.value for t in extract(text, case_id="switch-back").treatments} == expected
+
+
+@pytest.mark.parametrize(
     ("text", "name", "certainty"),
     [
         ("ASSESSMENT: Bipolar disorder must be investigated.", "Unspecified Bipolar and Related Disorder",

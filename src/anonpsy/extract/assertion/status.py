@@ -401,7 +401,7 @@ def treatment_status(m: Mention, frequency: str | None = None,
         # "took Zoloft for a month and was changed to Lexapro": the drug a done switch went to is taken now, whatever
         # tells of the course before it
         return _taken_now(m, frequency, "cue.switched_to")
-    switch = _SWITCH_FROM.search(s.text[max(0, m.start - 80):m.start])
+    switch = _SWITCH_FROM.search(s.text[max(0, m.start - 80):m.start]) or _switch_to_from(s.text, m.start)
     if switch is not None:
         # "probably suggest switching over from OxyContin to methadone": the drug a proposed switch leaves is the
         # one taken now; "he was switched from Zoloft to Lexapro": the switch is done and the drug is past
@@ -618,6 +618,22 @@ _SWITCH_TO = re.compile(
     r"\s+(?:(?:him|her|them|the\s+patient|patient|over|gradually|slowly)\s+){0,3}from\s+[^.;:()]{1,100}?"
     r"\s(?:over\s+)?to\s+(?:(?:his|her|their|the)\s+)?$",
     re.I)
+
+#: The drug after "from" in a switch told the other way round, "switched to Y from X": "he was switched to Lexapro
+#: from Zoloft", "consider switching her to Lexapro from Zoloft". ``done`` as in :data:`_SWITCH_FROM`; ``into``: what
+#: the switch goes to, which must name a drug ("changed to night shifts from day shifts" leaves no drug).
+_SWITCH_TO_FROM = re.compile(
+    r"\b(?:(?P<done>switched|changed|converted|transitioned|rotated|crossed\s+over|cross-tapered)|switch(?:ing)?|"
+    r"chang(?:e|ing)|convert(?:ing)?|transition(?:ing)?|rotat(?:e|ing)|cross-taper(?:ing)?)"
+    r"\s+(?:(?:him|her|them|the\s+patient|patient|over|back|gradually|slowly)\s+){0,3}to\s+(?P<into>[^.;:()]{1,80}?)"
+    r"\s+from\s+(?:(?:his|her|their|the)\s+)?$", re.I)
+
+
+def _switch_to_from(sentence: str, start: int) -> re.Match[str] | None:
+    """The switch "to Y from" right before the drug at ``start`` (the drug the switch leaves), or None."""
+    a = _SWITCH_TO_FROM.search(sentence[max(0, start - 160):start])
+    return a if a is not None and medication_mentions(a.group("into")) else None
+
 
 #: The drug right after a done switch told without "from": "he was switched to Trileptal", "and was changed to
 #: Lexapro".
