@@ -928,6 +928,43 @@ def test_the_drug_a_switch_told_the_other_way_round_leaves(text: str, expected: 
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a drug started in an earlier stage of the story and left out of the current list was replaced since
+        ("HISTORY OF PRESENT ILLNESS: Seizures began in infancy. At that point, his first neurologist started "
+         "vigabatrin for the spasms.\nMEDICATIONS: Lamictal 100 mg twice a day.",
+         {"vigabatrin": "past", "lamotrigine": "current"}),
+        # boundary: on the current list, or with no current list at all, the drug started then is taken now
+        ("HISTORY OF PRESENT ILLNESS: At that point, his neurologist started Lamictal.\nMEDICATIONS: Lamictal "
+         "100 mg twice a day.", {"lamotrigine": "current"}),
+        ("HISTORY OF PRESENT ILLNESS: At that point, his neurologist started vigabatrin.", {"vigabatrin": "current"}),
+        # boundary: the present tense in the sentence says the drug goes on
+        ("HISTORY OF PRESENT ILLNESS: At that point, his neurologist started vigabatrin, which he still takes.\n"
+         "MEDICATIONS: Lamictal 100 mg twice a day.", {"vigabatrin": "current", "lamotrigine": "current"}),
+        # boundary: a plan is no story told
+        ("PLAN: Initially, sertraline 25 mg daily, then 50 mg.", {"sertraline": "current"}),
+        ("HISTORY OF PRESENT ILLNESS: Initially, we will give vigabatrin.", {"vigabatrin": "current"}),
+        # a sentence dated in an earlier stage that tells no start: past
+        ("HISTORY OF PRESENT ILLNESS: Initially, the spasms responded well to vigabatrin.",
+         {"vigabatrin": "past"}),
+        # a continuation told as a whole course in the simple past is over
+        ("HISTORY OF PRESENT ILLNESS: He initially was on phenobarbital. He continued on phenobarbital; however, "
+         "for a long period of time thereafter.", {"phenobarbital": "past"}),
+        ("HISTORY OF PRESENT ILLNESS: She continued on lithium for a long time.", {"lithium": "past"}),
+        # boundary: a present perfect or a present clause goes on
+        ("HISTORY OF PRESENT ILLNESS: She has continued on lithium for a long time.", {"lithium": "current"}),
+        ("HISTORY OF PRESENT ILLNESS: She continued on lithium for a long time and is doing well.",
+         {"lithium": "current"}),
+    ],
+)
+def test_a_treatment_told_in_an_earlier_stage_of_the_story_is_past(text: str, expected: dict[str, str]) -> None:
+    """A narrative of earlier treatment (a sentence opened by "At that point," / "Initially,", a continuation told
+    as a whole course in the simple past) tells drugs the current regimen has replaced, unless the current list or
+    a present tense says they go on."""
+    assert {t.name: t.status.value for t in extract(text, case_id="earlier").treatments} == expected
+
+
+@pytest.mark.parametrize(
     ("text", "name", "certainty"),
     [
         ("ASSESSMENT: Bipolar disorder must be investigated.", "Unspecified Bipolar and Related Disorder",
