@@ -171,3 +171,21 @@ def test_property_a_relative_clause_keeps_the_relative_as_experiencer(relative: 
     the patient's."""
     sentence = f"He has one {relative}{clause} {condition}."
     assert _ctx(sentence, condition).experiencer == "family"
+
+
+@pytest.mark.parametrize(
+    ("sentence", "target", "uncertain"),
+    [
+        ("Sleep apnea needs to be investigated.", "Sleep apnea", True),
+        ("Hypothyroidism in this patient must be investigated.", "Hypothyroidism", True),
+        # an item-bound hedge after a list governs only the item right before it
+        ("Depression and sleep apnea need to be investigated.", "sleep apnea", True),
+        ("Depression and sleep apnea need to be investigated.", "Depression", False),
+        ("Depression, sleep apnea should be evaluated.", "Depression", False),
+        # a hedge that is not item-bound still reaches every item of the list
+        ("Depression and sleep apnea need to be ruled out.", "Depression", True),
+    ],
+)
+def test_an_item_bound_hedge_after_a_list_reaches_only_the_nearest_item(
+        sentence: str, target: str, uncertain: bool) -> None:
+    assert _ctx(sentence, target).uncertain is uncertain

@@ -939,6 +939,97 @@ def test_the_drug_a_switch_goes_to(text: str, drug: str, status: TreatmentStatus
     assert next(t for t in g.treatments if t.name == drug).status == status
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("HPI: He was switched to Lexapro from Zoloft last month.", {"escitalopram": "current", "sertraline": "past"}),
+        ("HPI: She was changed to sertraline from fluoxetine.", {"sertraline": "current", "fluoxetine": "past"}),
+        ("HPI: He was switched to Lexapro from his Zoloft.", {"escitalopram": "current", "sertraline": "past"}),
+        # a proposed switch leaves the drug the patient takes now
+        ("PLAN: Consider switching her to Lexapro from Zoloft.", {"escitalopram": "planned", "sertraline": "current"}),
+        # boundary: a switch between things that are no drugs stops no drug
+        ("HPI: He was changed to night shifts from day shifts and takes Zoloft.", {"sertraline": "current"}),
+    ],
+)
+def test_the_drug_a_switch_told_the_other_way_round_leaves(text: str, expected: dict[str, str]) -> None:
+    """'Switched to Y from X' is 'switched from X to Y' told the other way round: X is past when the switch is done,
+    taken now when it is only proposed; Y is the drug the switch goes to."""
+    assert {t.name: t.status.value for t in extract(text, case_id="switch-back").treatments} == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a drug started in an earlier stage of the story and left out of the current list was replaced since
+        ("HISTORY OF PRESENT ILLNESS: Seizures began in infancy. At that point, his first neurologist started "
+         "vigabatrin for the spasms.\nMEDICATIONS: Lamictal 100 mg twice a day.",
+         {"vigabatrin": "past", "lamotrigine": "current"}),
+        # boundary: on the current list, or with no current list at all, the drug started then is taken now
+        ("HISTORY OF PRESENT ILLNESS: At that point, his neurologist started Lamictal.\nMEDICATIONS: Lamictal "
+         "100 mg twice a day.", {"lamotrigine": "current"}),
+        ("HISTORY OF PRESENT ILLNESS: At that point, his neurologist started vigabatrin.", {"vigabatrin": "current"}),
+        # boundary: the present tense in the sentence says the drug goes on
+        ("HISTORY OF PRESENT ILLNESS: At that point, his neurologist started vigabatrin, which he still takes.\n"
+         "MEDICATIONS: Lamictal 100 mg twice a day.", {"vigabatrin": "current", "lamotrigine": "current"}),
+        # boundary: a plan is no story told
+        ("PLAN: Initially, sertraline 25 mg daily, then 50 mg.", {"sertraline": "current"}),
+        ("HISTORY OF PRESENT ILLNESS: Initially, we will give vigabatrin.", {"vigabatrin": "current"}),
+        # a sentence dated in an earlier stage that tells no start: past
+        ("HISTORY OF PRESENT ILLNESS: Initially, the spasms responded well to vigabatrin.",
+         {"vigabatrin": "past"}),
+        # a continuation told as a whole course in the simple past is over
+        ("HISTORY OF PRESENT ILLNESS: He initially was on phenobarbital. He continued on phenobarbital; however, "
+         "for a long period of time thereafter.", {"phenobarbital": "past"}),
+        ("HISTORY OF PRESENT ILLNESS: She continued on lithium for a long time.", {"lithium": "past"}),
+        # boundary: a present perfect or a present clause goes on
+        ("HISTORY OF PRESENT ILLNESS: She has continued on lithium for a long time.", {"lithium": "current"}),
+        ("HISTORY OF PRESENT ILLNESS: She continued on lithium for a long time and is doing well.",
+         {"lithium": "current"}),
+    ],
+)
+def test_a_treatment_told_in_an_earlier_stage_of_the_story_is_past(text: str, expected: dict[str, str]) -> None:
+    """A narrative of earlier treatment (a sentence opened by "At that point," / "Initially,", a continuation told
+    as a whole course in the simple past) tells drugs the current regimen has replaced, unless the current list or
+    a present tense says they go on."""
+    assert {t.name: t.status.value for t in extract(text, case_id="earlier").treatments} == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "certainty"),
+    [
+        ("ASSESSMENT: Bipolar disorder must be investigated.", "Unspecified Bipolar and Related Disorder",
+         Certainty.provisional),
+        ("ASSESSMENT: Bipolar disorder needs to be investigated.", "Unspecified Bipolar and Related Disorder",
+         Certainty.provisional),
+        # boundary: a plain future says what the team will do
+        ("ASSESSMENT: Bipolar disorder will be evaluated.", "Unspecified Bipolar and Related Disorder",
+         Certainty.confirmed),
+    ],
+)
+def test_a_condition_still_to_be_investigated_is_unconfirmed(text: str, name: str, certainty: Certainty) -> None:
+    g = extract(text, case_id="investigate")
+    assert next(d for d in g.diagnoses if d.label == name).certainty == certainty
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # advice on how to use a treatment the patient has neither denies nor refuses it
+        ("PLAN: I did suggest that she would not use her oxygen when she is sitting.",
+         {"supplemental oxygen": "current"}),
+        # boundary: without the advice it is a refusal
+        ("PLAN: He would not take lorazepam at night.", {"lorazepam": "refused"}),
+        # a present-tense clause inside a history list is current; a past one stays past
+        ("PAST MEDICAL HISTORY: Other medical history includes severe COPD and she is oxygen dependent, diabetes.",
+         {"supplemental oxygen": "current"}),
+        ("PAST MEDICAL HISTORY: Other medical history includes severe COPD and she was oxygen dependent, diabetes.",
+         {"supplemental oxygen": "past"}),
+    ],
+)
+def test_advice_and_present_clauses_keep_a_treatment_taken(text: str, expected: dict[str, str]) -> None:
+    assert {t.name: t.status.value for t in extract(text, case_id="advice").treatments} == expected
+
+
 def test_a_denial_carried_on_by_as_were_denies_what_follows() -> None:
     """'Serious injuries were denied as were a history of seizures': the seizures are denied, not a past event."""
     g = extract("DEVELOPMENTAL HISTORY: Serious injuries or toileting problems were denied as were a history of "

@@ -306,6 +306,8 @@ class ContextEngine:
                 continue
             if trig.rule.item_bound and hi == start and _other_item(sentence, lo, hi, last):
                 continue
+            if trig.rule.item_bound and lo == end and _LATER_ITEM.search(sentence, lo, hi):
+                continue  # "history of BPH and obstruction must be investigated": only the nearest item
             if kind == "medication" and hi == start and trig.rule.id.startswith("hist.stop") \
                     and _past_an_order(sentence, lo, hi):
                 continue
@@ -368,6 +370,10 @@ def _other_item(sentence: str, lo: int, hi: int, last: int) -> bool:
     if "," not in between or between.lstrip().startswith(":"):
         return False
     return not _ALTERNATIVES.search(sentence, lo, max(last, hi))
+
+
+#: Another item between a concept and a trigger after it that governs one item only (``item_bound``).
+_LATER_ITEM = re.compile(r",|\b(?:and|or|as\s+well\s+as)\b", re.I)
 
 
 def _new_item(sentence: str, lo: int, hi: int) -> bool:

@@ -401,7 +401,7 @@ def treatment_status(m: Mention, frequency: str | None = None,
         # "took Zoloft for a month and was changed to Lexapro": the drug a done switch went to is taken now, whatever
         # tells of the course before it
         return _taken_now(m, frequency, "cue.switched_to")
-    switch = _SWITCH_FROM.search(s.text[max(0, m.start - 80):m.start])
+    switch = _SWITCH_FROM.search(s.text[max(0, m.start - 80):m.start]) or _switch_to_from(s.text, m.start)
     if switch is not None:
         # "probably suggest switching over from OxyContin to methadone": the drug a proposed switch leaves is the
         # one taken now; "he was switched from Zoloft to Lexapro": the switch is done and the drug is past
@@ -475,7 +475,26 @@ def treatment_status(m: Mention, frequency: str | None = None,
         lo, hi = clause_bounds(s.text, m.start)
         if not _TX_ONSET.search(s.text[lo:hi]):
             return Decision(TreatmentStatus.past, m.evidence("time.past"))
+    if _FRONTED_PAST.match(s.text) and not _PRESENT_ON.search(s.text) and not _FUTURE.search(s.text) \
+            and not decides_treatment(s.section):
+        # "At that point, ... Dr. X started Vigabatrin": the sentence tells an earlier stage of the story; a drug it
+        # starts is current only while no current medication list leaves it out (resolve_treatment)
+        lo, hi = clause_bounds(s.text, m.start)
+        if _TX_ONSET.search(s.text[lo:hi]):
+            return _taken_now(m, frequency, STARTED_THEN)
+        return Decision(TreatmentStatus.past, m.evidence("cue.fronted_past"))
     return _taken_now(m, frequency, "default", prn_rule="cue.prn")
+
+
+#: A time adverbial that opens the sentence and dates everything it tells in an earlier stage of the story: "At that
+#: point, ...", "At the time, ...", "Initially, ...", "In 2009, ...", "At 20 months of age, ...".
+_FRONTED_PAST = re.compile(r"^\W*(?:at\s+that\s+(?:point|time|stage)|at\s+the\s+time|back\s+then|initially|at\s+first|"
+                           r"originally|in\s+(?:19|20)\d\d|at\s+(?:the\s+)?age\s+(?:of\s+)?\d+|at\s+\d+\s+(?:months?|"
+                           r"years?)\s+(?:of\s+age|old)|as\s+an?\s+(?:infant|toddler|child))\s*,", re.I)
+#: A plan in the sentence ("Initially, we will give ...") is no story told.
+_FUTURE = re.compile(r"\b(?:will|would|shall|plan|plans|planned|going\s+to)\b", re.I)
+#: The rule of a drug started in an earlier stage of the story (:data:`_FRONTED_PAST`).
+STARTED_THEN = "cue.started_then"
 
 
 #: "was treated with" (any words of the list between) right before the drug, in its clause.
@@ -619,6 +638,22 @@ _SWITCH_TO = re.compile(
     r"\s(?:over\s+)?to\s+(?:(?:his|her|their|the)\s+)?$",
     re.I)
 
+#: The drug after "from" in a switch told the other way round, "switched to Y from X": "he was switched to Lexapro
+#: from Zoloft", "consider switching her to Lexapro from Zoloft". ``done`` as in :data:`_SWITCH_FROM`; ``into``: what
+#: the switch goes to, which must name a drug ("changed to night shifts from day shifts" leaves no drug).
+_SWITCH_TO_FROM = re.compile(
+    r"\b(?:(?P<done>switched|changed|converted|transitioned|rotated|crossed\s+over|cross-tapered)|switch(?:ing)?|"
+    r"chang(?:e|ing)|convert(?:ing)?|transition(?:ing)?|rotat(?:e|ing)|cross-taper(?:ing)?)"
+    r"\s+(?:(?:him|her|them|the\s+patient|patient|over|back|gradually|slowly)\s+){0,3}to\s+(?P<into>[^.;:()]{1,80}?)"
+    r"\s+from\s+(?:(?:his|her|their|the)\s+)?$", re.I)
+
+
+def _switch_to_from(sentence: str, start: int) -> re.Match[str] | None:
+    """The switch "to Y from" right before the drug at ``start`` (the drug the switch leaves), or None."""
+    a = _SWITCH_TO_FROM.search(sentence[max(0, start - 160):start])
+    return a if a is not None and medication_mentions(a.group("into")) else None
+
+
 #: The drug right after a done switch told without "from": "he was switched to Trileptal", "and was changed to
 #: Lexapro".
 _SWITCHED_INTO = re.compile(r"\b(?:was|were|been|got)\s+(?:then\s+|later\s+|subsequently\s+|eventually\s+|finally\s+|"
@@ -688,16 +723,18 @@ def _it_stopped(sentence: str, end: int) -> bool:
 
 
 #: A bounded course told in the simple past right after the drug: "then was switched to ASA for 1 year",
-#: "was treated with lithium for two years", "remained on Coumadin for 3 months". A present perfect ("has been
+#: "was treated with lithium for two years", "remained on Coumadin for 3 months", "he continued on phenobarbital;
+#: however, for a long period of time thereafter". A present perfect ("has been
 #: on X for 2 years") or a duration up to now ("for the past year") goes on.
 _BOUNDED_FOR = re.compile(r"(?:\s+(?:\d+(?:\.\d+)?\s*(?:mg|mcg|g|units?)\b|daily|nightly|a\s+day|"
-                          r"b\.?i\.?d\.?|t\.?i\.?d\.?|q\.?d\.?|p\.?o\.?)){0,3}\s+for\s+(?:about\s+|approximately\s+|"
-                          r"roughly\s+|nearly\s+|almost\s+|another\s+|an\s+additional\s+)?(?:\d+|one|two|three|four|"
-                          r"five|six|seven|eight|nine|ten|eleven|twelve|a|an|several|a\s+few)\s+(?:more\s+)?"
-                          r"(?:weeks?|months?|years?)\b", re.I)
+                          r"b\.?i\.?d\.?|t\.?i\.?d\.?|q\.?d\.?|p\.?o\.?)){0,3}(?:\s*[;,]\s*however,?)?\s+for\s+"
+                          r"(?:(?:about|approximately|roughly|nearly|almost|another|an\s+additional)\s+)?(?:(?:\d+|one|two|"
+                          r"three|four|five|six|seven|eight|nine|ten|eleven|twelve|a|an|several|a\s+few)\s+(?:more\s+)?"
+                          r"(?:weeks?|months?|years?)\b|(?:a\s+)?long\s+(?:period\s+(?:of\s+)?)?time\b|"
+                          r"a\s+long\s+period\b|(?:many\s+)?years\s+(?:thereafter|afterwards?)\b)", re.I)
 _SIMPLE_PAST = re.compile(r"\b(?:was|were)\s+(?:then\s+|later\s+|subsequently\s+)?(?:switched|changed|converted|"
                           r"transitioned|treated|maintained|kept|continued|placed|put)\b|\b(?:remained|stayed|took|"
-                          r"received|used)\b", re.I)
+                          r"received|used)\b|\b(?:he|she|they|patient)\s+(?:then\s+)?continued\b", re.I)
 _GOES_ON = re.compile(r"\b(?:has|have|had)\s+been\b|\b(?:is|are|now|still|currently)\b|\bfor\s+the\s+"
                       r"(?:past|last)\b|\b(?:will|to\s+continue|prescribed|started|begun|began)\b", re.I)
 
@@ -872,7 +909,9 @@ def resolve_treatment(votes: Sequence[Decision[TreatmentStatus]], *,
     medication list, which the patient takes already; (2) being listed in a current medication list (as
     needed when so ordered); (3)
     being listed in a home list: past when the note also has a current list and the drug is not on it
-    (``section.home_medications.not_continued``), else current; (4) the last mention a cue, a section or a time
+    (``section.home_medications.not_continued``), else current; a drug only started in an earlier stage of the
+    story ("At that point, Dr. X started Vigabatrin") is likewise past when the note has a current list
+    (``cue.started_then.not_listed``); (4) the last mention a cue, a section or a time
     decided (tried, stopped, previously on, planned, refused, one dose); (5) current.
     """
     if not votes:
@@ -910,6 +949,11 @@ def resolve_treatment(votes: Sequence[Decision[TreatmentStatus]], *,
             return Decision(TreatmentStatus.past, ev)
         return home[0]
     decided = [d for d in ordered if _decided(d.evidence.rule_id)]
+    if current_list and all(d.evidence.rule_id == STARTED_THEN for d in ordered if d.value in taken) \
+            and decided and decided[-1].evidence.rule_id == STARTED_THEN:
+        # started in an earlier stage of the story and left out of the current medication list: replaced since
+        ev = decided[-1].evidence.model_copy(update={"rule_id": f"{STARTED_THEN}.not_listed"})
+        return Decision(TreatmentStatus.past, ev)
     if decided:
         return decided[-1]
     return ordered[0]
