@@ -949,6 +949,13 @@ def test_the_drug_a_switch_goes_to(text: str, drug: str, status: TreatmentStatus
         ("PLAN: Consider switching her to Lexapro from Zoloft.", {"escitalopram": "planned", "sertraline": "current"}),
         # boundary: a switch between things that are no drugs stops no drug
         ("HPI: He was changed to night shifts from day shifts and takes Zoloft.", {"sertraline": "current"}),
+        # a switch the plan proposes, told without "from" before the drug it goes to: that drug is planned
+        ("PLAN: We will switch her to Lexapro from Zoloft.", {"escitalopram": "planned", "sertraline": "current"}),
+        ("HPI: She takes Zoloft 50 mg. We will switch her to Lexapro.", {"sertraline": "current",
+                                                                         "escitalopram": "planned"}),
+        ("PLAN: I would like to change him over to Abilify.", {"aripiprazole": "planned"}),
+        # boundary: a switch the patient made is done, whatever its subject
+        ("HPI: He switched to Lexapro on his own.", {"escitalopram": "current"}),
     ],
 )
 def test_the_drug_a_switch_told_the_other_way_round_leaves(text: str, expected: dict[str, str]) -> None:

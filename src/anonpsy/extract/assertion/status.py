@@ -401,6 +401,9 @@ def treatment_status(m: Mention, frequency: str | None = None,
         # "took Zoloft for a month and was changed to Lexapro": the drug a done switch went to is taken now, whatever
         # tells of the course before it
         return _taken_now(m, frequency, "cue.switched_to")
+    if _SWITCH_INTO_PROPOSED.search(s.text[max(0, m.start - 80):m.start]) and not _STOPPED_AFTER.match(s.text, m.end):
+        # "we will switch her to Lexapro (from Zoloft)": the drug a proposed switch goes to is planned
+        return Decision(TreatmentStatus.planned, m.evidence("cue.switch_to"))
     switch = _SWITCH_FROM.search(s.text[max(0, m.start - 80):m.start]) or _switch_to_from(s.text, m.start)
     if switch is not None:
         # "probably suggest switching over from OxyContin to methadone": the drug a proposed switch leaves is the
@@ -659,6 +662,16 @@ def _switch_to_from(sentence: str, start: int) -> re.Match[str] | None:
 _SWITCHED_INTO = re.compile(r"\b(?:was|were|been|got)\s+(?:then\s+|later\s+|subsequently\s+|eventually\s+|finally\s+|"
                             r"therefore\s+)?(?:switched|changed|converted|transitioned|crossed\s+over)\s+(?:over\s+)?"
                             r"to\s+(?:(?:his|her|their|the)\s+)?$", re.I)
+
+#: The drug right after a proposed switch told without "from" before it: "we will switch her to Lexapro", "plan to
+#: change him over to sertraline", "I would like to switch to Lexapro from Zoloft".
+_SWITCH_INTO_PROPOSED = re.compile(
+    r"\b(?:will|would(?:\s+like)?|plan(?:s|ned|ning)?\s+to|going\s+to|want(?:s)?\s+to|intend(?:s)?\s+to|"
+    r"(?:I|we)\s+(?:will\s+)?(?:recommend|suggest)(?:ed)?|recommend(?:ed)?|suggest(?:ed)?)\s+"
+    r"(?:(?:to|that\s+(?:we|she|he|they)|therefore|then|now|try\s+to|be)\s+){0,2}"
+    r"(?:switch(?:ing)?|chang(?:e|ing)|convert(?:ing)?|transition(?:ing)?|rotat(?:e|ing)|cross-taper(?:ing)?)"
+    r"\s+(?:(?:him|her|them|the\s+patient|patient|over|gradually|slowly)\s+){0,3}to\s+"
+    r"(?:(?:his|her|their|the)\s+)?$", re.I)
 
 #: A stop told right after a drug: "switched to Lexapro, which she stopped in May".
 _STOPPED_AFTER = re.compile(r"[^.;]{0,40}?\b(?:stopped|discontinued|no\s+longer|ran\s+out|came\s+off|quit)\b", re.I)
