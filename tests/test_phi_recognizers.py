@@ -387,6 +387,10 @@ NEGATIVES: list[tuple[str, str]] = [
     ("Normal affect; mobile app use.", "LOCATION"),
     ("Hamilton Depression Rating Scale 18.", "PERSON"),
     ("Beck Depression Inventory 22.", "PERSON"),
+    # an eponym after its name particle, before a follower noun (MTSamples, CC0: "Father with Von Hippel-Lindau
+    # Disease", which had blocked the whole output on the leak audit)
+    ("Father with Von Hippel-Lindau Disease.", "PERSON"),
+    ("Father with von Hippel-Lindau disease.", "PERSON"),
     ("Version 1.2.3.4 installed.", "IP_ADDRESS"),
     ("Number 900-12-3456.", "SSN_OR_TAXPAYER"),
 ]
@@ -402,6 +406,8 @@ def test_family_rejects(analyzer: Analyzer, text: str, etype: str) -> None:
     [
         ("She moved to Huntington last year.", "Huntington", "LOCATION"),
         ("Referred by Dr. Parkinson symptoms clinic.", "Parkinson", "PERSON"),
+        # boundary: a particle and a surname with no follower noun stay a person
+        ("Seen by Dr. von Hippel today.", "von Hippel", "PERSON"),
     ],
 )
 def test_bare_eponym_without_clinical_noun_stays_an_identifier(

@@ -1928,8 +1928,9 @@ class Safelist:
                     types = self.phrases.get(phrase[:-2])
                 if types is not None and span.type in types and s <= span.start:
                     return True
-        if self.followers and not any(c.isspace() for c in text[span.start : span.end]):
-            # an eponym is one word ("Braden scale"); "U Maryland scale" names the institution that wrote it
+        if self.followers and _one_name(text[span.start : span.end]):
+            # an eponym is one word ("Braden scale"), with its particle ("von Hippel-Lindau disease"); "U Maryland
+            # scale" names the institution that wrote it
             nxt = [t for t in toks if t[0] >= span.end][:1]
             if nxt:
                 types = self.followers.get(nxt[0][2])
@@ -1951,6 +1952,16 @@ class Safelist:
             ):
                 return True
         return False
+
+
+#: Name particles that go before an eponym's one word ("von Hippel-Lindau disease", "van Buchem disease").
+_NAME_PARTICLES = frozenset({"von", "van", "de", "di", "du", "da", "del", "della", "le", "la"})
+
+
+def _one_name(surface: str) -> bool:
+    """Whether ``surface`` is one word, or one word after a name particle ("von Hippel-Lindau")."""
+    words = surface.split()
+    return len(words) == 1 or (len(words) == 2 and words[0].lower() in _NAME_PARTICLES)
 
 
 def _eponym_stem(term: str, followers: Mapping[str, object]) -> str | None:
