@@ -844,3 +844,36 @@ def test_unsure_run_away_from_identifiers_or_past_a_sentence_is_not_joined() -> 
     assert [(h.first, h.last) for h in unsure_extensions(words, [WordHit(3, 3, "PERSON", "phi", "rules:x")])] == [
         (3, 6)
     ]
+
+
+def _timed(*parts: tuple[str, float]) -> list[Word]:
+    """Words of 0.25 s each, each after the pause given with it."""
+    out, t = [], 0.0
+    for text, pause in parts:
+        t += pause
+        out.append(Word(text, t, t + 0.25))
+        t += 0.25
+    return out
+
+
+def test_a_pause_after_a_spoken_number_ends_a_cue_region() -> None:
+    said = [("the", 0.0), ("account", 0.05), ("number", 0.05), ("is", 0.05)]
+    digits = [("four,", 0.05), ("four,", 0.2), ("six,", 0.2), ("seven,", 0.2), ("five,", 0.2), ("nine,", 0.2)]
+    after = [("question,", 0.4), ("upon", 0.05), ("fifty", 0.05), ("milligrams", 0.05)]
+    spans = [m for m in default_cues().spans(_timed(*said, *digits, *after)) if m.rule.id == "audio.telephone.spoken"]
+    assert [(m.first, m.last) for m in spans] == [(4, 9)]
+    # the same pause inside the number, or after a number of fewer words, does not end it
+    short = [("four,", 0.05), ("four,", 0.2), ("six,", 0.2), ("seven,", 0.4), ("five,", 0.2), ("nine,", 0.2)]
+    spans = [m for m in default_cues().spans(_timed(*said, *short)) if m.rule.id == "audio.telephone.spoken"]
+    assert [(m.first, m.last) for m in spans] == [(4, 9)]
+    spans = [m for m in default_cues().spans(_timed(*said, *digits[:2], ("fine", 0.4), ("so", 0.05)))
+             if m.rule.id == "audio.telephone.spoken"]
+    assert [(m.first, m.last) for m in spans] == [(4, 7)]
+
+
+def test_a_rating_scales_score_is_no_spoken_identifier() -> None:
+    cues = default_cues()
+    score = [w.text for w in _words("her score on the Ph. Q. nine, one, eighteen, down from twenty-two.")]
+    assert not [m for m in cues.number_spans(score) if m.rule.id == "audio.number.spoken-id"]
+    phone = [w.text for w in _words("her score was fine. call two five three five five five zero one two seven")]
+    assert [m for m in cues.number_spans(phone) if m.rule.id == "audio.number.spoken-id"]
