@@ -398,6 +398,8 @@ def test_a_cue_phrase_after_a_preposition_is_not_a_place() -> None:
         ("outside, five hundred philip's screen last night.", []),
         ("He was started on five milligrams, Worms daily.", []),
         ("She drank five beers a night.", []),
+        # ... nor after a number longer than a house number
+        ("Social security number 10897 3690 Speeches normal in rate and volume.", []),
         # a street name heard as two syllable words right after a house number of two number words or more
         ("She lived at seven, seven, nine, zero, nine, and a row with her mother.",
          ["seven, seven, nine, zero, nine, and a row"]),
@@ -875,5 +877,7 @@ def test_a_rating_scales_score_is_no_spoken_identifier() -> None:
     cues = default_cues()
     score = [w.text for w in _words("her score on the Ph. Q. nine, one, eighteen, down from twenty-two.")]
     assert not [m for m in cues.number_spans(score) if m.rule.id == "audio.number.spoken-id"]
+    spelled = [w.text for w in _words("first floor on the Ph. Q. nine, one, eighteen, down from twenty-two.")]
+    assert not [m for m in cues.number_spans(spelled) if m.rule.id == "audio.number.spoken-id"]
     phone = [w.text for w in _words("her score was fine. call two five three five five five zero one two seven")]
     assert [m for m in cues.number_spans(phone) if m.rule.id == "audio.number.spoken-id"]

@@ -510,12 +510,16 @@ def _number_ended(words: Sequence[TimedWord], cores: Sequence[str], k: int, numb
 
 def _after_any(words: Sequence[str], first: int, cues: frozenset[str], most: int) -> bool:
     """Is one of ``cues`` among the ``most`` words before word ``first``, in its sentence? A letter or two
-    written with a full stop ("Ph. Q.") is an abbreviation, not a sentence end."""
+    written with a full stop is part of an abbreviation, not a sentence end, and an abbreviation spelled in such
+    parts ("Ph. Q.") is read as one word ("phq")."""
+    spelled = ""
     for k in range(first - 1, max(-1, first - 1 - most), -1):
         text = words[k].strip()
-        if text.endswith(_SENTENCE_END) and len(text.strip(_PUNCT)) > 2:
+        letters = len(text.strip(_PUNCT)) <= 2 and text.endswith(".")
+        if text.endswith(_SENTENCE_END) and not letters:
             return False
-        if _core(text) in cues:
+        spelled = _core(text) + spelled if letters else ""
+        if _core(text) in cues or spelled in cues:
             return True
     return False
 

@@ -704,6 +704,16 @@ def _type_with_syllable(c: str, types: frozenset[str]) -> bool:
 _SYLLABLE_WORDS = frozenset({"and", "an", "in", "on", "a"})
 
 
+#: The most digits a house number holds; a longer number before a street name is another number.
+_HOUSE_NUMBER_DIGITS = 5
+
+
+def _said_digits(words: Sequence[Word], first: int, last: int) -> int:
+    from anonpsy.audio.spoken import normalize
+
+    return sum(ch.isdigit() for ch in normalize([w.text for w in words[first : last + 1]]).text)
+
+
 def street_address_hits(words: Sequence[Word]) -> list[WordHit]:
     """Street addresses by their grammar: a house number, up to three name words, a street type, a unit.
 
@@ -765,9 +775,11 @@ def street_address_hits(words: Sequence[Word]) -> list[WordHit]:
         if not names or (crossed is not None and names < 2):
             continue
         if heard_as and not (numbers and any(_capitalised(words[m].text) for m in range(first + numbers, k))
-                             and not any(cores[m] in _NOT_STREET_TYPES for m in range(first, k))):
+                             and not any(cores[m] in _NOT_STREET_TYPES for m in range(first, k))
+                             and _said_digits(words, first, first + numbers - 1) <= _HOUSE_NUMBER_DIGITS):
             # a street type heard as another word is read only after a house number and a capitalised name, and
-            # never after a dose or an amount ("five milligrams, Worms daily")
+            # never after a dose or an amount ("five milligrams, Worms daily") or a number longer than a house
+            # number ("social security number 10897 3690. Speech is normal in rate")
             continue
         glued = [g for g in range(first, k) if _glued_number(cores[g], known)] if not numbers else []
         if glued:  # "outside twenty-three-thirty-tenmy parkway": the house number written into the name's word
@@ -1228,10 +1240,7 @@ def number_bridge_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[W
 
 
 def _digits_said(words: Sequence[Word], h: WordHit) -> int:
-    from anonpsy.audio.spoken import normalize
-
-    text = normalize([w.text for w in words[h.first : h.last + 1]]).text
-    return sum(ch.isdigit() for ch in text)
+    return _said_digits(words, h.first, h.last)
 
 
 #: Words a recogniser writes for a digit at the edge of a long number: the sound-alikes less the articles and
