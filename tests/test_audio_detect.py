@@ -620,6 +620,31 @@ def test_name_words_get_the_name_end_extra_and_other_identifiers_do_not(
     assert abs(iv.end - want) <= 1.0 / 16000 + 1e-4
 
 
+def test_the_margin_reaches_only_a_little_into_a_sure_unmarked_neighbour() -> None:
+    import numpy as np
+
+    from anonpsy.audio.pipeline import _word_intervals
+    from anonpsy.audio.signal import Audio
+
+    audio = Audio(np.zeros((16000 * 4, 1), dtype=np.int16), 16000, "WAV", "PCM_16", "FILE")
+
+    def interval(before: float | None, after: float | None, marked: bool = False) -> tuple[float, float]:
+        words = [Word("call", 0.5, 1.0, before), Word("Okafor", 1.0, 1.5, 0.4), Word("today", 1.5, 2.0, after)]
+        hits = [WordHit(1, 1, "PERSON", "phi", "rules:test")]
+        if marked:
+            hits.append(WordHit(2, 2, "PERSON", "phi", "rules:test"))
+        iv = _word_intervals(words, hits, audio, 0.2, 0.05, 0.05, sure_above=0.95, sure_margin=0.1)[0]
+        return iv.start, iv.end
+
+    tol = 1.0 / 16000 + 1e-4
+    start, end = interval(0.99, 0.97)  # both neighbours sure: 0.1 s into each, the end extras kept
+    assert abs(start - 0.9) <= tol and abs(end - 1.6) <= tol
+    start, end = interval(0.9, None)  # unsure or without a confidence: the whole margin
+    assert abs(start - 0.8) <= tol and abs(end - 1.8) <= tol
+    start, end = interval(0.99, 0.99, marked=True)  # a neighbour a rule marks is no ordinary speech
+    assert abs(start - 0.9) <= tol and abs(end - 1.8) <= tol
+
+
 _RUN_ON_WORDS = ("her", "husband,", "husband", "sister", "Raffailey", "knows", "it", "alone,", "brought", "home.",
                  "called", "and", "my", "little", "old", "wolf,", "by", "phone.")
 
