@@ -906,3 +906,9 @@ def test_a_rating_scales_score_is_no_spoken_identifier() -> None:
     assert not [m for m in cues.number_spans(spelled) if m.rule.id == "audio.number.spoken-id"]
     phone = [w.text for w in _words("her score was fine. call two five three five five five zero one two seven")]
     assert [m for m in cues.number_spans(phone) if m.rule.id == "audio.number.spoken-id"]
+
+
+def test_nine_heard_as_i_stays_inside_a_cued_number() -> None:
+    words = _words("Medical record number six, I, I know, I know six. Condition was intact.")
+    spans = [m for m in default_cues().spans(words) if m.rule.id == "audio.id.record-number"]
+    assert [(m.first, m.last) for m in spans] == [(3, 9)]

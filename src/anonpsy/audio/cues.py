@@ -124,10 +124,12 @@ def is_number_word(c: str) -> bool:
     return c.isdigit() or c in UNITS or c in TEENS or c in TENS or c in SCALES or c in REPEATS
 
 
-#: Words a recogniser writes for digits it misheard ("free" for three, "aid" for eight, "no" for oh); read as
+#: Words a recogniser writes for digits it misheard ("free" for three, "aid" for eight, "no" for oh, "I" for nine:
+#: "six, I, I know" for "six nine nine oh"); read as
 #: digits only inside a number region a cue opened ("medical record number ...").
 DIGIT_SOUNDALIKES = frozenset({"to", "too", "for", "fore", "won", "ate", "aid", "eat", "free", "tree", "fife",
-                               "sex", "sick", "sicks", "nein", "nine's", "no", "owe", "know", "tin", "then", "a", "at"})
+                               "sex", "sick", "sicks", "nein", "nine's", "no", "owe", "know", "tin", "then", "a", "at",
+                               "i"})
 
 
 def is_numberish(c: str) -> bool:
