@@ -912,3 +912,23 @@ def test_nine_heard_as_i_stays_inside_a_cued_number() -> None:
     words = _words("Medical record number six, I, I know, I know six. Condition was intact.")
     spans = [m for m in default_cues().spans(words) if m.rule.id == "audio.id.record-number"]
     assert [(m.first, m.last) for m in spans] == [(3, 9)]
+
+
+@pytest.mark.parametrize(
+    ("text", "edge"),
+    [
+        # nine digits said digit by digit (a misheard one among them): the tenth heard as a word before a comma
+        ("call the Maccon. six, five, eight, zero, one, two, three, hind, two, salmon, after five.",
+         "six, five, eight, zero, one, two, three, hind, two, salmon,"),
+        # ten digits already, or no comma after the word, or a clause word: nothing more
+        ("call six, five, eight, zero, one, two, three, nine, two, seven, salmon, after five.", None),
+        ("call six, five, eight, zero, one, two, three, hind, two, salmon after five.", None),
+        ("call six, five, eight, zero, one, two, three, hind, two, and, after five.", None),
+    ],
+)
+def test_a_phone_number_one_digit_short_takes_the_word_after_it(text: str, edge: str | None) -> None:
+    words = _words(text)
+    first = next(k for k, w in enumerate(words) if w.text == "six,")
+    last = max(k for k, w in enumerate(words) if w.text in ("two,", "seven,"))
+    found = number_edge_hits(words, [WordHit(first, last, "OTHER_ID", "phi", "rules:test")])
+    assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in found] == ([edge] if edge else [])

@@ -1299,9 +1299,42 @@ def number_edge_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[Wor
             else:
                 break
             j += 1
+        last = _last_digit(words, cores, first, last)
         if (first, last) != (h.first, h.last):
             out.append(WordHit(first, last, h.type, "phi", "rules:audio.number-edge"))
     return out
+
+
+#: Digits of a phone number; a number said digit by digit one short of it lost its last digit to a word.
+_PHONE_DIGITS = 10
+_NOT_A_DIGIT = _CLAUSE_WORDS | _TIME_PREPOSITIONS
+
+
+def _last_digit(words: Sequence[Word], cores: Sequence[str], first: int, last: int) -> int:
+    """``last + 1`` where words ``first``..``last`` say a phone number one digit short, said digit by digit (a
+    digit or a misheard word per word), and the word after them, in the same sentence, is closed by a comma the
+    way the recogniser closes a digit group ("six, five, eight, ..., three, hind, two, salmon, after five" for
+    "... nine two seven"): the number's last digit heard as a word. Else ``last``."""
+    from anonpsy.audio.cues import is_number_word
+    from anonpsy.audio.spoken import UNITS
+
+    if last + 1 >= len(words) or _ends(words[last].text, _SENTENCE_END):
+        return last
+    said = 0
+    for k in range(first, last + 1):
+        if cores[k] in UNITS:
+            said += 1
+        elif cores[k].replace("-", "").isdigit():
+            said += len(cores[k].replace("-", ""))
+        elif is_number_word(cores[k]) or "-" in cores[k]:
+            return last  # tens, hundreds, "double": the words do not count the digits
+        else:
+            said += 1  # a misheard digit inside the number
+    nxt = words[last + 1].text.rstrip()
+    if said == _PHONE_DIGITS - 1 and nxt.endswith(",") and cores[last + 1] not in _NOT_A_DIGIT \
+            and not is_number_word(cores[last + 1]):
+        return last + 1
+    return last
 
 
 #: Items of a digit list: at most this many words between two commas.
