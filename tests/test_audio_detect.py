@@ -398,6 +398,8 @@ def test_a_cue_phrase_after_a_preposition_is_not_a_place() -> None:
         ("outside, five hundred philip's screen last night.", []),
         ("He was started on five milligrams, Worms daily.", []),
         ("She drank five beers a night.", []),
+        # ... nor after a number longer than a house number
+        ("Social security number 10897 3690 Speeches normal in rate and volume.", []),
         # a street name heard as two syllable words right after a house number of two number words or more
         ("She lived at seven, seven, nine, zero, nine, and a row with her mother.",
          ["seven, seven, nine, zero, nine, and a row"]),
@@ -616,6 +618,31 @@ def test_name_words_get_the_name_end_extra_and_other_identifiers_do_not(
     (iv,) = _word_intervals(words, [WordHit(0, 0, kind, "phi", "rules:test")], audio, 0.2, end_extra, name_extra)
     want = 1.4 + 0.2 + end_extra + (name_extra if kind == "PERSON" else 0.0)
     assert abs(iv.end - want) <= 1.0 / 16000 + 1e-4
+
+
+def test_the_margin_reaches_only_a_little_into_a_sure_unmarked_neighbour() -> None:
+    import numpy as np
+
+    from anonpsy.audio.pipeline import _word_intervals
+    from anonpsy.audio.signal import Audio
+
+    audio = Audio(np.zeros((16000 * 4, 1), dtype=np.int16), 16000, "WAV", "PCM_16", "FILE")
+
+    def interval(before: float | None, after: float | None, marked: bool = False) -> tuple[float, float]:
+        words = [Word("call", 0.5, 1.0, before), Word("Okafor", 1.0, 1.5, 0.4), Word("today", 1.5, 2.0, after)]
+        hits = [WordHit(1, 1, "PERSON", "phi", "rules:test")]
+        if marked:
+            hits.append(WordHit(2, 2, "PERSON", "phi", "rules:test"))
+        iv = _word_intervals(words, hits, audio, 0.2, 0.05, 0.05, sure_above=0.95, sure_margin=0.1)[0]
+        return iv.start, iv.end
+
+    tol = 1.0 / 16000 + 1e-4
+    start, end = interval(0.99, 0.97)  # both neighbours sure: 0.1 s into each, the end extras kept
+    assert abs(start - 0.9) <= tol and abs(end - 1.6) <= tol
+    start, end = interval(0.9, None)  # unsure or without a confidence: the whole margin
+    assert abs(start - 0.8) <= tol and abs(end - 1.8) <= tol
+    start, end = interval(0.99, 0.99, marked=True)  # a neighbour a rule marks is no ordinary speech
+    assert abs(start - 0.9) <= tol and abs(end - 1.8) <= tol
 
 
 _RUN_ON_WORDS = ("her", "husband,", "husband", "sister", "Raffailey", "knows", "it", "alone,", "brought", "home.",
@@ -844,3 +871,64 @@ def test_unsure_run_away_from_identifiers_or_past_a_sentence_is_not_joined() -> 
     assert [(h.first, h.last) for h in unsure_extensions(words, [WordHit(3, 3, "PERSON", "phi", "rules:x")])] == [
         (3, 6)
     ]
+
+
+def _timed(*parts: tuple[str, float]) -> list[Word]:
+    """Words of 0.25 s each, each after the pause given with it."""
+    out, t = [], 0.0
+    for text, pause in parts:
+        t += pause
+        out.append(Word(text, t, t + 0.25))
+        t += 0.25
+    return out
+
+
+def test_a_pause_after_a_spoken_number_ends_a_cue_region() -> None:
+    said = [("the", 0.0), ("account", 0.05), ("number", 0.05), ("is", 0.05)]
+    digits = [("four,", 0.05), ("four,", 0.2), ("six,", 0.2), ("seven,", 0.2), ("five,", 0.2), ("nine,", 0.2)]
+    after = [("question,", 0.4), ("upon", 0.05), ("fifty", 0.05), ("milligrams", 0.05)]
+    spans = [m for m in default_cues().spans(_timed(*said, *digits, *after)) if m.rule.id == "audio.telephone.spoken"]
+    assert [(m.first, m.last) for m in spans] == [(4, 9)]
+    # the same pause inside the number, or after a number of fewer words, does not end it
+    short = [("four,", 0.05), ("four,", 0.2), ("six,", 0.2), ("seven,", 0.4), ("five,", 0.2), ("nine,", 0.2)]
+    spans = [m for m in default_cues().spans(_timed(*said, *short)) if m.rule.id == "audio.telephone.spoken"]
+    assert [(m.first, m.last) for m in spans] == [(4, 9)]
+    spans = [m for m in default_cues().spans(_timed(*said, *digits[:2], ("fine", 0.4), ("so", 0.05)))
+             if m.rule.id == "audio.telephone.spoken"]
+    assert [(m.first, m.last) for m in spans] == [(4, 7)]
+
+
+def test_a_rating_scales_score_is_no_spoken_identifier() -> None:
+    cues = default_cues()
+    score = [w.text for w in _words("her score on the Ph. Q. nine, one, eighteen, down from twenty-two.")]
+    assert not [m for m in cues.number_spans(score) if m.rule.id == "audio.number.spoken-id"]
+    spelled = [w.text for w in _words("first floor on the Ph. Q. nine, one, eighteen, down from twenty-two.")]
+    assert not [m for m in cues.number_spans(spelled) if m.rule.id == "audio.number.spoken-id"]
+    phone = [w.text for w in _words("her score was fine. call two five three five five five zero one two seven")]
+    assert [m for m in cues.number_spans(phone) if m.rule.id == "audio.number.spoken-id"]
+
+
+def test_nine_heard_as_i_stays_inside_a_cued_number() -> None:
+    words = _words("Medical record number six, I, I know, I know six. Condition was intact.")
+    spans = [m for m in default_cues().spans(words) if m.rule.id == "audio.id.record-number"]
+    assert [(m.first, m.last) for m in spans] == [(3, 9)]
+
+
+@pytest.mark.parametrize(
+    ("text", "edge"),
+    [
+        # nine digits said digit by digit (a misheard one among them): the tenth heard as a word before a comma
+        ("call the Maccon. six, five, eight, zero, one, two, three, hind, two, salmon, after five.",
+         "six, five, eight, zero, one, two, three, hind, two, salmon,"),
+        # ten digits already, or no comma after the word, or a clause word: nothing more
+        ("call six, five, eight, zero, one, two, three, nine, two, seven, salmon, after five.", None),
+        ("call six, five, eight, zero, one, two, three, hind, two, salmon after five.", None),
+        ("call six, five, eight, zero, one, two, three, hind, two, and, after five.", None),
+    ],
+)
+def test_a_phone_number_one_digit_short_takes_the_word_after_it(text: str, edge: str | None) -> None:
+    words = _words(text)
+    first = next(k for k, w in enumerate(words) if w.text == "six,")
+    last = max(k for k, w in enumerate(words) if w.text in ("two,", "seven,"))
+    found = number_edge_hits(words, [WordHit(first, last, "OTHER_ID", "phi", "rules:test")])
+    assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in found] == ([edge] if edge else [])

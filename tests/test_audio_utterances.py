@@ -70,3 +70,36 @@ def test_regions_far_apart_stay_apart_and_short_runs_stay_whole() -> None:
     assert utterances([(0.0, 1.0), (1.2, 2.0), (3.0, 4.0)], max_s=15.0) == [(0.0, 2.0), (3.0, 4.0)]
     assert utterances([(0.0, 30.0)], max_s=15.0) == [(0.0, 30.0)]
     assert utterances([], max_s=15.0) == []
+
+
+def test_a_looped_decode_is_told_from_numbers_said_digit_by_digit() -> None:
+    from anonpsy.audio.asr import looped
+
+    assert looped(["Date", "of", "ques-a-a-a-a-a-a-a-a-a-a-a"])
+    assert looped(["I", "need", "to,", "I", "need", "to,", "I", "need", "to,", "I", "need", "to,"])
+    assert not looped(["five", "five", "five", "five", "five,", "one", "two"])
+    assert not looped(["555-5555", "1111111", "call", "her", "back", "on"])
+    assert not looped(["I", "need", "to,", "I", "need", "to", "see", "her."])
+
+
+def test_a_looped_utterance_is_transcribed_again_in_the_pieces_its_pauses_part_it_into() -> None:
+    import numpy as np
+
+    from anonpsy.audio.asr import MoonshineRecognizer, Word
+
+    rec = object.__new__(MoonshineRecognizer)
+    rec.max_utterance_s, rec.second_pass_s, rec.second_pass, rec.redecoded = 15.0, 0.6, 0, 0
+    asked: list[tuple[float, float]] = []
+
+    def utterance(signal: object, a: float, b: float) -> list[Word]:
+        asked.append((a, b))
+        if b - a > 8:
+            return [Word("ques-a-a-a-a-a-a-a-a-a", a, b)]
+        return [Word("fine", a, b)]
+
+    rec._utterance = utterance  # type: ignore[method-assign]
+    regions = [(0.0, 4.0), (4.5, 8.0), (8.5, 12.0)]  # pauses short enough to join one utterance
+    words = rec.transcribe(np.zeros(16000 * 13, dtype=np.float32), regions)
+    assert rec.redecoded == 1
+    assert asked[0] == (0.0, 12.0) and len(asked) > 1
+    assert all(w.text == "fine" for w in words) and words[0].start == 0.0 and words[-1].end == 12.0

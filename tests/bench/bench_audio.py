@@ -114,7 +114,8 @@ def _run_corpus(n: int, seed: int, margin_ms: int, asr: str, skip: frozenset[str
     for (kind, cause), count in sorted(causes.items()):
         print(f"  {kind:24s} {cause:26s} {count:3d}")
     if rec is not None and hasattr(rec, "unaligned"):
-        print(f"utterances not aligned: {rec.unaligned}; stretches transcribed a second time: {rec.second_pass}")
+        print(f"utterances not aligned: {rec.unaligned}; stretches transcribed a second time: {rec.second_pass}; "
+              f"looped utterances transcribed again in pieces: {getattr(rec, 'redecoded', 0)}")
     for voice, m in sorted(per_voice.items()):
         print(f"  {voice:16s} muted {m.phi_muted:3d}/{m.phi_spans:3d} = {m.muted_share:6.1%}  kept {m.kept_share:6.1%}")
     return 0

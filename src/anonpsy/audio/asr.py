@@ -181,6 +181,7 @@ class MoonshineRecognizer:
         self.unaligned = 0
         self.loosely_aligned = 0
         self.second_pass = 0
+        self.redecoded = 0
         self.worker_cpu_s = 0.0
         self.workers = 0
 
@@ -274,10 +275,21 @@ class MoonshineRecognizer:
         return words
 
     def transcribe(self, signal: npt.NDArray[np.float32], regions: Sequence[Region]) -> list[Word]:
-        """Transcribe and align each utterance; then once more each voiced stretch no word accounts for."""
+        """Transcribe and align each utterance; then once more each voiced stretch no word accounts for.
+
+        An encoder-decoder recogniser now and then falls into a loop, writing one piece over and over in place of
+        the rest of the utterance (:func:`looped`); such an utterance is transcribed again in the shorter pieces
+        its pauses part it into, and ``redecoded`` counts it."""
         words: list[Word] = []
         for a, b in utterances(regions, max_s=self.max_utterance_s):
-            words.extend(self._utterance(signal, a, b))
+            got = self._utterance(signal, a, b)
+            if looped([w.text for w in got]):
+                inside = [(max(a, ra), min(b, rb)) for ra, rb in regions if rb > a and ra < b]
+                pieces = utterances(inside, max_s=(b - a) / 2)
+                if len(pieces) > 1:
+                    self.redecoded += 1
+                    got = [w for pa, pb in pieces for w in self._utterance(signal, pa, pb)]
+            words.extend(got)
         # An encoder-decoder recogniser can stop early and leave a phrase out; what it left out is
         # transcribed again on its own.
         from anonpsy.audio.gaps import find_gaps
@@ -449,6 +461,30 @@ def moonshine_runs() -> bool:
     finally:
         worker.close()
     return True
+
+
+#: A loop: a piece of one to six characters written six times or more in a row inside a word ("ques-a-a-a-a-a-a"),
+#: or one to three words written four times or more in a row that are no number ("I need to, I need to, ...").
+_LOOPED_PIECE = re.compile(r"(.{1,6}?)(?:-?\1){5,}")
+_LOOP_WORDS = 4
+
+
+def looped(texts: Sequence[str]) -> bool:
+    """Do these recognised words hold a loop, the decoder writing the same piece over and over in place of what
+    was said? Numbers said digit by digit repeat on purpose ("five five five five") and do not count."""
+    from anonpsy.audio.cues import is_number_word
+
+    cores = [t.strip(".,;:!?\"'").lower() for t in texts]
+    if any(_LOOPED_PIECE.search(c) and not is_number_word(c) for c in cores):
+        return True
+    for n in (1, 2, 3):
+        for i in range(len(cores) - n * _LOOP_WORDS + 1):
+            piece = cores[i : i + n]
+            if all(is_number_word(c) for c in piece):
+                continue
+            if all(cores[i + k * n : i + (k + 1) * n] == piece for k in range(1, _LOOP_WORDS)):
+                return True
+    return False
 
 
 def _widened(aligned: Sequence[Word], shares: Sequence[Word]) -> list[Word]:

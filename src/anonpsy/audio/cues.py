@@ -20,7 +20,8 @@ A rule with ``gaps_only`` judges gaps only: "in [gap]" is most likely a place th
 "in" before recognised words says nothing. A rule with ``numbers_only`` reaches over number words only ("medical
 record number four eight …"). A rule with ``digits_at_least`` instead matches spoken numbers: a number said in at
 least ``min_words`` words with at least that many digits ("two five three five …", "nineteen eighty two") is an
-identifier.
+identifier, unless one of the rule's ``not_after`` words comes up to ``not_after_words`` words before it in its
+sentence ("her score on the PHQ nine was eighteen" heard as "nine, one, eighteen").
 
 Fillers ("uh", "um") between a cue and its region are skipped. Matching is on lower-case words without
 punctuation. This module is pure (no audio libraries), so ``anonpsy rules check`` runs its cases anywhere.
@@ -70,6 +71,8 @@ class CueRuleModel(_Model):
     min_words: int = Field(default=2, ge=1, le=30)
     numbers_only: bool = False
     gaps_only: bool = False
+    not_after: tuple[str, ...] = ()
+    not_after_words: int = Field(default=0, ge=0, le=10)
 
 
 class CueFile(_Model):
@@ -121,10 +124,12 @@ def is_number_word(c: str) -> bool:
     return c.isdigit() or c in UNITS or c in TEENS or c in TENS or c in SCALES or c in REPEATS
 
 
-#: Words a recogniser writes for digits it misheard ("free" for three, "aid" for eight, "no" for oh); read as
+#: Words a recogniser writes for digits it misheard ("free" for three, "aid" for eight, "no" for oh, "I" for nine:
+#: "six, I, I know" for "six nine nine oh"); read as
 #: digits only inside a number region a cue opened ("medical record number ...").
 DIGIT_SOUNDALIKES = frozenset({"to", "too", "for", "fore", "won", "ate", "aid", "eat", "free", "tree", "fife",
-                               "sex", "sick", "sicks", "nein", "nine's", "no", "owe", "know", "tin", "then", "a", "at"})
+                               "sex", "sick", "sicks", "nein", "nine's", "no", "owe", "know", "tin", "then", "a", "at",
+                               "i"})
 
 
 def is_numberish(c: str) -> bool:
@@ -183,6 +188,8 @@ class CueRule:
     year_after_day_words: int = 0
     closed_by: frozenset[str] = frozenset()
     heads: frozenset[str] = frozenset()
+    not_after: frozenset[str] = frozenset()
+    not_after_words: int = 0
 
 
 def _misheard_year_end(
@@ -252,6 +259,8 @@ class CueSet:
                 r.year_after_day_words,
                 frozenset(_core(w) for w in r.closed_by),
                 frozenset(_core(w) for w in r.heads),
+                frozenset(_core(w) for w in r.not_after),
+                r.not_after_words,
             )
             for r in f.rules
         )
@@ -336,10 +345,13 @@ class CueSet:
             last = first - 1
             t0 = words[first].start
             stray = 0  # consecutive words of a number region that are not numbers
+            numbers = 0  # number words the region took
             end = min(len(words), first + rule.reach_words)
             reached = False  # the region took ``reach_words`` words and nothing else ended it
             for k in range(first, end):
                 if k > first and words[k].start - words[k - 1].end >= rule.stop_at_pause:
+                    break
+                if k > first and _number_ended(words, cores, k, numbers):
                     break
                 if cores[k] in rule.stop_words and not (k == first and self._name_syllable(words, cores, rule, k)):
                     break
@@ -350,6 +362,7 @@ class CueSet:
                     stray += 1
                     continue
                 stray = 0
+                numbers += is_number_word(cores[k])
                 if words[k].end - t0 > rule.reach_seconds and k > first:
                     break
                 if k > first and self.before_match(cores, k, with_gap_rules=False) is not None:
@@ -474,10 +487,43 @@ class CueSet:
             said = sum(_said_words(w) for w in words[tok.first : tok.last + 1])
             for rule in rules:
                 assert rule.digits_at_least is not None
+                if _after_any(words, tok.first, rule.not_after, rule.not_after_words):
+                    continue
                 if digits >= rule.digits_at_least and said >= rule.min_words:
                     out.append(CueMatch(rule, tok.first, tok.last))
                     break
         return out
+
+
+#: A pause after a spoken number of at least :data:`NUMBER_END_WORDS` words that ends it when ordinary words follow.
+NUMBER_END_PAUSE_S = 0.3
+NUMBER_END_WORDS = 4
+
+
+def _number_ended(words: Sequence[TimedWord], cores: Sequence[str], k: int, numbers: int) -> bool:
+    """Does a cue's region end before word ``k``, a word that is no number after a number word? It does where the
+    recogniser closed the number with a full stop ("... two five one six. police found him"), and where the
+    region has taken :data:`NUMBER_END_WORDS` number words or more and the speaker paused before word ``k``:
+    what follows a phone number said in full is the next sentence, whatever the pause was."""
+    if is_numberish(cores[k]) or not is_number_word(cores[k - 1]):
+        return False
+    return numbers >= NUMBER_END_WORDS and words[k].start - words[k - 1].end >= NUMBER_END_PAUSE_S
+
+
+def _after_any(words: Sequence[str], first: int, cues: frozenset[str], most: int) -> bool:
+    """Is one of ``cues`` among the ``most`` words before word ``first``, in its sentence? A letter or two
+    written with a full stop is part of an abbreviation, not a sentence end, and an abbreviation spelled in such
+    parts ("Ph. Q.") is read as one word ("phq")."""
+    spelled = ""
+    for k in range(first - 1, max(-1, first - 1 - most), -1):
+        text = words[k].strip()
+        letters = len(text.strip(_PUNCT)) <= 2 and text.endswith(".")
+        if text.endswith(_SENTENCE_END) and not letters:
+            return False
+        spelled = _core(text) + spelled if letters else ""
+        if _core(text) in cues or spelled in cues:
+            return True
+    return False
 
 
 def load_cue_doc(path: Path | None = None) -> dict[str, Any]:

@@ -704,6 +704,16 @@ def _type_with_syllable(c: str, types: frozenset[str]) -> bool:
 _SYLLABLE_WORDS = frozenset({"and", "an", "in", "on", "a"})
 
 
+#: The most digits a house number holds; a longer number before a street name is another number.
+_HOUSE_NUMBER_DIGITS = 5
+
+
+def _said_digits(words: Sequence[Word], first: int, last: int) -> int:
+    from anonpsy.audio.spoken import normalize
+
+    return sum(ch.isdigit() for ch in normalize([w.text for w in words[first : last + 1]]).text)
+
+
 def street_address_hits(words: Sequence[Word]) -> list[WordHit]:
     """Street addresses by their grammar: a house number, up to three name words, a street type, a unit.
 
@@ -765,9 +775,11 @@ def street_address_hits(words: Sequence[Word]) -> list[WordHit]:
         if not names or (crossed is not None and names < 2):
             continue
         if heard_as and not (numbers and any(_capitalised(words[m].text) for m in range(first + numbers, k))
-                             and not any(cores[m] in _NOT_STREET_TYPES for m in range(first, k))):
+                             and not any(cores[m] in _NOT_STREET_TYPES for m in range(first, k))
+                             and _said_digits(words, first, first + numbers - 1) <= _HOUSE_NUMBER_DIGITS):
             # a street type heard as another word is read only after a house number and a capitalised name, and
-            # never after a dose or an amount ("five milligrams, Worms daily")
+            # never after a dose or an amount ("five milligrams, Worms daily") or a number longer than a house
+            # number ("social security number 10897 3690. Speech is normal in rate")
             continue
         glued = [g for g in range(first, k) if _glued_number(cores[g], known)] if not numbers else []
         if glued:  # "outside twenty-three-thirty-tenmy parkway": the house number written into the name's word
@@ -1228,10 +1240,7 @@ def number_bridge_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[W
 
 
 def _digits_said(words: Sequence[Word], h: WordHit) -> int:
-    from anonpsy.audio.spoken import normalize
-
-    text = normalize([w.text for w in words[h.first : h.last + 1]]).text
-    return sum(ch.isdigit() for ch in text)
+    return _said_digits(words, h.first, h.last)
 
 
 #: Words a recogniser writes for a digit at the edge of a long number: the sound-alikes less the articles and
@@ -1290,9 +1299,42 @@ def number_edge_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[Wor
             else:
                 break
             j += 1
+        last = _last_digit(words, cores, first, last)
         if (first, last) != (h.first, h.last):
             out.append(WordHit(first, last, h.type, "phi", "rules:audio.number-edge"))
     return out
+
+
+#: Digits of a phone number; a number said digit by digit one short of it lost its last digit to a word.
+_PHONE_DIGITS = 10
+_NOT_A_DIGIT = _CLAUSE_WORDS | _TIME_PREPOSITIONS
+
+
+def _last_digit(words: Sequence[Word], cores: Sequence[str], first: int, last: int) -> int:
+    """``last + 1`` where words ``first``..``last`` say a phone number one digit short, said digit by digit (a
+    digit or a misheard word per word), and the word after them, in the same sentence, is closed by a comma the
+    way the recogniser closes a digit group ("six, five, eight, ..., three, hind, two, salmon, after five" for
+    "... nine two seven"): the number's last digit heard as a word. Else ``last``."""
+    from anonpsy.audio.cues import is_number_word
+    from anonpsy.audio.spoken import UNITS
+
+    if last + 1 >= len(words) or _ends(words[last].text, _SENTENCE_END):
+        return last
+    said = 0
+    for k in range(first, last + 1):
+        if cores[k] in UNITS:
+            said += 1
+        elif cores[k].replace("-", "").isdigit():
+            said += len(cores[k].replace("-", ""))
+        elif is_number_word(cores[k]) or "-" in cores[k]:
+            return last  # tens, hundreds, "double": the words do not count the digits
+        else:
+            said += 1  # a misheard digit inside the number
+    nxt = words[last + 1].text.rstrip()
+    if said == _PHONE_DIGITS - 1 and nxt.endswith(",") and cores[last + 1] not in _NOT_A_DIGIT \
+            and not is_number_word(cores[last + 1]):
+        return last + 1
+    return last
 
 
 #: Items of a digit list: at most this many words between two commas.

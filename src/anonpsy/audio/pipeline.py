@@ -12,7 +12,9 @@ the muted audio and the report (a dict that follows ``schemas/audio/report.v1.js
    next to an identifier's words is part of it; with the llm backend also the ``audio_gap`` prompt; muted
    when either marks them, or all of them with ``mute_all_gaps``);
 5. muting: every interval widened by ``margin_s`` (recognised identifier words by ``end_extra_s`` more at
-   their end, names by ``name_end_extra_s`` more again), on exact samples of the original file.
+   their end, names by ``name_end_extra_s`` more again), on exact samples of the original file; the margin of
+   an identifier's words reaches at most ``sure_margin_s`` into a neighbouring word that no rule marks and that
+   the recogniser was sure of (confidence at least ``sure_above``).
 
 The report lists every muted interval with its reason (``phi`` with the identifier type, ``gap``, or
 ``unchecked``) and detector, plus counts; it never holds words or file names.
@@ -47,6 +49,11 @@ class Settings:
     # Added after recognised name words on top of ``end_extra_s``: a name heard as a common word ("Becky" for
     # "Bhekizizwe", "let" for "Letellier") is the likeliest to be aligned to less audio than was spoken.
     name_end_extra_s: float = 0.05
+    # A word beside an identifier that no rule marks and that the recogniser reported with at least this
+    # confidence is ordinary speech it heard right: the margin, there for the aligner's error at the boundary,
+    # reaches at most ``sure_margin_s`` into it (a confidence above 1 turns this off).
+    sure_above: float = 0.95
+    sure_margin_s: float = 0.1
     backend: Backend = "rules"
     vad: VadSettings = field(default_factory=VadSettings)
     min_gap_s: float = 0.15
@@ -60,6 +67,8 @@ class Settings:
             raise ValueError("the extra end margin must be from 0 to 1000 ms")
         if not 0.0 <= self.name_end_extra_s <= 1.0:
             raise ValueError("the extra end margin after names must be from 0 to 1000 ms")
+        if not 0.0 <= self.sure_margin_s <= 5.0:
+            raise ValueError("the margin into a sure neighbouring word must be from 0 to 5000 ms")
         if self.min_gap_s <= 0:
             raise ValueError("the minimum gap must be positive")
 
@@ -83,17 +92,35 @@ def _word_intervals(
     end_extra: float,
     name_end_extra: float = 0.0,
     source: str = "",
+    sure_above: float = 2.0,
+    sure_margin: float = 0.0,
 ) -> list[Interval]:
+    marked = {k for h in hits for k in range(h.first, h.last + 1)}
+
+    def sure(k: int) -> bool:
+        if not 0 <= k < len(words) or k in marked:
+            return False
+        p = words[k].probability
+        return p is not None and p >= sure_above
+
     out = []
     for h in hits:
         span = words[h.first : h.last + 1]
         if not span:
             continue
+        first = min(w.start for w in span)
+        last = max(w.end for w in span) + end_extra + (name_end_extra if h.type == "PERSON" else 0.0)
+        start, end = first - margin, last + margin
+        before, after = h.first - 1, h.last + 1
+        if sure(before) and words[before].end <= span[0].start + 0.01:
+            start = min(first, max(start, words[before].end - sure_margin))
+        if sure(after) and words[after].start >= span[-1].end - 0.01:
+            end = max(last, min(end, words[after].start + sure_margin))
         out.append(
             make_interval(
-                min(w.start for w in span),
-                max(w.end for w in span) + end_extra + (name_end_extra if h.type == "PERSON" else 0.0),
-                margin=margin,
+                start,
+                end,
+                margin=0.0,
                 rate=audio.rate,
                 frames=audio.frames,
                 reason=h.reason,
@@ -147,7 +174,8 @@ def deidentify(
         verdicts = [r if r.phi else m for r, m in zip(verdicts, by_model, strict=True)]
     timings["detect_s"] = time.perf_counter() - t2
 
-    intervals = _word_intervals(words, hits, audio, s.margin_s, s.end_extra_s, s.name_end_extra_s)
+    intervals = _word_intervals(words, hits, audio, s.margin_s, s.end_extra_s, s.name_end_extra_s,
+                                sure_above=s.sure_above, sure_margin=s.sure_margin_s)
     for alt in alternatives:
         _, alt_hits = detect_words(alt, cue_set, analyze=analyze)
         intervals += _word_intervals(
