@@ -159,6 +159,25 @@ def test_age_phrases(text: str, age: int) -> None:
     assert extract_age(sentences(text)) == age
 
 
+@pytest.mark.parametrize(("text", "age"), [
+    # another person's age is never the patient's: told of a relative, after a possessive, of a relative the
+    # patient has, in a list of relatives' ages
+    ("Her father died at age 92 of a stroke. She is a 30-year-old woman with low mood.", 30),
+    ("She cares for her 95-year-old mother. She is 60 years old.", 60),
+    ("Mother, aged 80, lives with her. Patient is 55 yo.", 55),
+    ("She has a 51-year-old sister with colon polyps. She is a 50-year-old woman.", 50),
+    ("He has two sons 54 and 57 years old who are healthy.", None),
+    ("He has two brothers, ages 68 and 77 years old.", None),
+    ("Her husband is 47 years old.", None),
+    # boundary: the patient described by a relative's role, or reported on by a relative, is the patient
+    ("She is a very pleasant 31-year-old mother of two children.", 31),
+    ("Mother reports that Johnny, a 9-year-old boy, has tantrums.", 9),
+    ("This 32-year-old with family history of coronary disease was admitted.", 32),
+])
+def test_another_persons_age_is_not_the_patients(text: str, age: int | None) -> None:
+    assert extract_age(sentences(text)) == age
+
+
 def test_sex_from_pronouns() -> None:
     g = extract("A 34-year-old woman. She reports poor sleep and her mood is low.")
     assert g.demographics.sex.value == "female"

@@ -32,6 +32,19 @@ _AT_EVENT = re.compile(r"\b(?:when|since|until|after|before|as|while)\s+(?:he|sh
                        r"[A-Z][a-z]+)\s+(?:was|were|turned|became)\s+(?:about\s+|around\s+|approximately\s+|only\s+)?$")
 
 
+def _others_age(text: str, start: int, end: int) -> bool:
+    """Whether the age whose number starts at ``start`` (the age phrase ends at ``end``) is another person's:
+    written after a possessive ("her 95-year-old mother"), of a relative the patient has ("has a 51-year-old
+    sister"), in a list of relatives' ages ("two sons 54 and 57 years old") or told of a relative or partner ("her
+    father died at age 92", "husband is 60 years old")."""
+    if _POSSESSOR_BEFORE.search(text, max(0, start - 40), start) or _KIN_AGES_BEFORE.search(text, max(0, start - 60),
+                                                                                              start):
+        return True
+    if _HAS_ONE_BEFORE.search(text, max(0, start - 20), start) and _KIN_AFTER.match(text, end):
+        return True
+    return _OWNER_BEFORE.search(text, max(0, start - 60), start) is not None
+
+
 def extract_age(sents: list[Sentence]) -> int | None:
     """Present age from the opening lines: "34-year-old", "34 yo", "aged 7", "33 F", else "in her thirties".
 
@@ -46,7 +59,8 @@ def extract_age(sents: list[Sentence]) -> int | None:
     for s in sents[:12]:
         for pat in _AGE_PATTERNS:
             for hit in pat.finditer(s.text):
-                if 0 <= int(hit.group(1)) <= 120 and not _AT_EVENT.search(s.text, 0, hit.start()):
+                if 0 <= int(hit.group(1)) <= 120 and not _AT_EVENT.search(s.text, 0, hit.start()) \
+                        and not _others_age(s.text, hit.start(1), hit.end()):
                     return int(hit.group(1))
     for s in sents[:12]:
         m = _DECADE.search(s.text)
@@ -112,6 +126,19 @@ _PATIENT_SUBJECT = re.compile(r"\b(?:he|she|they|patient|client|i)\b|\band\s+(?:
 
 
 _OTHER_PERSON = re.compile(rf"\b(?:{kinship.alternation(kinship.EVERYONE)})\b", re.I)
+#: Relatives named right before a list of their ages: "two sons 54 and 57 years old", "brothers, ages 68 and 77".
+_KIN_AGES_BEFORE = re.compile(rf"\b(?:{kinship.alternation(kinship.EVERYONE)})s?,?\s+(?:ages?\s+|aged\s+)?"
+                              r"(?:\d{1,3}(?:\s*,\s*(?:and\s+)?|\s+and\s+|\s+))+$", re.I)
+#: "has a" / "with two" right before an age, and a relative right after it: "She has a 51-year-old sister".
+_HAS_ONE_BEFORE = re.compile(r"\b(?:has|had|have|with)\s+(?:a|an|one|two|three|four)\s+$", re.I)
+_KIN_AFTER = re.compile(rf"\s+(?:[a-z]+\s+)?(?:{kinship.alternation(kinship.EVERYONE)})s?\b", re.I)
+#: A possessive right before an age: the age of someone the patient has ("her 95-year-old mother", "Her
+#: 11-year-old is having trouble"); "a 31-year-old mother of two" is the patient.
+_POSSESSOR_BEFORE = re.compile(r"\b(?:her|his|their|my|whose|(?:the\s+)?patient's)\s+(?:[a-z]+\s+)?$", re.I)
+#: Another person whose age the sentence tells, right before it: "her father died at age 92", "his wife is 60",
+#: "mother, aged 80,".
+_OWNER_BEFORE = re.compile(rf"\b(?:{kinship.alternation(kinship.EVERYONE)})(?:'s)?,?\s+(?:who\s+)?(?:is|was|"
+                           r"died|passed\s+away|passed|turned|aged?|ages|now)\b[^.;:]{0,25}$", re.I)
 
 
 def _relative_owns(text: str, start: int) -> bool:
