@@ -30,7 +30,7 @@ from anonpsy.extract.assertion.status import (
     symptom_status,
     treatment_status,
 )
-from anonpsy.extract.mentions.diagnoses import find_diagnoses, is_instrument_name
+from anonpsy.extract.mentions.diagnoses import find_diagnoses, is_instrument_name, substance_specifiers
 from anonpsy.extract.mentions.family import condition_words
 from anonpsy.extract.mentions.general_conditions import ID_PREFIX as GENERAL_ID_PREFIX
 from anonpsy.extract.mentions.general_conditions import condition_by_id as general_condition
@@ -213,8 +213,8 @@ def add_diagnoses(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -
         did = f"dx_{slug(rule.id)}"
         spec = mention.time.spec if mention.time is not None else None
         acc.dx_names.setdefault(did, (rule.name, rule.id))
-        acc.dx_votes.setdefault(did, []).append(DiagnosisVote(
-            status, s.index, s.text.strip(), spec, _own_specifiers(s.text, end, next_start)))
+        specifiers = (*substance_specifiers(rule.id, s.text, start, end), *_own_specifiers(s.text, end, next_start))
+        acc.dx_votes.setdefault(did, []).append(DiagnosisVote(status, s.index, s.text.strip(), spec, specifiers))
 
 
 #: Searched in every sentence that names no diagnosis: lower-cased, only where one of its words is.
