@@ -119,3 +119,10 @@ def test_a_site_written_after_a_finding_is_kept_in_its_name() -> None:
     text = "There is an old infarct involving the left cerebellar hemisphere, and a renal infarct."
     names = [condition_name(m, text) for m in lexicon.find_terms(text, "condition")]
     assert names == ["old infarct of the left cerebellar hemisphere (stroke)"]
+
+
+def test_sites_joined_after_a_finding_are_one_finding() -> None:
+    text = ("FINDINGS: There is moderate spasm of the left internal carotid artery and moderately severe spasm of "
+            "the left A1.\nIMPRESSION: Moderately severe spasm of the internal carotid artery and left A1.")
+    assert _past_names(text) == {"ph_cerebral_vasospasm": (
+        "moderately severe spasm of the internal carotid artery and left A1 (cerebral vasospasm)")}

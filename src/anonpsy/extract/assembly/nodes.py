@@ -335,13 +335,36 @@ def _condition_key(acc: Accumulator, cid: str, name: str) -> str:
     lacunar infarct of the right pons") is that other condition again."""
     quals = _qualifiers(cid, name)
     variants = acc.condition_variants.setdefault(cid, [])
-    for i, (key, held) in enumerate(variants):
-        if not quals or not held or quals <= held or held <= quals:
-            variants[i] = (key, held | quals)
-            return key
-    key = cid if not variants else f"{cid}{VARIANT_SEP}{len(variants) + 1}"
+    hits = [i for i, (_k, held) in enumerate(variants) if not quals or not held or quals <= held or held <= quals]
+    if hits:
+        key, held = variants[hits[0]]
+        # a name that holds two findings' sites ("spasm of the left ICA and left A1") makes them one finding
+        for i in reversed(hits[1:] if quals else []):
+            if variants[i][1] <= quals:
+                other, more = variants.pop(i)
+                held |= more
+                _merge_condition(acc, other, key)
+        variants[hits[0]] = (key, held | quals)
+        return key
+    n = len(variants) + 1
+    while any(k == f"{cid}{VARIANT_SEP}{n}" for k, _q in variants):
+        n += 1
+    key = cid if not variants else f"{cid}{VARIANT_SEP}{n}"
     variants.append((key, quals))
     return key
+
+
+def _merge_condition(acc: Accumulator, src: str, dst: str) -> None:
+    """Gather the mentions and the name of condition key ``src`` under ``dst``."""
+    acc.condition_votes.setdefault(dst, []).extend(acc.condition_votes.pop(src, []))
+    rank = acc.condition_name_ranks.pop(src, None)
+    name = acc.condition_names.pop(src, None)
+    if name is not None and rank is not None and rank > acc.condition_name_ranks.get(dst, (-2, -2)):
+        acc.condition_names[dst] = name
+        acc.condition_name_ranks[dst] = rank
+    moved = {(k, i) for k, i in acc.condition_findings_now if k == src}
+    acc.condition_findings_now -= moved
+    acc.condition_findings_now |= {(dst, i) for _k, i in moved}
 
 
 def _refers_back(m: lexicon.TermMatch, acc: Accumulator) -> lexicon.TermMatch:
@@ -472,18 +495,19 @@ def _site_after() -> re.Pattern[str]:
     words = sorted((s for s in sites if not s.isupper()), key=len, reverse=True)
     caps = sorted((s for s in sites if s.isupper()), key=len, reverse=True)
     alts = "|".join([*(f"(?i:{re.escape(s)})" for s in words), *(re.escape(s) for s in caps)]) or "(?!)"
+    one = (rf"(?:(?i:right|left|bilateral)\s+)?(?:{alts})(?:\s+(?:{alts}))*"
+           r"(?:\s+(?i:region|area|territory|distribution))?")
     return re.compile(rf"^\s+(?i:of|in|involving|within)\s+(?i:the\s+)?(?:[a-z-]+\s+){{0,6}}?"
-                      rf"(?:(?i:(right|left|bilateral))\s+)?((?:{alts})(?:\s+(?:{alts}))*(?:\s+(?i:region|area|territory|distribution))?)"
-                      r"(?![\w-])")
+                      rf"({one}(?:(?:\s*,\s*|\s+(?i:and|or)\s+)(?i:the\s+)?{one})*)(?![\w-])")
 
 
 def _site_after_words(text: str, end: int) -> str:
-    """" of the <side> <site>" for a brain site written just after a finding ending at ``end``, else ""."""
-    site = _site_after().match(text[end:end + 100])
+    """" of the <side> <site>" for the brain sites written just after a finding ending at ``end`` ("of the
+    internal carotid artery and left A1"), else ""."""
+    site = _site_after().match(text[end:end + 120])
     if site is None:
         return ""
-    name = " ".join(w if w.isupper() else w.lower() for w in site.group(2).split())
-    return f" of the {site.group(1).lower()} {name}" if site.group(1) else f" of the {name}"
+    return " of the " + " ".join(w if w.isupper() else w.lower() for w in site.group(1).split())
 
 
 def condition_name(m: lexicon.TermMatch, text: str | None = None) -> str:
