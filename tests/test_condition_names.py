@@ -214,7 +214,7 @@ def test_every_suspected_condition_has_a_name() -> None:
     ("HISTORY: He had clipping for a left ICA bifurcation aneurysm.", "ph_cerebral_aneurysm",
      "left ICA bifurcation aneurysm (intracranial aneurysm)"),
     ("IMPRESSION: Moderately severe spasm of the left internal carotid artery.", "ph_cerebral_vasospasm",
-     "moderately severe spasm (cerebral vasospasm)"),
+     "moderately severe spasm of the left internal carotid artery (cerebral vasospasm)"),
     ("COURSE: Angiography showed a small aneurysm at the origin of the LPCA.", "ph_cerebral_aneurysm",
      "small intracranial aneurysm"),
     # a grade or type of a named tumour or epilepsy stays with it

@@ -222,3 +222,35 @@ def test_a_neurocognitive_disorder_is_read_from_its_clinical_names(text: str, la
     neurocognitive disorder, 'mild cognitive impairment' a mild one) and by syndrome in medical notes."""
     g = extract(text, case_id="ncd")
     assert label in {d.label for d in g.diagnoses}, [d.label for d in g.diagnoses]
+
+
+@pytest.mark.parametrize(("text", "specifiers"), [
+    ("ASSESSMENT: Chronic cocaine abuse.", ["cocaine"]),
+    ("ASSESSMENT: Crack cocaine use disorder, severe.", ["cocaine"]),
+    ("ASSESSMENT: Methamphetamine dependence.", ["amphetamine-type substance"]),
+    ("ASSESSMENT: Stimulant use disorder (amphetamine-type substance).", ["amphetamine-type substance"]),
+    ("ASSESSMENT: Stimulant use disorder.", []),
+    ("ASSESSMENT: Stimulant use disorder. Urine screen positive for cocaine.", []),
+])
+def test_a_stimulant_use_disorder_keeps_its_stimulant(text: str, specifiers: list[str]) -> None:
+    """DSM-5-TR records a stimulant use disorder with the particular stimulant: the one its name says is kept as
+    the specifier, no other word of the sentence."""
+    dx = {d.rule_id: d for d in extract(text).diagnoses}
+    assert dx["stimulant_use_disorder"].specifiers == specifiers
+
+
+def test_a_stimulant_use_disorder_is_told_with_its_stimulant() -> None:
+    from anonpsy.generate.plain import dx_full_name
+
+    d = next(d for d in extract("ASSESSMENT: Chronic cocaine abuse.").diagnoses)
+    assert dx_full_name(d) == "stimulant use disorder (cocaine)"
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("Hypertension worsened by cocaine drug abuse.", {"stimulant_use_disorder"}),
+    ("He has a history of heroin drug addiction.", {"opioid_use_disorder"}),
+    ("History of IV drug abuse.", {"other_substance_use_disorder"}),
+    ("History of illicit drug abuse.", {"other_substance_use_disorder"}),
+])
+def test_a_substance_before_a_generic_drug_abuse_names_its_use_disorder(text: str, want: set[str]) -> None:
+    assert {r for _s, _e, r in find_diagnoses(text)} == want

@@ -48,7 +48,7 @@ def test_a_sited_word_is_named_by_its_condition() -> None:
 
     text = "MRI showed a left frontal infarct and ischemia of the right caudate."
     names = [condition_name(m, text) for m in lexicon.find_terms(text, "condition")]
-    assert names == ["left frontal infarct (stroke)", "cerebral ischemia"]
+    assert names == ["left frontal infarct (stroke)", "ischemia of the right caudate (cerebral ischemia)"]
 
 
 def test_a_site_written_before_a_condition_is_kept_in_its_name() -> None:
@@ -88,3 +88,41 @@ def test_a_negated_qualifier_stays_in_the_name() -> None:
     text = "29 y/o male with cerebral palsy, non-shunted hydrocephalus."
     names = [condition_name(m, text) for m in lexicon.find_terms(text, "condition")]
     assert names == ["cerebral palsy", "non-shunted hydrocephalus"]
+
+
+def _past_names(text: str) -> dict[str, str]:
+    return {p.id: p.condition for p in extract(text).past_history}
+
+
+def test_two_findings_of_one_entry_at_different_sites_keep_their_own_names() -> None:
+    text = ("IMPRESSION:\n1. An old tiny lacunar infarct of the left pons.\n"
+            "2. An old moderate-sized infarct of the superior portion of the right cerebellar hemisphere.")
+    assert _past_names(text) == {
+        "ph_stroke": "old tiny lacunar infarct of the left pons (stroke)",
+        "ph_stroke_2": "old moderate-sized infarct of the right cerebellar hemisphere (stroke)"}
+
+
+def test_a_finding_named_again_with_more_of_its_site_is_the_same_finding() -> None:
+    text = ("IMPRESSION:\n1. Lacunar infarct.\n2. Lacunar infarct of the right thalamus.\n"
+            "3. Old infarct in the right thalamic region.")
+    assert list(_past_names(text)) == ["ph_stroke"]
+
+
+def test_another_name_of_the_condition_names_no_further_finding() -> None:
+    text = "HISTORY: CVA in 2010.\nIMPRESSION: Old left frontal infarct. Old left frontal lobe infarct."
+    assert list(_past_names(text)) == ["ph_stroke"]
+
+
+def test_a_site_written_after_a_finding_is_kept_in_its_name() -> None:
+    from anonpsy.extract.assembly.nodes import condition_name
+
+    text = "There is an old infarct involving the left cerebellar hemisphere, and a renal infarct."
+    names = [condition_name(m, text) for m in lexicon.find_terms(text, "condition")]
+    assert names == ["old infarct of the left cerebellar hemisphere (stroke)"]
+
+
+def test_sites_joined_after_a_finding_are_one_finding() -> None:
+    text = ("FINDINGS: There is moderate spasm of the left internal carotid artery and moderately severe spasm of "
+            "the left A1.\nIMPRESSION: Moderately severe spasm of the internal carotid artery and left A1.")
+    assert _past_names(text) == {"ph_cerebral_vasospasm": (
+        "moderately severe spasm of the internal carotid artery and left A1 (cerebral vasospasm)")}

@@ -80,6 +80,9 @@ class Accumulator:
     condition_denials: dict[str, tuple[Evidence, str]] = field(default_factory=dict)  # id -> first denial
     #: (condition id, sentence index) of an event the presentation's work-up found ("MRI revealed a right SDH")
     condition_findings_now: set[tuple[str, int]] = field(default_factory=set)
+    #: condition id -> (key, qualifiers) of each distinct condition of that entry the note names ("a lacunar
+    #: infarct of the right pons" and "an infarct of the left cerebellar hemisphere" are two strokes)
+    condition_variants: dict[str, list[tuple[str, frozenset[str]]]] = field(default_factory=dict)
 
     def duration_for(self, spec: TimeSpec) -> str:
         for d in self.durations:

@@ -30,7 +30,7 @@ from anonpsy.extract.assertion.status import (
     symptom_status,
     treatment_status,
 )
-from anonpsy.extract.mentions.diagnoses import find_diagnoses, is_instrument_name
+from anonpsy.extract.mentions.diagnoses import find_diagnoses, is_instrument_name, substance_specifiers
 from anonpsy.extract.mentions.family import condition_words
 from anonpsy.extract.mentions.general_conditions import ID_PREFIX as GENERAL_ID_PREFIX
 from anonpsy.extract.mentions.general_conditions import condition_by_id as general_condition
@@ -216,8 +216,8 @@ def add_diagnoses(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -
         did = f"dx_{slug(rule.id)}"
         spec = mention.time.spec if mention.time is not None else None
         acc.dx_names.setdefault(did, (rule.name, rule.id))
-        acc.dx_votes.setdefault(did, []).append(DiagnosisVote(
-            status, s.index, s.text.strip(), spec, _own_specifiers(s.text, end, next_start)))
+        specifiers = (*substance_specifiers(rule.id, s.text, start, end), *_own_specifiers(s.text, end, next_start))
+        acc.dx_votes.setdefault(did, []).append(DiagnosisVote(status, s.index, s.text.strip(), spec, specifiers))
 
 
 #: Searched in every sentence that names no diagnosis: lower-cased, only where one of its words is.
@@ -291,10 +291,83 @@ def add_conditions(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
         if status.certainty is None or status.owner.experiencer != "patient":
             continue
         spec = mention.time.spec if mention.time is not None else None
-        acc.condition_votes.setdefault(m.id, []).append(DiagnosisVote(status, s.index, s.text.strip(), spec))
-        _name_condition(acc, m, condition_name(m, s.text), status, s.section)
+        name = condition_name(m, s.text)
+        key = _condition_key(acc, m.id, name)
+        acc.condition_votes.setdefault(key, []).append(DiagnosisVote(status, s.index, s.text.strip(), spec))
+        _name_condition(acc, key, name, status, s.section)
         if spec is None and found_now(s.text, m, s.section):
-            acc.condition_findings_now.add((m.id, s.index))
+            acc.condition_findings_now.add((key, s.index))
+
+
+#: Joins a condition id and the number of a further distinct condition of the same entry ("stroke#2").
+VARIANT_SEP = "#"
+#: Words of a condition's name that tell no one condition of an entry from another: a grade, a size, an age,
+#: and the words that join a site to the finding.
+_UNQUALIFYING = frozenset({
+    "mild", "moderate", "moderately", "severe", "small", "large", "tiny", "minimal", "marked", "extensive",
+    "massive", "medium", "sized", "to", "old", "remote", "chronic", "acute", "subacute", "recent", "new", "healed",
+    "of", "the", "in", "a", "an", "and", "at", "with", "within", "involving",
+    "brain", "cerebral", "cerebrum", "intracranial", "intracerebral", "region", "area", "territory",
+    "distribution"})
+#: A site's adjective and its noun are one site ("pontine", "pons").
+_SITE_NOUN = {"pontine": "pons", "cerebellar": "cerebellum", "thalamic": "thalamus", "hippocampal": "hippocampus",
+              "insular": "insula", "putaminal": "putamen", "uncal": "uncus", "hemispheric": "hemisphere",
+              "medullary": "medulla", "callosal": "callosum"}
+
+
+def _qualifiers(cid: str, name: str) -> frozenset[str]:
+    """The words that make one finding of entry ``cid`` this one: the type, side and site of its name
+    ("lacunar", "right", "brachium", "pontis"), not the entry's headword, its finding words, a grade or an age.
+    Only a finding named with its condition ("lacunar infarct (stroke)") has any: another name of the condition
+    ("sciatica", "meningioma", "CVA") tells the condition, not which of its findings."""
+    entry = condition_entry(cid)
+    if not name.endswith(f"({entry.headword})"):
+        return frozenset()
+    common = {w.lower() for p in (entry.headword, *entry.sited) for w in re.findall(r"[\w'-]+", p)}
+    words = {_SITE_NOUN.get(w, w) for p in re.findall(r"[\w']+", re.sub(r"\s*\(.*\)$", "", name.lower()))
+             for w in (p[:-1] if len(p) > 4 and p.endswith("s") and not p.endswith(("ss", "ns", "us", "is")) else p,)}
+    common |= {w[:-1] if len(w) > 4 and w.endswith("s") else w for w in common}
+    return frozenset(w for w in words if w not in common and w not in _UNQUALIFYING)
+
+
+def _condition_key(acc: Accumulator, cid: str, name: str) -> str:
+    """The key a mention of condition ``cid`` is gathered under: the entry's id, or ``<id>#<n>`` for a further
+    condition of the same entry whose type, side or site ("an old lacunar infarct of the right brachium pontis"
+    beside "an old infarct of the right cerebellar hemisphere") is not that of one already named. A name
+    without any (the bare headword, an abbreviation) or with a part of another's ("a lacunar infarct" before "a
+    lacunar infarct of the right pons") is that other condition again."""
+    quals = _qualifiers(cid, name)
+    variants = acc.condition_variants.setdefault(cid, [])
+    hits = [i for i, (_k, held) in enumerate(variants) if not quals or not held or quals <= held or held <= quals]
+    if hits:
+        key, held = variants[hits[0]]
+        # a name that holds two findings' sites ("spasm of the left ICA and left A1") makes them one finding
+        for i in reversed(hits[1:] if quals else []):
+            if variants[i][1] <= quals:
+                other, more = variants.pop(i)
+                held |= more
+                _merge_condition(acc, other, key)
+        variants[hits[0]] = (key, held | quals)
+        return key
+    n = len(variants) + 1
+    while any(k == f"{cid}{VARIANT_SEP}{n}" for k, _q in variants):
+        n += 1
+    key = cid if not variants else f"{cid}{VARIANT_SEP}{n}"
+    variants.append((key, quals))
+    return key
+
+
+def _merge_condition(acc: Accumulator, src: str, dst: str) -> None:
+    """Gather the mentions and the name of condition key ``src`` under ``dst``."""
+    acc.condition_votes.setdefault(dst, []).extend(acc.condition_votes.pop(src, []))
+    rank = acc.condition_name_ranks.pop(src, None)
+    name = acc.condition_names.pop(src, None)
+    if name is not None and rank is not None and rank > acc.condition_name_ranks.get(dst, (-2, -2)):
+        acc.condition_names[dst] = name
+        acc.condition_name_ranks[dst] = rank
+    moved = {(k, i) for k, i in acc.condition_findings_now if k == src}
+    acc.condition_findings_now -= moved
+    acc.condition_findings_now |= {(dst, i) for _k, i in moved}
 
 
 def _refers_back(m: lexicon.TermMatch, acc: Accumulator) -> lexicon.TermMatch:
@@ -306,17 +379,16 @@ def _refers_back(m: lexicon.TermMatch, acc: Accumulator) -> lexicon.TermMatch:
     return m
 
 
-def _name_condition(acc: Accumulator, m: lexicon.TermMatch, name: str, status: DiagnosisStatus,
-                    section: str | None) -> None:
+def _name_condition(acc: Accumulator, key: str, name: str, status: DiagnosisStatus, section: str | None) -> None:
     """Keep the condition's best name: a later confirmed mention renames it when its name is more specific (a
     named type, "glioblastoma multiforme", over the entry's generic headword, "brain tumor"), or as specific and
     written in the diagnosis list or the assessment (the diagnosis made, "lumbar radiculopathy", over a name of
     the history, "sciatica"). A name of a possible or ruled-out mention never replaces one."""
-    rank = _name_rank(m.id, name, status, section)
-    held = acc.condition_name_ranks.get(m.id)
+    rank = _name_rank(key, name, status, section)
+    held = acc.condition_name_ranks.get(key)
     if held is None or rank > held:
-        acc.condition_names[m.id] = name
-        acc.condition_name_ranks[m.id] = rank
+        acc.condition_names[key] = name
+        acc.condition_name_ranks[key] = rank
 
 
 def _name_rank(cid: str, name: str, status: DiagnosisStatus, section: str | None) -> tuple[int, int]:
@@ -354,7 +426,8 @@ _HISTORY_SECTIONS = frozenset({"past_medical", "past_psych"})
 
 def condition_entry(cid: str) -> lexicon.ConditionEntry:
     """The curated lexicon entry of a condition, or the entry of a fallback condition (its ICD-10-CM name, the
-    system and course of its block)."""
+    system and course of its block). A key of a further condition of the entry (``stroke#2``) is the entry's."""
+    cid = cid.partition(VARIANT_SEP)[0]
     found = _condition_entries().get(cid)
     if found is not None:
         return found
@@ -389,7 +462,11 @@ _LATERALITY = re.compile(r"\b(right|left|bilateral)((?:[ -]sided)?)[ -]$", re.I)
 #: stenosis", "a small aneurysm"): part of what the note says about it, kept with its name (before the side).
 _GRADE = re.compile(r"\b((?:mild|moderate|severe)(?: to |-to-| ?- ?)(?:moderate|severe)|moderately[ -]severe|"
                     r"mild|moderate|severe|"
-                    r"small|large|tiny|minimal|marked|extensive|massive)[ -]$", re.I)
+                    r"(?:small|medium|moderate|large)[ -]sized|small|large|tiny|minimal|marked|extensive|massive)[ -]$",
+                    re.I)
+#: The age of a finding written before it and its grade ("an old lacunar infarct", "a remote small infarct"):
+#: what the note says about that finding, kept with its name.
+_FINDING_AGE = re.compile(r"\b(old|remote|chronic|acute|subacute|recent|new|healed)[ -]$", re.I)
 
 
 #: A condition named by its adjective ("She is obese", "asthmatic", "dehydrated"): the graph names it by its noun.
@@ -413,6 +490,29 @@ def _site_before() -> re.Pattern[str]:
                       r"[ -]$")
 
 
+@lru_cache(maxsize=1)
+def _site_after() -> re.Pattern[str]:
+    """A brain site written just after a finding, in the same clause ("infarct of the superior portion of the right
+    cerebellar hemisphere", "infarct in the left pons"): its side and the run of site words."""
+    sites = lexicon.condition_lexicon().brain_sites
+    words = sorted((s for s in sites if not s.isupper()), key=len, reverse=True)
+    caps = sorted((s for s in sites if s.isupper()), key=len, reverse=True)
+    alts = "|".join([*(f"(?i:{re.escape(s)})" for s in words), *(re.escape(s) for s in caps)]) or "(?!)"
+    one = (rf"(?:(?i:right|left|bilateral)\s+)?(?:{alts})(?:\s+(?:{alts}))*"
+           r"(?:\s+(?i:region|area|territory|distribution))?")
+    return re.compile(rf"^\s+(?i:of|in|involving|within)\s+(?i:the\s+)?(?:[a-z-]+\s+){{0,6}}?"
+                      rf"({one}(?:(?:\s*,\s*|\s+(?i:and|or)\s+)(?i:the\s+)?{one})*)(?![\w-])")
+
+
+def _site_after_words(text: str, end: int) -> str:
+    """" of the <side> <site>" for the brain sites written just after a finding ending at ``end`` ("of the
+    internal carotid artery and left A1"), else ""."""
+    site = _site_after().match(text[end:end + 120])
+    if site is None:
+        return ""
+    return " of the " + " ".join(w if w.isupper() else w.lower() for w in site.group(1).split())
+
+
 def condition_name(m: lexicon.TermMatch, text: str | None = None) -> str:
     """How a condition is named in the graph: the lexicon phrasing the note used ("cerebellar infarct",
     "glioblastoma") with the grade, side and brain site written just before it ("small right cerebellar infarct",
@@ -428,15 +528,26 @@ def condition_name(m: lexicon.TermMatch, text: str | None = None) -> str:
                                    if side else ""),
                                   (_site_words(site) if site else ""))
                       if x)
+    finding = lexicon.is_sited(m) or _finding_key(surface) in _condition_findings().get(m.id, ())
+    after = _site_after_words(text, m.end) if finding and text is not None and site is None else ""
+    if finding:
+        # a finding of the condition ("lacunar infarct") or a finding word a brain site placed ("infarct"): its
+        # age ("old", "acute") joins its grade, and a site written after it its name ("old lacunar infarct of
+        # the right pons (stroke)")
+        first = grade or side or site
+        age = _FINDING_AGE.search(before[:first.start()] if first is not None else before)
+        if age is not None:
+            prefix = f"{age.group(1).lower()} {prefix}".strip()
     if lexicon.is_sited(m):
         # a finding word a brain site placed ("ischemia", "infarct"): the condition's name, with the word and the
         # site written just before it when the name lacks them ("left frontal infarct (stroke)")
         words = set(m.headword.lower().split())
-        if site is None and set(surface.lower().split()) <= words:
+        if site is None and not after and set(surface.lower().split()) <= words:
             # the site is written after the word ("a small aneurysm at the origin of the LPCA"): the headword,
             # with the grade written before the word
             return f"{_grade_words(grade)} {m.headword}" if grade else m.headword
-        return f"{prefix} {surface.lower()} ({m.headword})" if prefix else f"{surface.lower()} ({m.headword})"
+        named = f"{prefix} {surface.lower()}" if prefix else surface.lower()
+        return f"{named}{after} ({m.headword})"
     if _abbreviation(surface) or len(surface) <= 4 or _ADJECTIVE.match(surface):
         # an abbreviation keeps its side and grade ("right SDH" -> "right subdural hematoma")
         return f"{prefix} {m.headword}" if prefix and surface.isupper() else m.headword
@@ -449,7 +560,7 @@ def condition_name(m: lexicon.TermMatch, text: str | None = None) -> str:
     # name keeps its capitals ("MCA infarct")
     name = _cased(surface.replace("’", "'"))
     name = f"{prefix} {name}" if prefix else name
-    return f"{name} ({m.headword})" if _finding_key(surface) in _condition_findings().get(m.id, ()) else name
+    return f"{name}{after} ({m.headword})" if finding else name
 
 
 #: An eponym alone in the possessive ("Parkinson's", "Huntington's").

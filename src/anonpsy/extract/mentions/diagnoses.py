@@ -350,10 +350,54 @@ def _find_diagnoses(text: str, listed: bool) -> tuple[tuple[int, int, str], ...]
             seen.add((m.start(1), m.end(1)))
             out.append(_due_to_medical(text, m.start(1), m.end(1), names[key]))
     for start, end, rule_id in _abused_substances(text):
+        # a substance written before a generic name ("cocaine drug abuse") is the use disorder of that substance
+        generic = [x for x in out if x[2] == GENERIC_USE_DISORDER and start < x[0] and x[1] == end]
+        for x in generic:
+            out.remove(x)
+            seen.discard((x[0], x[1]))
         if not any(a < end and start < b for a, b in seen):
             seen.add((start, end))
             out.append((start, end, rule_id))
     return tuple(sorted(out))
+
+
+#: The use disorder of no one substance ("drug abuse", "substance dependence").
+GENERIC_USE_DISORDER = "other_substance_use_disorder"
+#: DSM-5-TR's specifiers of the particular substance of a use disorder, by rule, each with the words that name
+#: it: "stimulant use disorder" is recorded with the stimulant ("cocaine", "amphetamine-type substance", which
+#: takes in methylphenidate).
+_SUBSTANCE_SPECIFIERS: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {
+    "stimulant_use_disorder": (
+        (re.compile(r"\b(?:cocaine|crack)\b", re.I), "cocaine"),
+        (re.compile(r"\b(?:(?:meth|dextro|lisdex)?amphetamines?|lisdexamfetamine|meth|crystal meth|"
+                    r"amphetamine-type(?: substances?)?|(?:dex)?methylphenidate|adderall|dexedrine|vyvanse|ritalin|"
+                    r"concerta|focalin)\b", re.I), "amphetamine-type substance"),
+    ),
+}
+#: A parenthesis written just after a diagnosis's name ("stimulant use disorder (cocaine)").
+_PARENTHESIS_AFTER = re.compile(r"^\s*\(([^()]{1,40})\)")
+
+
+def substance_specifiers(rule_id: str, text: str, start: int, end: int) -> tuple[str, ...]:
+    """The particular substance a use disorder mention ``text[start:end]`` names, as DSM-5-TR specifies it
+    ("chronic cocaine abuse" -> ("cocaine",)); the name or a parenthesis just after it says which, never another
+    word of the sentence. Empty for a rule without such specifiers or a name of no one substance.
+
+    >>> substance_specifiers("stimulant_use_disorder", "History of methamphetamine dependence.", 11, 38)
+    ('amphetamine-type substance',)
+    >>> substance_specifiers("stimulant_use_disorder", "Stimulant use disorder (cocaine), severe.", 0, 22)
+    ('cocaine',)
+    >>> substance_specifiers("stimulant_use_disorder", "Stimulant use disorder; cocaine in the screen.", 0, 22)
+    ()
+    """
+    table = _SUBSTANCE_SPECIFIERS.get(rule_id)
+    if not table:
+        return ()
+    span = text[start:end]
+    paren = _PARENTHESIS_AFTER.match(text[end:end + 50])
+    if paren is not None:
+        span = f"{span} {paren.group(1)}"
+    return tuple(name for rx, name in table if rx.search(span))
 
 
 #: A verb or noun of problem use before the substances it governs: "a history of abusing opiates,
@@ -378,8 +422,9 @@ _DRUG_CLASS_DISORDER = {"benzodiazepine": "sedative use disorder", "z_drug_hypno
                         "stimulant": "stimulant use disorder"}
 
 
-#: The DSM-IV problem-use noun after a substance: "heroin abuse", "Xanax dependence", "crack addiction".
-_ABUSE_AFTER = re.compile(r"^[\s-]*(?:abuse|dependence|dependency|addiction)\b", re.I)
+#: The DSM-IV problem-use noun after a substance: "heroin abuse", "Xanax dependence", "crack addiction", "cocaine
+#: drug abuse" (the substance names which drug).
+_ABUSE_AFTER = re.compile(r"^[\s-]*(?:(?:drug|substance)\s+)?(?:abuse|dependence|dependency|addiction)\b", re.I)
 _ABUSE_NOUN = re.compile(r"\b(?:abuse|dependence|dependency|addiction)\b", re.I)
 #: The two cues searched in every sentence (most name neither): lower-cased, only where one of their words is.
 _ABUSE_NOUN_SEARCH = Caseless(_ABUSE_NOUN)
