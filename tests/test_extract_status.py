@@ -603,6 +603,16 @@ def test_a_contrast_product_of_an_earlier_study_stays_past() -> None:
     assert statuses.get("iohexol") in (None, TreatmentStatus.past)
 
 
+def test_a_suggestion_of_a_finding_is_not_asserted() -> None:
+    """"There is a suggestion of hippocampal atrophy": an impression's hedge leaves the finding possible, and "no
+    suggestion of" denies (boundary)."""
+    g = extract("IMPRESSION: There is a suggestion of hippocampal atrophy.", case_id="hedge")
+    assert [d.certainty.value for d in g.diagnoses if "atrophy" in d.label] == ["provisional"]
+    assert not [p for p in g.past_history if "atrophy" in p.condition]
+    g = extract("MENTAL STATUS: There was no suggestion of psychosis.", case_id="hedge")
+    assert {s.assertion.value for s in g.symptoms} <= {"absent"}
+
+
 def test_a_cause_named_in_a_rule_out_is_not_asserted() -> None:
     """"Rule out dementia secondary to substance abuse": the cause is part of the hypothesis, not a diagnosis."""
     g = extract("AXIS I: Rule out dementia secondary to substance abuse.", case_id="cause")
