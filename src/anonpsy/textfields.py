@@ -40,28 +40,15 @@ def iter_text(data: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
 
 
 def _collect(data: Any, prefix: str, out: list[tuple[str, str]]) -> None:
-    # One walk appending to one list (no generator per node), entering only dicts and lists: a graph dump holds
-    # thousands of scalars, none of which is narrative text unless its key says so.
-    if isinstance(data, dict):
-        top = not prefix
-        for k, v in data.items():
-            if top and k in STRUCTURED_KEYS:
-                continue
-            if isinstance(v, str):
-                if k in NARRATIVE_KEYS:
-                    out.append((f"{prefix}.{k}" if prefix else k, v))
-            elif isinstance(v, list):
-                path = f"{prefix}.{k}" if prefix else k
-                if k in NARRATIVE_LIST_KEYS:
-                    out.extend((f"{path}[{i}]", s) for i, s in enumerate(v) if isinstance(s, str))
-                else:
-                    _collect(v, path, out)
-            elif isinstance(v, dict):
-                _collect(v, f"{prefix}.{k}" if prefix else k, out)
-    elif isinstance(data, list):
-        for i, item in enumerate(data):
-            if isinstance(item, dict | list):
-                _collect(item, f"{prefix}[{_label(item, i)}]", out)
+    """Append (path, text) of every narrative string to ``out``: the walk of :func:`_map_in_place`, with each string
+    written back as it is (entering only dicts and lists: a graph dump holds thousands of scalars, none of which is
+    narrative text unless its key says so)."""
+
+    def record(path: str, text: str) -> str:
+        out.append((path, text))
+        return text
+
+    _map_in_place(data, record, prefix)
 
 
 def map_text(data: Any, fn: Callable[[str, str], str], prefix: str = "") -> Any:
