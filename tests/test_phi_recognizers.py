@@ -442,6 +442,10 @@ def test_bare_eponym_without_clinical_noun_stays_an_identifier(
         ("Her neighbour Mr. de Man called.", "de Man"),
         # a first name that is also a particle, with no surname after it, stays a name
         ("The patient's husband, Al, is also present.", "Al"),
+        # a particle joined to the surname by a hyphen
+        ("Dr. al-Hakim saw her.", "al-Hakim"),
+        ("Ahmed al-Hakim visited.", "Ahmed al-Hakim"),
+        ("AHMED AL-HAKIM VISITED.", "AHMED AL-HAKIM"),
     ],
 )
 def test_person_spans_cover_name_particles_and_surname(analyzer: Analyzer, text: str, name: str) -> None:
@@ -464,6 +468,8 @@ def test_person_spans_cover_name_particles_and_surname(analyzer: Analyzer, text:
         ("Anna ten Berge visited, ten minutes later.", "ten minutes", "PERSON"),
         ("John van driver came.", "John van driver", "PERSON"),
         ("Will de novo lesions grow?", "Will de novo", "PERSON"),
+        ("Maria attends Al-Anon.", "Al-Anon", "PERSON"),
+        ("Dr. Smith al-Anon meetings.", "al-Anon", "PERSON"),
     ],
 )
 def test_name_particles_without_a_name_are_no_person(analyzer: Analyzer, text: str, value: str, etype: str) -> None:

@@ -792,6 +792,8 @@ NAME_PARTICLES = frozenset(
     {"van", "von", "der", "den", "de", "la", "los", "del", "della", "di", "da", "du", "le", "dos", "das",
      "bin", "ibn", "al", "ter", "ten", "st", "zu", "vom"}
 )
+#: Particles written joined to the surname by a hyphen ("al-Hakim", "el-Amin"), folded, with the hyphen.
+_JOINED_PARTICLES = frozenset({"al-", "el-"})
 _STRONG_TITLES = frozenset({"dr", "doctor", "drs", "mr", "mrs", "prof", "professor"})
 #: Role abbreviations used as titles ("MD Kowalczyk", "per NP Carol"): a known name, or an unknown word that is no
 #: misspelling ("per md vebal" is a verbal order), right after them with nothing but blanks between.
@@ -1257,7 +1259,7 @@ class NameRecognizer:
         name are a name too ("Mr. van Buchem", "MARIA VAN BUCHEM")."""
         view = text if isinstance(text, TextView) else TextView(text)
         spans = list(self._find_core(view))
-        if not any(w in NAME_PARTICLES for w in view.words):
+        if not any(w in NAME_PARTICLES or w[:3] in _JOINED_PARTICLES for w in view.words):
             yield from spans
             return
         yield from self._with_particles(view, spans)
@@ -1332,10 +1334,22 @@ class NameRecognizer:
         n = len(view)
         end = k
         sur = self._particle_run(view, k, anchor) if k < n else -1
+        if k < n and self._joined_surname(view, k):
+            sur = k  # "al-Hakim"
         while sur >= 0:
             end = sur + 1
             sur = self._particle_run(view, end, "name") if end < n and view.gap(end - 1) == " " else -1
         return end
+
+    def _joined_surname(self, view: TextView, i: int) -> bool:
+        """Whether token ``i`` is a particle joined by a hyphen to a surname ("al-Hakim", "EL-AMIN"): capitalised
+        after the hyphen where case carries a signal, and no clinical or stop word ("Al-Anon")."""
+        w = view.words[i]
+        if w[:3] not in _JOINED_PARTICLES or len(w) < 6 or "-" in w[3:]:
+            return False
+        if not view.uncased and not view.text[view.starts[i] + 3 : view.starts[i] + 4].isupper():
+            return False
+        return not self._cls(w) & (STOP | CLINICAL) and not self._cls(w[3:]) & (STOP | CLINICAL)
 
     def _with_particles(self, view: TextView, spans: list[Span]) -> Iterator[Span]:
         """``spans`` with the particles and surname after a name taken into it, and names that a title or a first
@@ -1367,7 +1381,9 @@ class NameRecognizer:
                 span = self._span(view, i, end, span.score, span.recognizer)
             out.append(span)
         for p in range(n):
-            if not self._particle_at(view, p) or (p > 0 and self._particle_at(view, p - 1) and view.gap(p - 1) == " "):
+            if not (self._particle_at(view, p) or self._joined_surname(view, p)) or (
+                p > 0 and self._particle_at(view, p - 1) and view.gap(p - 1) == " "
+            ):
                 continue
             cue = self._cue_before(view, p)
             if cue is not None and cue[0] in self.title_ids and cue[1] in ("title", "role"):
