@@ -786,6 +786,14 @@ def english_words() -> frozenset[str]:
 
 #: Titles after which even an English word is taken as a surname ("DR SMALL"); other titles ("nurse", "ms"
 #: without a period, which notes also use for mental status) need a known name or an unknown word.
+#: Name particles, folded, that may stand before a surname or between a first name and it ("Maria van Buchem",
+#: "Pieter van der Berg", "Maria de la Cruz", "John St. Clair", "Ahmed bin Salman").
+NAME_PARTICLES = frozenset(
+    {"van", "von", "der", "den", "de", "la", "los", "del", "della", "di", "da", "du", "le", "dos", "das",
+     "bin", "ibn", "al", "ter", "ten", "st", "zu", "vom"}
+)
+#: Particles written joined to the surname by a hyphen ("al-Hakim", "el-Amin"), folded, with the hyphen.
+_JOINED_PARTICLES = frozenset({"al-", "el-"})
 _STRONG_TITLES = frozenset({"dr", "doctor", "drs", "mr", "mrs", "prof", "professor"})
 #: Role abbreviations used as titles ("MD Kowalczyk", "per NP Carol"): a known name, or an unknown word that is no
 #: misspelling ("per md vebal" is a verbal order), right after them with nothing but blanks between.
@@ -1246,8 +1254,179 @@ class NameRecognizer:
         return bool(c & (FIRST | WEAK)) and view.is_title(i)
 
     def find(self, text: str | TextView) -> Iterator[Span]:
-        """Candidate PERSON spans."""
+        """Candidate PERSON spans, each widened over the name particles and surname that follow it ("Maria van
+        Buchem", "Pieter van der Berg", "Maria de la Cruz"); a particle and a surname after a title or a first
+        name are a name too ("Mr. van Buchem", "MARIA VAN BUCHEM")."""
         view = text if isinstance(text, TextView) else TextView(text)
+        spans = list(self._find_core(view))
+        if not any(w in NAME_PARTICLES or w[:3] in _JOINED_PARTICLES for w in view.words):
+            yield from spans
+            return
+        yield from self._with_particles(view, spans)
+
+    # -- name particles
+
+    def _particle_at(self, view: TextView, i: int) -> bool:
+        """Whether token ``i`` is a name particle written as one: lower case or capitalised in a text that uses
+        case ("van", "Van", not "VAN" amid lower case), any case where case carries no signal."""
+        if view.words[i] not in NAME_PARTICLES:
+            return False
+        if view.uncased:
+            return True
+        surface = view.text[view.starts[i] : view.ends[i]]
+        return surface.islower() or view.is_title(i)
+
+    def _particle_run(self, view: TextView, i: int, anchor: str) -> int:
+        """Index of the surname after the particles that start at token ``i`` ("van der Berg", "St. Clair"), or -1
+        when no particle starts there or no surname follows them. ``anchor`` is what comes before: "title"
+        ("Mr."), "name" (a detected name) or "first" (a first name no rule has taken yet)."""
+        n = len(view)
+        j = i
+        while j < n and j - i < 3 and self._particle_at(view, j):
+            gap = view.gap(j)
+            if gap != " " and not (view.words[j] == "st" and gap == ". "):
+                return -1
+            j += 1
+        if j == i or j >= n or not self._surname_after_particle(view, j, anchor, j - i):
+            return -1
+        return j
+
+    def _surname_after_particle(self, view: TextView, j: int, anchor: str, particles: int) -> bool:
+        """Whether token ``j`` can be the surname after ``particles`` name particles.
+
+        Where case carries a signal the surname has a capital. A known surname will do, even one that names a
+        clinical scale ("van der Berg"); a stop word or a frequent English word only with a strong anchor (a
+        title, two particles, or a detected name in a text that uses case: "Arnold De Winter", "Mr. de Man"); a
+        rarer English word unless only a first name no rule took comes before in a text without case ("AARON DE
+        PLANTARD", not "MARIA LA BELLE INDIFFERENCE"); never "de novo", "ten minutes" or a clinical word.
+        """
+        w = view.words[j]
+        if len(w) < 2 or w in NAME_PARTICLES or w in self.cue_words:
+            return False
+        cased = not view.uncased
+        if cased and (not view.text[view.starts[j]].isupper() or (view.is_upper(j) and len(w) <= 3)):
+            return False
+        c = self._cls(w)
+        if c & STOP or w in self.frequent:
+            strong = anchor == "title" or particles >= 2 or (cased and anchor == "name")
+            return strong and len(w) >= 3 and (not cased or view.is_title(j))
+        if c & LAST:
+            return True
+        if c & CLINICAL:
+            return False
+        if len(w) < 3:
+            return cased and anchor != "first" and view.is_title(j)  # "Boris van Es"
+        return cased or anchor != "first" or not (c & COMMON or _derived_class(self, w))
+
+    def _first_before_particle(self, view: TextView, i: int) -> bool:
+        """Whether token ``i`` is a first name that may open a name with a particle after it ("Maria de la Cruz")."""
+        w = view.words[i]
+        c = self._cls(w)
+        if len(w) < 2 or not c & FIRST or c & (STOP | CLINICAL) or w in self.cue_words:
+            return False
+        if view.uncased:
+            return w not in self.frequent
+        return view.is_title(i)
+
+    def _surname_end(self, view: TextView, k: int, anchor: str) -> int:
+        """Index after the particles and surnames that start at token ``k`` ("de la Cruz", "van der Berg"); ``k``
+        when none do."""
+        n = len(view)
+        end = k
+        sur = self._particle_run(view, k, anchor) if k < n else -1
+        if k < n and self._joined_surname(view, k):
+            sur = k  # "al-Hakim"
+        while sur >= 0:
+            end = sur + 1
+            sur = self._particle_run(view, end, "name") if end < n and view.gap(end - 1) == " " else -1
+        return end
+
+    def _joined_surname(self, view: TextView, i: int) -> bool:
+        """Whether token ``i`` is a particle joined by a hyphen to a surname ("al-Hakim", "EL-AMIN"): capitalised
+        after the hyphen where case carries a signal, and no clinical or stop word ("Al-Anon")."""
+        w = view.words[i]
+        if w[:3] not in _JOINED_PARTICLES or len(w) < 6 or "-" in w[3:]:
+            return False
+        if not view.uncased and not view.text[view.starts[i] + 3 : view.starts[i] + 4].isupper():
+            return False
+        return not self._cls(w) & (STOP | CLINICAL) and not self._cls(w[3:]) & (STOP | CLINICAL)
+
+    def _with_particles(self, view: TextView, spans: list[Span]) -> Iterator[Span]:
+        """``spans`` with the particles and surname after a name taken into it, and names that a title or a first
+        name opens before a particle added."""
+        n = len(view)
+        index_at = view.index_at
+        out: list[Span] = []
+        for span in spans:
+            i = index_at.get(span.start)
+            j = bisect.bisect_left(view.ends, span.end) + 1
+            if i is None or span.type != EntityType.PERSON.value or j > n:
+                out.append(span)
+                continue
+            # particles read as name words at the span's end ("Pieter van der"): the surname decides
+            k = j
+            while k > i and self._particle_at(view, k - 1):
+                k -= 1
+            if k == i:
+                # particles alone, read as a name under a cue: "Mr. de" before "Man"; "husband, Al" stays a name
+                end = self._surname_end(view, i, "name")
+                if end == i:
+                    out.append(span)
+                    continue
+            else:
+                end = self._surname_end(view, k, "name") if view.gap(k - 1) == " " else k
+            if self._particle_at(view, i) and i > 0 and view.gap(i - 1) == " ":
+                i -= self._first_before_particle(view, i - 1)  # "BAS" before "VAN DER HORST"
+            if end != j or view.starts[i] != span.start:
+                span = self._span(view, i, end, span.score, span.recognizer)
+            out.append(span)
+        for p in range(n):
+            if not (self._particle_at(view, p) or self._joined_surname(view, p)) or (
+                p > 0 and self._particle_at(view, p - 1) and view.gap(p - 1) == " "
+            ):
+                continue
+            cue = self._cue_before(view, p)
+            if cue is not None and cue[0] in self.title_ids and cue[1] in ("title", "role"):
+                start_tok, anchor = p, "title"  # "Mr. van Buchem", "DR. DE LA CRUZ"
+            elif p > 0 and view.gap(p - 1) == " " and self._first_before_particle(view, p - 1):
+                start_tok, anchor = p - 1, "first"  # "Maria de la Cruz", "MARIA VAN BUCHEM"
+            else:
+                continue
+            end = self._surname_end(view, p, anchor)
+            if end > p:
+                out.append(self._span(view, start_tok, end, self.pair_score, self.dictionary_id))
+        # a name widened over particles that another span also covers, or followed by a further surname
+        # ("Juan Carlos de la Fuente" and "Martínez"): one span for the whole name
+        persons = sorted((s for s in out if s.type == EntityType.PERSON.value), key=lambda s: (s.start, -s.end))
+        merged: list[Span] = []
+        for s in persons:
+            last = merged[-1] if merged else None
+            if last is not None and (
+                s.start < last.end or (view.text[last.end : s.start] == " " and self._has_particle(view, last, s))
+            ):
+                if s.end > last.end:
+                    score = max(last.score, s.score)
+                    merged[-1] = Span(last.start, s.end, last.type, last.source, score, last.recognizer)
+                continue
+            merged.append(s)
+        yield from merged
+        yield from (s for s in out if s.type != EntityType.PERSON.value)
+
+    def _has_particle(self, view: TextView, *spans: Span) -> bool:
+        """Whether a particle stands inside one of ``spans`` (after its first word)."""
+        for span in spans:
+            i = view.index_at.get(span.start)
+            if i is None:
+                continue
+            k = i + 1
+            while k < len(view) and view.ends[k] <= span.end:
+                if self._particle_at(view, k):
+                    return True
+                k += 1
+        return False
+
+    def _find_core(self, view: TextView) -> Iterator[Span]:
+        """Candidate PERSON spans, before name particles are taken into account."""
         n = len(view)
         words = view.words
         get = self.classes.get
