@@ -625,30 +625,32 @@ _AT_PRESENTATION = re.compile(r"\b(?:in|at)\s+(?:the\s+)?(?:emergency\s+(?:room|
                               r"\b(?:on|upon)\s+(?:(?:his|her|their)\s+)?(?:arrival|presentation)\b", re.I)
 
 
+#: The verbs of a switch: done (past participle) and proposed (any other form), and the words that may stand
+#: between the verb and "from" / "to" ("switch her gradually from").
+_SWITCH_DONE = r"switched|changed|converted|transitioned|rotated|crossed\s+over|cross-tapered"
+_SWITCH_PROPOSED = (r"switch(?:ing)?|chang(?:e|ing)|convert(?:ing)?|transition(?:ing)?|rotat(?:e|ing)|"
+                    r"cross-taper(?:ing)?")
+_SWITCH_OBJECT = r"him|her|them|the\s+patient|patient|over|gradually|slowly"
+
 #: The drug right after "switch(ing) from": "suggest switching over from OxyContin to methadone", "was changed from
 #: Zoloft to Lexapro". A proposed switch (any form but the past) leaves a drug taken now; a done one, a past drug.
 _SWITCH_FROM = re.compile(
-    r"\b(?:(?P<done>switched|changed|converted|transitioned|rotated|weaned|crossed\s+over|cross-tapered)|switch(?:ing)?|"
-    r"chang(?:e|ing)|convert(?:ing)?|transition(?:ing)?|rotat(?:e|ing)|wean(?:ing)?|cross-taper(?:ing)?)"
-    r"\s+(?:(?:him|her|them|the\s+patient|patient|over|gradually|slowly)\s+){0,3}from\s+(?:(?:his|her|their|the)\s+)?$",
-    re.I)
+    rf"\b(?:(?P<done>{_SWITCH_DONE}|weaned)|{_SWITCH_PROPOSED}|wean(?:ing)?)"
+    rf"\s+(?:(?:{_SWITCH_OBJECT})\s+){{0,3}}from\s+(?:(?:his|her|their|the)\s+)?$", re.I)
 
 #: The drug right after "to" in "switch(ed) from X to": the drug a switch goes to. ``done`` as in :data:`_SWITCH_FROM`.
 _SWITCH_TO = re.compile(
-    r"\b(?:(?P<done>switched|changed|converted|transitioned|rotated|crossed\s+over|cross-tapered)|switch(?:ing)?|"
-    r"chang(?:e|ing)|convert(?:ing)?|transition(?:ing)?|rotat(?:e|ing)|cross-taper(?:ing)?)"
-    r"\s+(?:(?:him|her|them|the\s+patient|patient|over|gradually|slowly)\s+){0,3}from\s+[^.;:()]{1,100}?"
-    r"\s(?:over\s+)?to\s+(?:(?:his|her|their|the)\s+)?$",
+    rf"\b(?:(?P<done>{_SWITCH_DONE})|{_SWITCH_PROPOSED})"
+    rf"\s+(?:(?:{_SWITCH_OBJECT})\s+){{0,3}}from\s+[^.;:()]{{1,100}}?\s(?:over\s+)?to\s+(?:(?:his|her|their|the)\s+)?$",
     re.I)
 
 #: The drug after "from" in a switch told the other way round, "switched to Y from X": "he was switched to Lexapro
 #: from Zoloft", "consider switching her to Lexapro from Zoloft". ``done`` as in :data:`_SWITCH_FROM`; ``into``: what
 #: the switch goes to, which must name a drug ("changed to night shifts from day shifts" leaves no drug).
 _SWITCH_TO_FROM = re.compile(
-    r"\b(?:(?P<done>switched|changed|converted|transitioned|rotated|crossed\s+over|cross-tapered)|switch(?:ing)?|"
-    r"chang(?:e|ing)|convert(?:ing)?|transition(?:ing)?|rotat(?:e|ing)|cross-taper(?:ing)?)"
-    r"\s+(?:(?:him|her|them|the\s+patient|patient|over|back|gradually|slowly)\s+){0,3}to\s+(?P<into>[^.;:()]{1,80}?)"
-    r"\s+from\s+(?:(?:his|her|their|the)\s+)?$", re.I)
+    rf"\b(?:(?P<done>{_SWITCH_DONE})|{_SWITCH_PROPOSED})"
+    rf"\s+(?:(?:{_SWITCH_OBJECT}|back)\s+){{0,3}}to\s+(?P<into>[^.;:()]{{1,80}}?)\s+from\s+(?:(?:his|her|their|the)\s+)?$",
+    re.I)
 
 
 def _switch_to_from(sentence: str, start: int) -> re.Match[str] | None:
@@ -669,9 +671,7 @@ _SWITCH_INTO_PROPOSED = re.compile(
     r"\b(?:will|would(?:\s+like)?|plan(?:s|ned|ning)?\s+to|going\s+to|want(?:s)?\s+to|intend(?:s)?\s+to|"
     r"(?:I|we)\s+(?:will\s+)?(?:recommend|suggest)(?:ed)?|recommend(?:ed)?|suggest(?:ed)?)\s+"
     r"(?:(?:to|that\s+(?:we|she|he|they)|therefore|then|now|try\s+to|be)\s+){0,2}"
-    r"(?:switch(?:ing)?|chang(?:e|ing)|convert(?:ing)?|transition(?:ing)?|rotat(?:e|ing)|cross-taper(?:ing)?)"
-    r"\s+(?:(?:him|her|them|the\s+patient|patient|over|gradually|slowly)\s+){0,3}to\s+"
-    r"(?:(?:his|her|their|the)\s+)?$", re.I)
+    rf"(?:{_SWITCH_PROPOSED})\s+(?:(?:{_SWITCH_OBJECT})\s+){{0,3}}to\s+(?:(?:his|her|their|the)\s+)?$", re.I)
 
 #: A stop told right after a drug: "switched to Lexapro, which she stopped in May".
 _STOPPED_AFTER = re.compile(r"[^.;]{0,40}?\b(?:stopped|discontinued|no\s+longer|ran\s+out|came\s+off|quit)\b", re.I)
