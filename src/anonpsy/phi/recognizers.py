@@ -2133,14 +2133,11 @@ class Safelist:
         return False
 
 
-#: Name particles that go before an eponym's one word ("von Hippel-Lindau disease", "van Buchem disease").
-_NAME_PARTICLES = frozenset({"von", "van", "de", "di", "du", "da", "del", "della", "le", "la"})
-
-
 def _one_name(surface: str) -> bool:
-    """Whether ``surface`` is one word, or one word after a name particle ("von Hippel-Lindau")."""
+    """Whether ``surface`` is one word, or one word after a name particle (:data:`NAME_PARTICLES`: "von
+    Hippel-Lindau", "van Buchem")."""
     words = surface.split()
-    return len(words) == 1 or (len(words) == 2 and words[0].lower() in _NAME_PARTICLES)
+    return len(words) == 1 or (len(words) == 2 and words[0].lower() in NAME_PARTICLES)
 
 
 def _eponym_stem(term: str, followers: Mapping[str, object]) -> str | None:
