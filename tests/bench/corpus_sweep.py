@@ -79,6 +79,8 @@ RESERVED_LATER = frozenset({
     "1419", "3833", "2003", "4256", "4095", "3349", "4178", "2827", "2786", "4251", "4392", "4111", "3382", "3929",
     # Drawn 2026-11-29 with tests/bench/draw_held_out.py --seed 20261203, before any was read: held-i1, held-i2.
     "3882", "1351", "4562", "1322", "4309", "2938", "4588", "3847", "3218", "4432", "3946", "2961", "4415", "4273",
+    # Drawn 2026-11-29 with tests/bench/draw_held_out.py --seed 20261204, before any was read: held-j1, held-j2.
+    "4440", "4541", "2877", "4523", "4448", "4271", "4246", "3878", "2958", "4423", "4321", "4459", "2934", "4457",
 })
 # Specialties whose notes read most like the narratives the tool is for: drawn with this extra weight.
 PRIORITY = {
