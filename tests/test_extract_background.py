@@ -36,6 +36,9 @@ def test_a_date_after_a_relatives_condition_is_no_part_of_it(text: str, expected
     ("Mother died of stroke, age 81.", [("mother", "stroke")]),
     ("Father died of lung cancer, aged 60.", [("father", "lung cancer")]),
     ("Mother had diabetes, ages unknown.", [("mother", "diabetes")]),
+    ("Father died from pancreatitis at the age of 40.", [("father", "pancreatitis")]),
+    ("Mother had bone cancer around age 80 and depression.", [("mother", "bone cancer"), ("mother", "depression")]),
+    ("Brother had leukemia age 50.", [("brother", "leukemia")]),
 ])
 def test_an_age_after_a_relatives_condition_is_no_condition(text: str, expected: list[tuple[str, str]]) -> None:
     """'age 81' after the condition says when the relative died: read as a condition of its own it would be
@@ -50,6 +53,17 @@ def test_a_relatives_condition_with_a_date_leaks_nothing() -> None:
                     "CABG 8/95.", seed=0, case_id="fh-date")
     assert "8/95" not in res.text
     assert not [lk for lk in res.leaks.leaks if lk.kind == "DATE"]
+
+
+def test_a_relatives_age_at_death_is_not_written_out() -> None:
+    """A relative's age told after the condition is a date of the family's story: it must not reach the output
+    inside the condition's name."""
+    from anonpsy.pipeline import deid_text
+
+    res = deid_text("HPI: A middle-aged man with low mood. FAMILY HISTORY: Father died from pancreatitis at the age "
+                    "of 79. Brother died from leukemia at the age of 40.", seed=0, case_id="fh-age")
+    assert "79" not in res.text and "40" not in res.text
+    assert "pancreatitis" in res.text.lower()
 
 
 def test_relative_reporting_another_persons_problem_is_the_informant() -> None:

@@ -18,8 +18,11 @@ _FH_LEAD_VERB = re.compile(r"^(?:has|had|have|with|diagnosed with|was diagnosed 
 _FH_DATE = (r"(?:(?:in|on|during|around|circa|about)\s+)?(?:\d{1,2}/\d{1,2}(?:/\d{2,4})?|\d{1,2}/\d{4}|"
             r"(?:19|20)\d{2}(?:['’]?s)?|['’]\d{2}s?|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
             r"(?:\s+\d{1,2})?(?:,?\s+\d{2,4})?)")
-_FH_STOP = re.compile(r"[,;.()]|\s(?:who|which|after|when|while|since|until|in (?:his|her|their|a|the)|at age|"
-                      r"at \d+|as a|treated|never|institutionali[sz]ed|but)\b|\s" + _FH_DATE + r"(?=\W|$)", re.I)
+# An age after the condition ("died from CA at the age of 79", "stroke aged 62", "MI age 50") is when, not what,
+# and would carry a relative's age into the output.
+_FH_STOP = re.compile(r"[,;.()]|\s(?:who|which|after|when|while|since|until|in (?:his|her|their|a|the)|"
+                      r"(?:(?:at|around|about|by|from)\s+)?(?:the\s+)?ages?\s+(?:of\s+)?\d+|aged|at \d+|as a|treated|never|"
+                      r"institutionali[sz]ed|but)\b|\s" + _FH_DATE + r"(?=\W|$)", re.I)
 _FH_BREAK = re.compile(r"^(?:treated|was|were|is|are|who|which|never|institutionali[sz]ed|takes|took|on|drank|drinks|"
                        r"also|in|at|after|when|while|but|not|no|incarcerated|imprisoned|died|lives|lived|works|"
                        r"worked|describes|denies|reports)\b", re.I)
