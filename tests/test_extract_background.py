@@ -55,6 +55,19 @@ def test_a_relatives_condition_with_a_date_leaks_nothing() -> None:
     assert not [lk for lk in res.leaks.leaks if lk.kind == "DATE"]
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Her mother has passed away secondary to cancer.", [("mother", "cancer")]),
+    ("One brother passed away from brain cancer.", [("brother", "brain cancer")]),
+    ("Father died due to a stroke.", []),  # "a stroke" is read from the lexicon, not by this reader
+    ("Mother suffers from high blood pressure, cancer, and diabetes.",
+     [("mother", "high blood pressure"), ("mother", "cancer"), ("mother", "diabetes")]),
+])
+def test_a_relatives_cause_of_death_is_the_condition(text: str, expected: list[tuple[str, str]]) -> None:
+    """'passed away secondary to' is how the relative died, not part of what she had; a serial comma before
+    'and' does not glue the conjunction to the last condition."""
+    assert family_conditions(text) == expected
+
+
 def test_a_relatives_age_at_death_is_not_written_out() -> None:
     """A relative's age told after the condition is a date of the family's story: it must not reach the output
     inside the condition's name."""

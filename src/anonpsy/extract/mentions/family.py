@@ -9,10 +9,12 @@ from anonpsy import kinship, lexicon
 #: A blood relative, with the words it carries before it ("maternal aunt", "half-brother", "great-grandmother").
 MEMBER = re.compile(rf"\b((?:{kinship.modifiers()}(?:-|\s*))*{kinship.alternation(kinship.RELATIVES)})\b", re.I)
 _FH_VERB = re.compile(r"\b(?:has|had|have|with|diagnosed with|was diagnosed with|suffer(?:s|ed)? from|"
-                      r"died (?:of|from|by)|developed|struggle[sd]? with|treated for|was treated for|history of|"
+                      r"(?:died|passed away|passed) (?:of|from|by|secondary to|due to|because of)|developed|"
+                      r"struggle[sd]? with|treated for|was treated for|history of|"
                       r"is on \w+ for|takes \w+ for|took \w+ for)\s+", re.I)
 _FH_LEAD_VERB = re.compile(r"^(?:has|had|have|with|diagnosed with|was diagnosed with|suffer(?:s|ed)? from|"
-                           r"died (?:of|from|by)|developed|struggle[sd]? with|also had|also has)\s+", re.I)
+                           r"(?:has |had |)(?:died|passed away|passed) (?:of|from|by|secondary to|due to|because of)|"
+                           r"developed|struggle[sd]? with|also had|also has)\s+", re.I)
 # A date or year after the condition ("Brother had CABG 8/95", "... in 1995", "in March") is when, not what: the
 # condition ends before it, so that no date is carried into the label (and from there into the output).
 _FH_DATE = (r"(?:(?:in|on|during|around|circa|about)\s+)?(?:\d{1,2}/\d{1,2}(?:/\d{2,4})?|\d{1,2}/\d{4}|"
@@ -21,8 +23,8 @@ _FH_DATE = (r"(?:(?:in|on|during|around|circa|about)\s+)?(?:\d{1,2}/\d{1,2}(?:/\
 # An age after the condition ("died from CA at the age of 79", "stroke aged 62", "MI age 50") is when, not what,
 # and would carry a relative's age into the output.
 _FH_STOP = re.compile(r"[,;.()]|\s(?:who|which|after|when|while|since|until|in (?:his|her|their|a|the)|"
-                      r"(?:(?:at|around|about|by|from)\s+)?(?:the\s+)?ages?\s+(?:of\s+)?\d+|aged|at \d+|as a|treated|never|"
-                      r"institutionali[sz]ed|but)\b|\s" + _FH_DATE + r"(?=\W|$)", re.I)
+                      r"(?:(?:at|around|about|by|from)\s+)?(?:the\s+)?ages?\s+(?:of\s+)?\d+|aged|at \d+|as a|"
+                      r"treated|never|institutionali[sz]ed|but)\b|\s" + _FH_DATE + r"(?=\W|$)", re.I)
 _FH_BREAK = re.compile(r"^(?:treated|was|were|is|are|who|which|never|institutionali[sz]ed|takes|took|on|drank|drinks|"
                        r"also|in|at|after|when|while|but|not|no|incarcerated|imprisoned|died|lives|lived|works|"
                        r"worked|describes|denies|reports)\b", re.I)
@@ -117,7 +119,7 @@ def family_condition_spans(sentence: str) -> list[tuple[str, str, int, int]]:
             if _FH_NEGATIVE.search(clause[: mm.start()] + scope[: v.start()]):
                 continue
             cursor = base + mm.end() + v.end()
-            for k, raw in enumerate(re.split(r"\s+and\s+|\s*,\s*", scope[v.end():])):
+            for k, raw in enumerate(re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", scope[v.end():])):
                 at = sentence.find(raw, cursor)
                 cursor = at + len(raw) if at >= 0 else cursor
                 part = re.sub(r"[\"“”]", "", raw).strip()
