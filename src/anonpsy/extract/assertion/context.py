@@ -309,7 +309,12 @@ class ContextEngine:
             if trig.rule.item_bound and lo == end and _LATER_ITEM.search(sentence, lo, hi):
                 continue  # "history of BPH and obstruction must be investigated": only the nearest item
             if kind == "medication" and hi == start and trig.rule.id.startswith("hist.stop") \
-                    and _past_an_order(sentence, lo, hi):
+                    and (_past_an_order(sentence, lo, hi)
+                         or (trig.rule.direction == "bidirectional" and _tells_the_item_before(sentence, trig.start,
+                                                                                               hi))):
+                continue
+            if kind == "medication" and lo == end and trig.rule.id.startswith("hist.stop") \
+                    and trig.rule.direction == "bidirectional" and _stop_of_a_later_item(sentence, lo, hi):
                 continue
             applied.append((dist, trig))
         return _result(applied)
@@ -343,7 +348,8 @@ class ContextEngine:
         if hit is None:
             if len(self._layouts) >= 4096:
                 self._layouts.clear()
-            masked = _ETC_DOT.sub("\\1\u00b7", _ABBREV_DOT.sub("\\1\u00b7", sentence)) if "." in sentence else sentence
+            masked = _DECIMAL_DOT.sub("\u00b7", _ETC_DOT.sub("\\1\u00b7", _ABBREV_DOT.sub("\\1\u00b7", sentence))) \
+                if "." in sentence else sentence
             starts: list[int] = []
             words, breaks = [0], [0]
             w = b = 0
@@ -394,6 +400,35 @@ def _past_an_order(sentence: str, lo: int, hi: int) -> bool:
     return any(item.strip() and not find_terms(item, "medication") for item in items)
 
 
+def _tells_the_item_before(sentence: str, at: int, hi: int) -> bool:
+    """Does a stop at ``at``, a comma before the drug at ``hi``, follow a drug of its own list item ("Zoloft
+    discontinued, vitamin D") or, written as an item of its own, the drug of the item before ("aspirin 500 mg
+    daily, which is currently stopped, vitamin D")? It tells of that drug and reaches no later item."""
+    if "," not in sentence[at:hi]:
+        return False
+    own = sentence.rfind(",", 0, at)
+    if find_terms(sentence[own + 1:at], "medication"):
+        return True
+    if own < 0:
+        return False
+    before = sentence.rfind(",", 0, own) + 1
+    return bool(find_terms(sentence[before:own], "medication"))
+
+
+def _stop_of_a_later_item(sentence: str, lo: int, hi: int) -> bool:
+    """Does a later item of a list of doses stand between the drug ending at ``lo`` and a stop at ``hi``
+    ("Norvasc 10 mg daily, aspirin 500 mg three times a day, which is currently stopped")? The stop tells of the
+    drug nearest it, with its own dose, not of every drug before. A stop after a bare list of names ("Paxil,
+    Zoloft and Xanax stopped") still reaches each."""
+    between = sentence[lo:hi]
+    if "," not in between:
+        return False
+    drugs = find_terms(between, "medication")
+    return bool(drugs) and re.search(r"\d", between[drugs[-1].end:]) is not None
+
+
+#: The point of a decimal number ("Premarin 0.3 mg daily, currently stopped"): it ends no scope.
+_DECIMAL_DOT = re.compile(r"(?<=\d)\.(?=\d)")
 #: A period of an abbreviation: after a single letter that is not part of a word ("p.o.", "b.i.d.", "q.p.m."), or
 #: of a title before a name ("Mr. T was confronted": the title ends no scope).
 _ABBREV_DOT = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]|Mr|Mrs|Ms|Dr|Drs|Prof)\.(?=[A-Za-z]\.|[\s,;)]|$)")
