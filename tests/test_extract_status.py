@@ -1291,3 +1291,16 @@ def test_the_symptom_of_a_stopped_drugs_toxicity_is_no_complaint() -> None:
 def test_a_drug_the_course_of_this_visit_gave_is_current(text: str, expected: dict[str, str]) -> None:
     """"was treated with X" in a hospital course or a plan tells the treatment this visit gave: started now."""
     assert {t.name: t.status.value for t in extract(text, case_id="tx").treatments} == expected
+
+
+@pytest.mark.parametrize(("text", "certainty"), [
+    ("The working diagnosis became Creutzfeldt-Jakob disease. The brain tissue was strongly positive for PrP (CJD).",
+     Certainty.confirmed),
+    ("Possible CJD. CSF was positive for 14-3-3 protein.", Certainty.provisional),
+    ("Possible CJD. Urine drug screen was positive for cocaine.", Certainty.provisional),
+])
+def test_a_specimen_positive_for_the_diagnosis_confirms_it(text: str, certainty: Certainty) -> None:
+    """A tissue or a laboratory test positive for the disease confirms an earlier working diagnosis; a result
+    positive for something else confirms nothing."""
+    [dx] = extract(text).diagnoses
+    assert dx.certainty == certainty

@@ -234,10 +234,20 @@ CONFIRM_ANAPHOR = re.compile(r"\b(?:(?:given|received|made|confirmed)\s+(?:this|
                              r"(?:confirmed|made|established))\b", re.I)
 
 
+#: A specimen or a test positive for the diagnosis ("the brain tissue was strongly positive for PrP (CJD)", "CSF
+#: PCR was positive for HSV encephalitis"): the result confirms it. Only a specimen or a laboratory test: a drug
+#: screen positive for a substance names no use disorder.
+_CONFIRM_TEST = re.compile(r"\b(?:tissue|biopsy|specimen|sample|CSF|fluid|serology|culture|PCR|assay|staining|stain)"
+                           r"\s+(?:[\w-]+\s+){0,3}?(?:was|were|is|are|came\s+back|returned)\s+(?:strongly\s+|also\s+|"
+                           r"weakly\s+)?positive\s+for\s+(?:[\w-]+\s+\(\s*|(?:a|an|the)\s+)?$", re.I)
+
+
 def confirms(text: str, start: int, end: int) -> bool:
-    """Does the clause of the diagnosis at ``text[start:end]`` confirm it (:data:`_CONFIRM_BEFORE`)?"""
+    """Does the clause of the diagnosis at ``text[start:end]`` confirm it (:data:`_CONFIRM_BEFORE`,
+    :data:`_CONFIRM_TEST`)?"""
     lo, _ = clause_bounds(text, start)
-    return bool(_CONFIRM_BEFORE.search(text, lo, start) or _CONFIRM_AFTER.match(text[end:end + 60]))
+    return bool(_CONFIRM_BEFORE.search(text, lo, start) or _CONFIRM_AFTER.match(text[end:end + 60])
+                or _CONFIRM_TEST.search(text, lo, start))
 
 
 def diagnosis_status(m: Mention, *, event: bool = False) -> DiagnosisStatus:
