@@ -692,3 +692,16 @@ def test_comma_glued_header_before_a_numbered_list() -> None:
     assert section_name("PLAN") == "plan"
     prose = "ASSESSMENT: Depression. She agreed with the plan, 1. to attend groups."
     assert all(s.section == "assessment" for s in sentences(prose))
+
+
+@pytest.mark.parametrize(("text", "word", "behavior"), [
+    ("6-pack beer plus 2 drinks per day for many years.", "beer", None),
+    ("He has a few drinks on weekends and panic attacks.", "panic attacks", None),
+    ("He has panic attacks and drinks heavily.", "panic attacks", "drinks heavily"),
+])
+def test_a_counted_behaviour_word_is_a_noun(text: str, word: str, behavior: str | None) -> None:
+    """'2 drinks per day' counts drinks: no act to tell, and told without its count it would read 'drinks per
+    day'."""
+    i = text.index(word)
+    frame = extract_steb(text, (i, i + len(word)))
+    assert (frame.behavior if frame else None) == behavior

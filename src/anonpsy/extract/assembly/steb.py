@@ -38,6 +38,11 @@ _BEHAVIOR_VERBS = re.compile(r"\b((?:stopped|started|began|refused|refuses|quit|
                              r"[^,;.:]{0,120})", re.I)
 #: Thought and behaviour verbs as each sentence is searched for them.
 _THOUGHT_SEARCH, _BEHAVIOR_SEARCH = Caseless(_THOUGHT_VERB), Caseless(_BEHAVIOR_VERBS)
+#: A count or a determiner right before a behaviour word makes it a noun ("2 drinks per day", "a few drinks", "the
+#: cuts on her arm"): no act of the patient to tell, and rendered without its count it reads "drinks per day".
+_NOUN_BEFORE = re.compile(r"(?:\b(?:\d+(?:[.,/-]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|a|an|the|"
+                          r"few|several|many|some|more|any|no|of|her|his|their|my|these|those|daily|nightly)|\d)"
+                          r"[\s-]*$", re.I)
 #: Where the holder of a thought verb's clause begins: the last clause break or reporting verb before the verb
 #: ("Her mother says | she believes", "… and that | his partner feels").
 _HOLDER_START = re.compile(r"[,;:]|\b(?:that|and|but|because|says|said|states|stated|reports|reported|notes|noted|"
@@ -197,6 +202,8 @@ def _frame(sentence: str, span: tuple[int, int], others: tuple[tuple[int, int], 
 
     behavior = None
     m = _BEHAVIOR_SEARCH.search(sentence, a, b)
+    while m and _NOUN_BEFORE.search(sentence, 0, m.start(1)):
+        m = _BEHAVIOR_SEARCH.search(sentence, m.end(1), b)  # "2 drinks per day": a noun, not the verb
     if m and _patients_belief(sentence, m.start(1)):
         phrase = re.split(r"\s+and\s+(?=\w+s\b|\w+ed\b)|\s+(?:but|although|though|whereas|yet)\s+", m.group(1),
                           maxsplit=1)[0]
