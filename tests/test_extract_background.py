@@ -22,8 +22,8 @@ def test_acts_towards_someone_are_no_family_conditions() -> None:
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    ("Brother had CABG 8/95.", [("brother", "cabg")]),
-    ("Brother had CABG in 1995 and diabetes.", [("brother", "cabg"), ("brother", "diabetes")]),
+    ("Brother had CABG 8/95.", [("brother", "CABG")]),
+    ("Brother had CABG in 1995 and diabetes.", [("brother", "CABG"), ("brother", "diabetes")]),
     ("Mother had stroke in March 2001.", [("mother", "stroke")]),
     ("Father had type 2 diabetes.", [("father", "type 2 diabetes")]),
 ])

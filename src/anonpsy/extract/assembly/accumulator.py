@@ -106,6 +106,12 @@ class Accumulator:
         canon = canonical_condition(cond)
         for i, f in enumerate(self.family):
             have = normalize_condition(f.condition)
+            if f.evidence_text != evidence and f.member == mem and canonical_condition(have) == canon:
+                # the same relative's same condition told again in another sentence: one fact
+                if f.certainty != FamilyCertainty.confirmed and certainty == FamilyCertainty.confirmed:
+                    self.family[i] = f.model_copy(update={"certainty": certainty,
+                                                          "certainty_evidence": certainty_evidence})
+                return
             if f.evidence_text != evidence or (f.member != mem and mem != "relative"):
                 continue
             keep = f if f.certainty == FamilyCertainty.confirmed or certainty != FamilyCertainty.confirmed else new

@@ -45,6 +45,8 @@ def member_before(text: str, pos: int) -> str | None:
     return re.sub(r"\s+", " ", found.lower()) if found else None
 
 
+#: A written abbreviation ("THC", "ADD"): named by its lexicon entry, never lower-cased into a word.
+ABBREVIATION = re.compile(r"^[A-Z][A-Z0-9/+-]{1,5}$")
 _QUOTES = re.compile(r"[\"“”]")
 _EPONYM_POSSESSIVE = re.compile(r"(\w)['’]s\s+(disease|syndrome|disorder|dementia|chorea|palsy)\b")
 _SPACES = re.compile(r"\s+")
@@ -57,8 +59,10 @@ def normalize_condition(label: str) -> str:
     >>> normalize_condition('"Bad nerves"')
     'bad nerves'
     """
-    t = _QUOTES.sub("", label).strip(" .,;:").lower()
-    t = _EPONYM_POSSESSIVE.sub(r"\1 \2", t)
+    t = _QUOTES.sub("", label).strip(" .,;:")
+    if ABBREVIATION.match(t):
+        return t  # "ADD", "ODD": lower-cased they read as words
+    t = _EPONYM_POSSESSIVE.sub(r"\1 \2", t.lower())
     return _SPACES.sub(" ", t)
 
 
@@ -142,11 +146,10 @@ _VERB_SURFACE = re.compile(r"^(?:has|had|have|is|was|with|feels|felt|gets|got)\s
                            r"drink|uses|smokes|cries|cried|hears|sees)$", re.I)
 
 
-_ABBREVIATION = re.compile(r"^[A-Z][A-Z0-9/+-]{1,5}$")
 
 
 def condition_words(m: lexicon.TermMatch) -> str:
     """How a relative's symptom is named in family history: as written ("panic attacks"), unless the text uses a
     verb ("drank", "has panic") or an abbreviation ("THC", "ETOH") -- then the headword."""
     surface = re.sub(r"^(?:has|had|have|is|was|with)\s+", "", m.surface, flags=re.I)
-    return m.headword if _VERB_SURFACE.search(surface) or _ABBREVIATION.match(surface) else surface
+    return m.headword if _VERB_SURFACE.search(surface) or ABBREVIATION.match(surface) else surface
