@@ -136,7 +136,7 @@ PINNED_COUNTS: dict[str, int] = {
     "phi_gazetteer": 12,
     "phi_names": 7,
     "phi_patterns": 83,
-    "phi_safelist": 8,
+    "phi_safelist": 9,
     "routes": 13,
     "sections": 21,
     "sex_reassignment": 2,
