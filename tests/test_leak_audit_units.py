@@ -7,11 +7,13 @@ from hypothesis import strategies as st
 
 from anonpsy.pipeline import leak_audit
 
-_UNITS = ["mg", "mL", "ml", "cc", "L", "liters", "units", "kcal", "mEq", "%"]
+_UNITS = ["mg", "mL", "ml", "cc", "L", "liters", "units", "kcal", "mEq", "%", "red blood cells", "white blood cells",
+          "cells", "RBCs", "WBC", "platelets"]
 
 
 @given(n=st.integers(min_value=1000, max_value=99999), unit=st.sampled_from(_UNITS), space=st.sampled_from(["", " "]))
 @example(n=1000, unit="cc", space=" ")
+@example(n=3200, unit="red blood cells", space=" ")
 def test_leak_audit_measurements_are_no_number_leak(n: int, unit: str, space: str) -> None:
     """A dose or volume repeated in the output ('1000 cc of saline') is clinical content, not an identifier."""
     dose = f"{n}{space}{unit}"
@@ -19,7 +21,8 @@ def test_leak_audit_measurements_are_no_number_leak(n: int, unit: str, space: st
     assert not [lk for lk in report.leaks if lk.kind == "NUMBER"]
 
 
-@given(n=st.integers(min_value=1000, max_value=99999), word=st.sampled_from(["Lincoln Street", "Lane", "ccc", "cases"]))
+@given(n=st.integers(min_value=1000, max_value=99999),
+       word=st.sampled_from(["Lincoln Street", "Lane", "ccc", "cases", "Cellar Road", "Redwood Drive"]))
 @example(n=4321, word="Lane")
 @example(n=1960, word="Lane")
 def test_leak_audit_numbers_before_other_words_still_leak(n: int, word: str) -> None:

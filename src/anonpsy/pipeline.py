@@ -67,9 +67,11 @@ LEAK_TYPES = {
     "CERTIFICATE_NUMBER": "NUMBER", "FIN": "NUMBER", "CREDIT_DEBIT_NUMBER": "NUMBER", "GUID": "NUMBER",
 }
 # Long numbers are identifying unless they are a dose or a measurement (clinical content kept on purpose): a mass,
-# a volume ('1000 cc of saline', '2 L'), units, energy, a count of steps, a percentage or a rate.
+# a volume ('1000 cc of saline', '2 L'), units, energy, a count of steps or of cells ('3200 red blood cells' in a
+# CSF sample), a percentage or a rate.
 _LONG_NUMBER = re.compile(r"(?<![\w.,])\d{4,}(?![\w.,])(?!\s*(?:mg|mcg|µg|ug|g|mL|ml|cc\b|L\b|lit(?:er|re)s?\b|units?|"
-                          r"IU|mmol|mEq|kcal|cal|steps|ng|pg|%|/))")
+                          r"IU|mmol|mEq|kcal|cal|steps|ng|pg|%|/|(?:red|white)\s+(?:blood\s+)?cells\b|cells\b|"
+                          r"RBCs?\b|WBCs?\b|platelets\b))")
 
 
 _DIGITS = re.compile(r"\d+")
