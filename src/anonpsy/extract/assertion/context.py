@@ -268,7 +268,9 @@ class ContextEngine:
             """Is there a break or an applicable termination between char offsets lo and hi (a termination the
             trigger ``crosses`` does not count)?"""
             i, j = tok_at(lo), tok_at(hi)
-            if i < j and breaks[j] > breaks[i]:
+            if i < j and breaks[j] > breaks[i] and not (
+                category == "historical" and breaks[j] - breaks[i] == 1 and _STOP_CLAUSE.search(sentence, lo, hi)
+            ):
                 return True
             if _new_item(sentence, lo, hi):
                 return True
@@ -425,6 +427,14 @@ def _stop_of_a_later_item(sentence: str, lo: int, hi: int) -> bool:
         return False
     drugs = find_terms(between, "medication")
     return bool(drugs) and re.search(r"\d", between[drugs[-1].end:]) is not None
+
+
+#: A clause after a semicolon that only tells the item before it has stopped ("2 ppd smoker since his teens; quit
+#: 2 years ago", "ETOH abuse; none since 1990"): its past reaches back over that one semicolon.
+_STOP_CLAUSE = re.compile(r";\s*(?:has\s+|had\s+)?(?:quit|stopped|discontinued|gave\s+up|given\s+up|none\s+since|"
+                          r"abstinent\s+since|sober\s+since)\b"
+                          r"(?!\s+(?:his|her|their|the|my|this|that|a|an|its|school|work)\b(?!\s+(?:years?|months?|weeks?|"
+                          r"decades?|few|couple)\b))", re.I)
 
 
 #: The point of a decimal number ("Premarin 0.3 mg daily, currently stopped"): it ends no scope.
