@@ -908,6 +908,22 @@ def test_a_rating_scales_score_is_no_spoken_identifier() -> None:
     assert [m for m in cues.number_spans(phone) if m.rule.id == "audio.number.spoken-id"]
 
 
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        # a phone number the recogniser wrote in digit groups was said a digit at a time
+        ("Their sales vary to 723-8112 and cheaper Thursday.", True),
+        ("call me at 555-0127 please", True),
+        # a range of years, a short group: not a number said digit by digit
+        ("She worked there 1990-2005 and then retired.", False),
+        ("She worked there 12-14 hours a day.", False),
+    ],
+)
+def test_a_number_written_in_digit_groups_counts_its_digits_as_words(text: str, found: bool) -> None:
+    words = [w.text for w in _words(text)]
+    assert bool([m for m in default_cues().number_spans(words) if m.rule.id == "audio.number.spoken-id"]) is found
+
+
 def test_nine_heard_as_i_stays_inside_a_cued_number() -> None:
     words = _words("Medical record number six, I, I know, I know six. Condition was intact.")
     spans = [m for m in default_cues().spans(words) if m.rule.id == "audio.id.record-number"]
