@@ -457,6 +457,10 @@ def test_a_gap_next_to_an_identifier_is_muted_with_it() -> None:
         ("Police found him outside forty two zarakovny rode last night", [], ["forty two zarakovny rode"]),
         ("Police found him outside fifty mariaters away last night", [], ["fifty mariaters away"]),
         ("Police found him outside fifty mariaters alone last night", [], ["fifty mariaters"]),
+        # a street name written as syllables joined by hyphens that no dictionary lists as one word
+        ("Police found him outside ten hundred nickel-a-ro, last night", [], ["ten hundred nickel-a-ro,"]),
+        ("She lives with her two mother-in-law and a dog", [], []),
+        ("She sees her two-year-old day-to-day", [], []),
         # a comma after the number, a name that no number precedes, an ordinary word: no address
         ("She is forty two, Jason called", ["Jason"], []),
         ("Her brother Jason and her mother called", ["Jason"], []),

@@ -116,13 +116,22 @@ def _capitalised(text: str) -> bool:
 
 
 def _unknown(text: str, known: frozenset[str]) -> bool:
+    """A word no dictionary lists: one of its parts is unknown, or it joins three parts or more with hyphens that
+    the dictionary does not list as one word ("nickel-a-ro" for "Nikola Row"; "mother-in-law" is listed). A
+    recogniser writes a name it never learnt as the syllables it heard; a compound with a number word in it
+    ("two-year-old") is ordinary speech."""
+    from anonpsy.audio.cues import is_number_word
+
     t = text.strip(_PUNCT).replace("\u2019", "'")
     if t.endswith(("'s", "'S")):
         t = t[:-2]
     parts = [p for p in re.split(r"[-']", t) if p]
     if not parts or not all(p.isalpha() for p in parts):
         return False
-    return any(p.lower() not in known for p in parts)
+    if any(p.lower() not in known for p in parts):
+        return True
+    hyphened = [p for p in t.split("-") if p]
+    return len(hyphened) >= 3 and t.lower() not in known and not any(is_number_word(p.lower()) for p in hyphened)
 
 
 def _safelisted(words: Sequence[Word], first: int, last: int) -> bool:
@@ -599,7 +608,8 @@ def _rare_lower(words: Sequence[Word], k: int, known: frozenset[str]) -> bool:
         return False
     parts = [p for p in re.split(r"[-']", c) if p]
     vocab = clinical_vocabulary()
-    if c in english_words() or c in vocab or any(p in vocab for p in parts):
+    # a clinical term written with a hyphen ("ssri-induced") has its unknown part in the lexicons
+    if c in english_words() or c in vocab or any(p in vocab for p in parts if p not in known):
         return False
     return not _safelisted(words, k, k)
 
