@@ -827,6 +827,10 @@ def test_a_day_written_with_its_misheard_month_before_a_year_is_a_date() -> None
         ("He lives on North Oscarlaine in a shelter. The", []),
         ("He lives on North Oscarlaine in our heavy rain and wind today. The", []),
         ("He lives on North Oscarlaine, she said. The", []),
+        # capitalised words a comma closes where the recogniser missed the full stop after the town
+        ("Her address is four Oak Street, Wrexham, the plan was discussed", ["Wrexham,"]),
+        ("Her address is four Oak Street, Monday, the plan was discussed", []),
+        ("Her address is four Oak Street, Mary said, the plan was discussed", []),
     ],
 )
 def test_the_town_after_an_address(text: str, towns: list[str]) -> None:

@@ -877,7 +877,10 @@ _TOWN_WORDS = 3
 def address_town_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[WordHit]:
     """The town said after an address, heard as ordinary words ("lives on North Oscarlaine in our heavy." for
     "... in Arhavi."): after an address the other rules found, "in" or the address's comma, then up to
-    :data:`_TOWN_WORDS` words that close the sentence, none of them a clause word, an article or a number."""
+    :data:`_TOWN_WORDS` words that close the sentence, none of them a clause word, an article or a number. Where
+    the recogniser missed the full stop after the town ("Kathleen Lord, Rickson, the plan was ..." for "...
+    Kathleen Road, Wrexham. The plan was ..."), up to two capitalised words that a comma closes are the town
+    all the same, but not "I", a month, a weekday or a short abbreviation (:func:`_name_word_after`)."""
     from anonpsy.audio.cues import is_numberish
 
     n = len(words)
@@ -894,9 +897,13 @@ def address_town_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[Wo
         else:
             continue
         end = next((m for m in range(start, min(n, start + _TOWN_WORDS)) if _ends(words[m].text, _PHRASE_END)), None)
-        if end is None or not _ends(words[end].text, _SENTENCE_END):
+        if end is None:
             continue
         span = range(start, end + 1)
+        if not _ends(words[end].text, _SENTENCE_END) and not (
+            _ends(words[end].text, (",",)) and end - start < 2 and all(_name_word_after(words, m) for m in span)
+        ):
+            continue
         if cores[start] in _NOT_TOWN_OPENERS or any(cores[m] in _CLAUSE_WORDS or is_numberish(cores[m])
                                                     for m in span):
             continue
