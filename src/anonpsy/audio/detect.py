@@ -293,8 +293,9 @@ def _misheard_tail(words: Sequence[Word], last: int, known: frozenset[str]) -> i
 
 #: A word the recogniser wrote with a confidence below this (its least likely token) is one it was unsure of:
 #: Moonshine writes most ordinary words it heard clearly at 0.9 and above, and a name it never learnt as the
-#: closest words it knows at under a half ("Nqobizitha" as "and cognizant, Ah").
-UNSURE_BELOW = 0.5
+#: closest words it knows at around a half or under ("Nqobizitha" as "and cognizant, Ah"; "Itapetininga" as
+#: "it's a bit tilinger" at 0.51 each).
+UNSURE_BELOW = 0.55
 #: At least this many unsure words in a row: one or two unsure words next to an identifier are as often ordinary
 #: speech the recogniser misheard (a fast or clipped word) as the rest of the identifier.
 _UNSURE_MIN = 3
