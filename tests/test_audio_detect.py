@@ -872,6 +872,18 @@ def test_unsure_run_joins_the_address_it_touches(probs: list[float | None], span
     assert [(h.first, h.last, h.type) for h in got] == ([(*span, "ADDRESS")] if span else [])
 
 
+def test_unsure_run_one_word_from_a_name_joins_it_with_that_word() -> None:
+    words = _scored("spoke with her, Christie, I'm more an ex, oop, my phone.",
+                    [1.0, 0.7, 0.9, 0.5, 0.93, 0.3, 0.3, 0.2, 0.2, 0.8, 0.8])
+    name = WordHit(3, 3, "PERSON", "phi", "rules:x")
+    assert [(h.first, h.last) for h in unsure_extensions(words, [name])] == [(3, 8)]
+    # two words away, or a sentence end on the word between: the run is not the name's
+    assert unsure_extensions(words, [WordHit(2, 2, "PERSON", "phi", "rules:x")]) == []
+    ended = _scored("spoke with her, Christie. I'm more an ex, oop, my phone.",
+                    [1.0, 0.7, 0.9, 0.5, 0.93, 0.3, 0.3, 0.2, 0.2, 0.8, 0.8])
+    assert unsure_extensions(ended, [name]) == []
+
+
 def test_unsure_run_away_from_identifiers_or_past_a_sentence_is_not_joined() -> None:
     words = _scored("He is Smith. And they feel sleepy now", [1.0, 1.0, 0.9, 0.2, 0.2, 0.2, 0.2, 1.0])
     # the run after the full stop does not continue the name; a run touching no identifier is left alone

@@ -321,8 +321,10 @@ def unsure_extensions(words: Sequence[Word], hits: Sequence[WordHit], below: flo
     without taking ordinary speech too. What sets them apart is the recogniser's own confidence, which does not
     depend on which words it chose. A run is at least :data:`_UNSURE_MIN` words in a row each under ``below``,
     within a sentence and with no pause between them; a run that overlaps or touches a PERSON, LOCATION or
-    ADDRESS hit joins it. A recogniser that reports no confidences (PocketSphinx, the moonshine-cpp library)
-    adds nothing.
+    ADDRESS hit joins it, and so does a run one word away from it, with that word, in the same sentence and with
+    no pause on either side of it: a name heard as several words of which the recogniser was sure of one
+    ("Christie, I'm more an ex, oop," for "Krystyna Aybora Aksu"). A recogniser that reports no confidences
+    (PocketSphinx, the moonshine-cpp library) adds nothing.
     """
     n = len(words)
     out: list[WordHit] = []
@@ -339,10 +341,16 @@ def unsure_extensions(words: Sequence[Word], hits: Sequence[WordHit], below: flo
         if j - k + 1 >= _UNSURE_MIN:
             runs.append((k, j))
         k = j + 1
+    def joined(a: int, b: int) -> bool:
+        """Words ``a`` < ``b``, at most one word apart, with no sentence end or pause from ``a`` to ``b``."""
+        return b - a <= 2 and not any(_apart(words, k, k + 1) for k in range(a, b))
+
     for first, last in runs:
         for h in hits:
-            if h.type in _UNSURE_TYPES and h.first - 1 <= last and first <= h.last + 1 and not (
-                _apart(words, h.last, first) or _apart(words, last, h.first)
+            if h.type in _UNSURE_TYPES and (
+                (h.first - 1 <= last and first <= h.last + 1 and not (
+                    _apart(words, h.last, first) or _apart(words, last, h.first)))
+                or (first > h.last and joined(h.last, first)) or (last < h.first and joined(last, h.first))
             ):
                 out.append(WordHit(min(first, h.first), max(last, h.last), h.type, h.reason,
                                    "rules:audio.unsure-continuation"))
