@@ -808,6 +808,30 @@ def test_a_units_number_misheard_as_short_words_stays_with_the_address() -> None
     assert _extended("at twelve Oak Street apartment, and then she left", [(1, 3, "ADDRESS")]) == []
 
 
+@pytest.mark.parametrize(
+    ("text", "dates"),
+    [
+        # a day or a month said as a number right before a year: the recogniser lost the month's name
+        ("Daytonburg, four. 1933 Effect is constricted", ["four. 1933"]),
+        ("She was born four, nineteen thirty three. Effect", ["four, nineteen thirty three."]),
+        ("seen on the fourteenth 2003 for anxiety", ["fourteenth 2003"]),
+        # a year said as "twenty nineteen", a longer number, a number past 31, a pause after a full stop: no date
+        ("She moved here in twenty nineteen forty", []),
+        ("call five five 2019 now", []),
+        ("She drank forty 1990s sodas", []),
+    ],
+)
+def test_a_day_right_before_a_year_is_a_date(text: str, dates: list[str]) -> None:
+    from anonpsy.audio.detect import day_year_hits
+
+    words = _words(text)
+    found = [" ".join(w.text for w in words[h.first : h.last + 1]) for h in day_year_hits(words)]
+    assert found == dates
+    paused = [Word(w.text, w.start + (1.0 if k > 1 else 0.0), w.end + (1.0 if k > 1 else 0.0))
+              for k, w in enumerate(_words("Daytonburg, four. 1933 Effect"))]
+    assert day_year_hits(paused) == []
+
+
 def test_a_day_written_with_its_misheard_month_before_a_year_is_a_date() -> None:
     words = _words("Kate Hoggworth, ten-thoregist, nineteen fifty six, referred by")
     found = [" ".join(w.text for w in words[h.first : h.last + 1]) for h in misheard_month_date_hits(words)]

@@ -1166,6 +1166,37 @@ def misheard_month_date_hits(words: Sequence[Word]) -> list[WordHit]:
     return out
 
 
+def day_year_hits(words: Sequence[Word]) -> list[WordHit]:
+    """A number up to thirty one said right before a year: a date whose month the recogniser lost or that was said
+    as a number ("fourteenth June, nineteen thirty three" heard as "four. 1933"; "born four, 1933").
+
+    The day is an ordinal or a cardinal of 1 to 31 (:func:`_daylike`) that no other number word comes right
+    before, and the year ("1933", "nineteen thirty three", "two thousand five") follows it directly, with a
+    comma between or a full stop the recogniser wrote without a pause. A tens word before a year said in
+    words ("twenty nineteen ...") is the year's own first word, not a day.
+    """
+    from anonpsy.audio.cues import is_number_word
+    from anonpsy.audio.spoken import TENS
+
+    n = len(words)
+    cores = [_core(w.text) for w in words]
+    out: list[WordHit] = []
+    for y in range(1, n):
+        said = _year_start(cores, y)
+        d = y - 1
+        if not said or not _daylike(cores[d]) or (d > 0 and is_number_word(cores[d - 1])
+                                                 and not _ends(words[d - 1].text, _SENTENCE_END)):
+            continue
+        if cores[d] in TENS and not cores[y].isdigit():
+            continue
+        if _ends(words[d].text, (";", ":")) or (_ends(words[d].text, _SENTENCE_END)
+                                                and words[y].start - words[d].end >= SENTENCE_PAUSE_S):
+            continue
+        said = next((m + 1 for m in range(said) if _ends(words[y + m].text, _SENTENCE_END)), said)
+        out.append(WordHit(d, y + said - 1, "DATE", "phi", "rules:audio.day-year"))
+    return out
+
+
 #: Most words a misheard day takes between a month and its year ("March, but when T. s. nineteen fifty nine").
 _MONTH_YEAR_WORDS = 4
 #: Longest time between the month's end and the year's start.
@@ -1469,6 +1500,7 @@ def detect_words(
     hits += spoken_date_hits(words)
     hits += misheard_month_date_hits(words)
     hits += month_year_hits(words)
+    hits += day_year_hits(words)
     hits += place_hits(words, cues)
     hits += street_address_hits(words)
     hits += digit_list_hits(words)
@@ -1491,6 +1523,7 @@ __all__ = [
     "address_town_hits",
     "analyzer_hits",
     "cue_hits",
+    "day_year_hits",
     "detect_words",
     "digit_list_hits",
     "house_number_hits",
