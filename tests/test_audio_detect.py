@@ -798,6 +798,22 @@ def test_a_compass_word_and_a_first_syllable_open_a_street_or_place() -> None:
     assert _extended("She lives in Boston today", [(3, 3, "LOCATION")], known) == []
 
 
+def test_a_function_word_after_a_name_cue_before_a_made_up_word_is_the_names_first_syllable() -> None:
+    assert _extended("He lives with his partner and sourdough, who is supportive.", []) == ["and sourdough,"]
+    # an ordinary word after it, or no name cue before it: nothing
+    assert _extended("He lives with his partner and children, who are supportive.", []) == []
+    assert _extended("He lives with sugar and sourdough, who knew.", []) == []
+
+
+def test_an_article_before_a_name_is_its_first_syllable() -> None:
+    text = "The plan was disclosed with an Olivia Salo from social work."
+    known = frozenset(text.lower().replace(".", "").split())
+    assert _extended(text, [(6, 7, "PERSON")], known) == ["an Olivia Salo"]
+    # only before a capitalised name word, and never over a comma
+    assert _extended(text.replace("Olivia Salo", "olivia salo"), [(6, 7, "PERSON")], known) == []
+    assert _extended(text.replace("an Olivia", "an, Olivia"), [(6, 7, "PERSON")], known) == []
+
+
 def test_a_plural_ordinal_before_a_month_is_its_day() -> None:
     assert _dates("Follow up in schedule for the twenty sixths of August. Here,") == ["the twenty sixths of August."]
 

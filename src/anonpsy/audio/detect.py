@@ -381,6 +381,12 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
       word among them: a name in apposition ("the brother, Attavio again, ...") ends at its closing comma.
     * After a cue that names a report's source ("dictated by", "referred by"), an article before a made-up
       lower-case word no dictionary or clinical lexicon lists ("dictated by the masclerct") is a name with it.
+    * After any name cue ("his partner", "spoke with"), "and", "an", "a", "in" or "on" before such a made-up
+      word is the name's first syllable heard as a function word, and the two are a name with the rest of it
+      the recogniser misspelled ("his partner and sourdough, who" for "his partner, Ansaldo, who").
+    * A name hit that starts on a capitalised word after "a" or "an" takes the article: an article rarely comes
+      before a name, so it is the name's first syllable ("discussed with an Olivia Salo" for "... Ana Livia
+      Salo").
     * A street or place hit after a compass word that follows "on", "at", "off", "outside" ("on South, Selamon
       Bouleymar") takes the compass word.
     * A place hit that starts on a name-like word after "and", "an", "a", "in" or "on" that opens a phrase takes
@@ -440,6 +446,10 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
                 and not _ends(words[first - 1].text, _PHRASE_END)
                 and (first == 1 or _ends(words[first - 2].text, _PHRASE_END)) and _namelike(words, first, known)):
             first -= 1  # "dictated by, and re-agassion, nurse practitioner": the first syllable heard as "and"
+        elif (h.type == "PERSON" and first >= 1 and _core(words[first - 1].text) in ("a", "an")
+                and not _ends(words[first - 1].text, _PHRASE_END) and _capitalised(words[first].text)
+                and _core(words[first].text) != "i"):
+            first -= 1  # "discussed with an Olivia Salo": an article before a name is the name's first syllable
         if (first, last) != (h.first, h.last):
             out.append(WordHit(first, last, h.type, h.reason, "rules:audio.name-extension"))
         if _dangling(words, last + 1):
@@ -468,6 +478,13 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
         k = p + 1
         if not _ends(words[p].text, _PHRASE_END) and _rare_lower(words, k, known):
             out.append(WordHit(p, k, "PERSON", "phi", "rules:audio.name-cue-reach"))
+    for p in range(1, n - 1):
+        hit = cues.before_match(cores, p, with_gap_rules=False)
+        if hit is None or hit[0].type != "PERSON" or cores[p] not in _SYLLABLE_WORDS:
+            continue
+        k = p + 1
+        if not _ends(words[p].text, _PHRASE_END) and _rare_lower(words, k, known):
+            out.append(WordHit(p, _misheard_tail(words, k, known), "PERSON", "phi", "rules:audio.name-cue-reach"))
     return out
 
 
