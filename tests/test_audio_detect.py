@@ -1011,3 +1011,25 @@ def test_a_phone_number_one_digit_short_takes_the_word_after_it(text: str, edge:
     last = max(k for k, w in enumerate(words) if w.text in ("two,", "seven,"))
     found = number_edge_hits(words, [WordHit(first, last, "OTHER_ID", "phi", "rules:test")])
     assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in found] == ([edge] if edge else [])
+
+
+@pytest.mark.parametrize(
+    ("probs", "edge"),
+    [
+        # a word the recogniser was unsure of before the digit it misheard at a phone number's start
+        ([0.23, 0.6, 0.26, 0.65, 0.69, 0.59], "vary to 723-8112"),
+        # sure of it: ordinary speech
+        ([0.23, 0.6, 0.96, 0.65, 0.69, 0.59], "to 723-8112"),
+    ],
+)
+def test_an_unsure_word_beside_a_misheard_digit_of_a_phone_number_is_a_digit(probs: list[float],
+                                                                           edge: str) -> None:
+    words = _scored("Their sales vary to 723-8112 and", probs)
+    found = number_edge_hits(words, [WordHit(4, 4, "OTHER_ID", "phi", "rules:test")])
+    assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in found] == [edge]
+    # a number of fewer digits, or no misheard digit taken at that edge: the unsure word stays audible
+    short = _scored("Their sales vary to 723-81 and", probs)
+    assert [" ".join(w.text for w in short[h.first : h.last + 1])
+            for h in number_edge_hits(short, [WordHit(4, 4, "OTHER_ID", "phi", "rules:test")])] == ["to 723-81"]
+    bare = _scored("Their sales vary 723-8112 and", probs[:2] + probs[3:])
+    assert number_edge_hits(bare, [WordHit(3, 3, "OTHER_ID", "phi", "rules:test")]) == []

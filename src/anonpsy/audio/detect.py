@@ -1327,6 +1327,10 @@ _TIME_PREPOSITIONS = frozenset({"after", "before", "until", "till", "by", "aroun
                                 "since", "between", "over", "under", "than"})
 
 
+#: Digits of a number said in full that is no date, dose or score: a phone number without its area code.
+_LONG_NUMBER_DIGITS = 7
+
+
 def number_edge_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[WordHit]:
     """Digits misheard as ordinary words at either end of a spoken number of four digits or more.
 
@@ -1336,7 +1340,10 @@ def number_edge_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[Wor
     for a digit (:data:`anonpsy.audio.cues.DIGIT_SOUNDALIKES`, less the articles and prepositions that open
     a number: "at", "a", "then", "no", "know"), and one other word between such words, or before a number word
     after the number unless it is a preposition of time or amount ("... after five"); never across a sentence
-    end.
+    end. Where that took a word at an edge of a number of seven digits or more (a phone number), one more word
+    there that the recogniser was unsure of (:data:`UNSURE_BELOW`) and that is no clause word or preposition of
+    time, with no pause or punctuation between, is the rest of the misheard digits ("Their sales vary to
+    723-8112" for "Her cell is four eight two, seven two three, eighty one twelve").
     """
     from anonpsy.audio.cues import is_number_word
 
@@ -1361,6 +1368,10 @@ def number_edge_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[Wor
             else:
                 break
             j -= 1
+        if (first < h.first and j >= 0 and _unsure(words[j], UNSURE_BELOW) and cores[j] not in _NOT_A_DIGIT
+                and not _ends(words[j].text, _PHRASE_END) and words[j + 1].start - words[j].end < SENTENCE_PAUSE_S
+                and _digits_said(words, h) >= _LONG_NUMBER_DIGITS):
+            first = j
         j = last + 1
         while j < n and not _ends(words[j - 1].text, _SENTENCE_END):
             if digitlike(j):
@@ -1373,6 +1384,10 @@ def number_edge_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[Wor
             else:
                 break
             j += 1
+        if (last > h.last and j < n and _unsure(words[j], UNSURE_BELOW) and cores[j] not in _NOT_A_DIGIT
+                and not _ends(words[j - 1].text, _SENTENCE_END) and words[j].start - words[j - 1].end < SENTENCE_PAUSE_S
+                and _digits_said(words, h) >= _LONG_NUMBER_DIGITS):
+            last = j
         last = _last_digit(words, cores, first, last)
         if (first, last) != (h.first, h.last):
             out.append(WordHit(first, last, h.type, "phi", "rules:audio.number-edge"))
