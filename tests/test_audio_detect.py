@@ -1033,3 +1033,30 @@ def test_an_unsure_word_beside_a_misheard_digit_of_a_phone_number_is_a_digit(pro
             for h in number_edge_hits(short, [WordHit(4, 4, "OTHER_ID", "phi", "rules:test")])] == ["to 723-81"]
     bare = _scored("Their sales vary 723-8112 and", probs[:2] + probs[3:])
     assert number_edge_hits(bare, [WordHit(3, 3, "OTHER_ID", "phi", "rules:test")]) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "probs", "street"),
+    [
+        # a house number after "at" and three words the recogniser was unsure of: the street heard as words
+        ("She leaves at nine hundred five what kings part with her mother.",
+         [0.92, 0.56, 0.74, 0.68, 0.96, 0.69, 0.19, 0.39, 0.25, 0.65, 0.9, 0.9],
+         "at nine hundred five what kings part"),
+        # two unsure words, one number word (a time), no street preposition, or sure words: no address
+        ("She leaves at nine hundred five what kings part with her mother.",
+         [0.92, 0.56, 0.74, 0.68, 0.96, 0.69, 0.19, 0.39, 0.95, 0.65, 0.9, 0.9], None),
+        ("She leaves at nine what kings part with her mother.",
+         [0.92, 0.56, 0.74, 0.68, 0.19, 0.39, 0.25, 0.65, 0.9, 0.9], None),
+        ("She drank only nine hundred five what kings part with her mother.",
+         [0.92, 0.56, 0.74, 0.68, 0.96, 0.69, 0.19, 0.39, 0.25, 0.65, 0.9, 0.9], None),
+        ("She leaves at nine hundred five what kings part with her mother.", [0.95] * 12, None),
+    ],
+)
+def test_a_house_number_after_a_street_preposition_and_unsure_words_is_an_address(
+    text: str, probs: list[float], street: str | None
+) -> None:
+    from anonpsy.audio.detect import unsure_street_hits
+
+    words = _scored(text, probs)
+    found = [" ".join(w.text for w in words[h.first - 1 : h.last + 1]) for h in unsure_street_hits(words)]
+    assert found == ([street] if street else [])

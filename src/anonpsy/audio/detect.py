@@ -894,6 +894,43 @@ def house_number_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[Wo
     return out
 
 
+def unsure_street_hits(words: Sequence[Word], below: float = UNSURE_BELOW) -> list[WordHit]:
+    """A house number after "at", "on", "outside" and the like, followed by words the recogniser was unsure of.
+
+    "She lives at nine hundred five Watkins Path" heard as "She leaves at nine hundred five what kings part": the
+    cue was misheard and the street's name and type came out as ordinary words, so no rule placed the address.
+    Two number words or more right after a street preposition (:data:`_STREET_PREPOSITIONS`), and right after
+    them, within the phrase, a run of at least :data:`_UNSURE_MIN` words each under ``below`` with no pause or
+    sentence end between (:func:`unsure_extensions`), are a house number and a street.
+    """
+    from anonpsy.audio.cues import is_number_word
+
+    n = len(words)
+    cores = [_core(w.text) for w in words]
+    out: list[WordHit] = []
+    for k in range(2, n):
+        if not is_number_word(cores[k - 1]) or is_number_word(cores[k]) or _ends(words[k - 1].text, _PHRASE_END):
+            continue
+        first = k - 1
+        while first > 0 and k - first < 6 and is_number_word(cores[first - 1]) \
+                and not _ends(words[first - 1].text, _PHRASE_END):
+            first -= 1
+        if k - first < 2 or first == 0 or cores[first - 1] not in _STREET_PREPOSITIONS \
+                or _ends(words[first - 1].text, _PHRASE_END):
+            continue
+        if words[k].start - words[k - 1].end >= SENTENCE_PAUSE_S:
+            continue
+        last = k - 1
+        j = k
+        while j < n and _unsure(words[j], below) and (j == k or not (
+                _ends(words[j - 1].text, _SENTENCE_END) or words[j].start - words[j - 1].end >= SENTENCE_PAUSE_S)):
+            last = j
+            j += 1
+        if last - k + 1 >= _UNSURE_MIN:
+            out.append(WordHit(first, last, "ADDRESS", "phi", "rules:audio.unsure-street"))
+    return out
+
+
 #: Words after an address's "in" or comma that open an ordinary phrase, not a town ("in his car.").
 _NOT_TOWN_OPENERS = _CLAUSE_WORDS | _ARTICLES | frozenset({"their", "its", "this", "that", "there", "then"})
 #: Words a town after an address may run to: a town's name heard as ordinary words ("in our heavy.").
@@ -1540,6 +1577,7 @@ def detect_words(
     hits += number_edge_hits(words, hits)
     hits += name_extensions(words, hits, cues)
     hits += unsure_extensions(words, hits)
+    hits += unsure_street_hits(words)
     hits += house_number_hits(words, hits)
     hits += address_town_hits(words, hits)
     if llm_detector is not None and words:
@@ -1572,4 +1610,5 @@ __all__ = [
     "street_address_hits",
     "subject_hits",
     "unsure_extensions",
+    "unsure_street_hits",
 ]
