@@ -120,8 +120,6 @@ def _unknown(text: str, known: frozenset[str]) -> bool:
     the dictionary does not list as one word ("nickel-a-ro" for "Nikola Row"; "mother-in-law" is listed). A
     recogniser writes a name it never learnt as the syllables it heard; a compound with a number word in it
     ("two-year-old") is ordinary speech."""
-    from anonpsy.audio.cues import is_number_word
-
     t = text.strip(_PUNCT).replace("\u2019", "'")
     if t.endswith(("'s", "'S")):
         t = t[:-2]
@@ -131,7 +129,11 @@ def _unknown(text: str, known: frozenset[str]) -> bool:
     if any(p.lower() not in known for p in parts):
         return True
     hyphened = [p for p in t.split("-") if p]
-    return len(hyphened) >= 3 and t.lower() not in known and not any(is_number_word(p.lower()) for p in hyphened)
+    if len(hyphened) < 3:
+        return False
+    from anonpsy.audio.cues import is_number_word
+
+    return t.lower() not in known and not any(is_number_word(p.lower()) for p in hyphened)
 
 
 def _safelisted(words: Sequence[Word], first: int, last: int) -> bool:
@@ -479,11 +481,13 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
         if not _ends(words[p].text, _PHRASE_END) and _rare_lower(words, k, known):
             out.append(WordHit(p, k, "PERSON", "phi", "rules:audio.name-cue-reach"))
     for p in range(1, n - 1):
+        if cores[p] not in _SYLLABLE_WORDS or _ends(words[p].text, _PHRASE_END):
+            continue
         hit = cues.before_match(cores, p, with_gap_rules=False)
-        if hit is None or hit[0].type != "PERSON" or cores[p] not in _SYLLABLE_WORDS:
+        if hit is None or hit[0].type != "PERSON":
             continue
         k = p + 1
-        if not _ends(words[p].text, _PHRASE_END) and _rare_lower(words, k, known):
+        if _rare_lower(words, k, known):
             out.append(WordHit(p, _misheard_tail(words, k, known), "PERSON", "phi", "rules:audio.name-cue-reach"))
     return out
 
