@@ -457,6 +457,10 @@ def test_a_gap_next_to_an_identifier_is_muted_with_it() -> None:
         ("Police found him outside forty two zarakovny rode last night", [], ["forty two zarakovny rode"]),
         ("Police found him outside fifty mariaters away last night", [], ["fifty mariaters away"]),
         ("Police found him outside fifty mariaters alone last night", [], ["fifty mariaters"]),
+        # a street name written as syllables joined by hyphens that no dictionary lists as one word
+        ("Police found him outside ten hundred nickel-a-ro, last night", [], ["ten hundred nickel-a-ro,"]),
+        ("She lives with her two mother-in-law and a dog", [], []),
+        ("She sees her two-year-old day-to-day", [], []),
         # a comma after the number, a name that no number precedes, an ordinary word: no address
         ("She is forty two, Jason called", ["Jason"], []),
         ("Her brother Jason and her mother called", ["Jason"], []),
@@ -794,6 +798,22 @@ def test_a_compass_word_and_a_first_syllable_open_a_street_or_place() -> None:
     assert _extended("She lives in Boston today", [(3, 3, "LOCATION")], known) == []
 
 
+def test_a_function_word_after_a_name_cue_before_a_made_up_word_is_the_names_first_syllable() -> None:
+    assert _extended("He lives with his partner and sourdough, who is supportive.", []) == ["and sourdough,"]
+    # an ordinary word after it, or no name cue before it: nothing
+    assert _extended("He lives with his partner and children, who are supportive.", []) == []
+    assert _extended("He lives with sugar and sourdough, who knew.", []) == []
+
+
+def test_an_article_before_a_name_is_its_first_syllable() -> None:
+    text = "The plan was disclosed with an Olivia Salo from social work."
+    known = frozenset(text.lower().replace(".", "").split())
+    assert _extended(text, [(6, 7, "PERSON")], known) == ["an Olivia Salo"]
+    # only before a capitalised name word, and never over a comma
+    assert _extended(text.replace("Olivia Salo", "olivia salo"), [(6, 7, "PERSON")], known) == []
+    assert _extended(text.replace("an Olivia", "an, Olivia"), [(6, 7, "PERSON")], known) == []
+
+
 def test_a_plural_ordinal_before_a_month_is_its_day() -> None:
     assert _dates("Follow up in schedule for the twenty sixths of August. Here,") == ["the twenty sixths of August."]
 
@@ -802,6 +822,30 @@ def test_a_units_number_misheard_as_short_words_stays_with_the_address() -> None
     text = "outside twenty-five sixty-two oxalo-rulimar apartment, soy the eight last night."
     assert _extended(text, [(1, 3, "ADDRESS")]) == ["twenty-five sixty-two oxalo-rulimar apartment, soy the eight"]
     assert _extended("at twelve Oak Street apartment, and then she left", [(1, 3, "ADDRESS")]) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "dates"),
+    [
+        # a day or a month said as a number right before a year: the recogniser lost the month's name
+        ("Daytonburg, four. 1933 Effect is constricted", ["four. 1933"]),
+        ("She was born four, nineteen thirty three. Effect", ["four, nineteen thirty three."]),
+        ("seen on the fourteenth 2003 for anxiety", ["fourteenth 2003"]),
+        # a year said as "twenty nineteen", a longer number, a number past 31, a pause after a full stop: no date
+        ("She moved here in twenty nineteen forty", []),
+        ("call five five 2019 now", []),
+        ("She drank forty 1990s sodas", []),
+    ],
+)
+def test_a_day_right_before_a_year_is_a_date(text: str, dates: list[str]) -> None:
+    from anonpsy.audio.detect import day_year_hits
+
+    words = _words(text)
+    found = [" ".join(w.text for w in words[h.first : h.last + 1]) for h in day_year_hits(words)]
+    assert found == dates
+    paused = [Word(w.text, w.start + (1.0 if k > 1 else 0.0), w.end + (1.0 if k > 1 else 0.0))
+              for k, w in enumerate(_words("Daytonburg, four. 1933 Effect"))]
+    assert day_year_hits(paused) == []
 
 
 def test_a_day_written_with_its_misheard_month_before_a_year_is_a_date() -> None:
@@ -823,6 +867,10 @@ def test_a_day_written_with_its_misheard_month_before_a_year_is_a_date() -> None
         ("He lives on North Oscarlaine in a shelter. The", []),
         ("He lives on North Oscarlaine in our heavy rain and wind today. The", []),
         ("He lives on North Oscarlaine, she said. The", []),
+        # capitalised words a comma closes where the recogniser missed the full stop after the town
+        ("Her address is four Oak Street, Wrexham, the plan was discussed", ["Wrexham,"]),
+        ("Her address is four Oak Street, Monday, the plan was discussed", []),
+        ("Her address is four Oak Street, Mary said, the plan was discussed", []),
     ],
 )
 def test_the_town_after_an_address(text: str, towns: list[str]) -> None:
@@ -848,6 +896,9 @@ _ADDRESS = "She leaves at nine hundred five what kings part with her mother."
     [
         # three unsure words after the house number: the street name heard as ordinary words
         ([1.0, 0.9, 0.9, 0.7, 0.96, 0.7, 0.19, 0.39, 0.25, 0.95, 0.9, 0.9], (3, 8)),
+        # a street name heard just over a half sure ("what kings part" at 0.52-0.54) is as unsure
+        ([1.0, 0.9, 0.9, 0.7, 0.96, 0.7, 0.52, 0.54, 0.53, 0.95, 0.9, 0.9], (3, 8)),
+        ([1.0, 0.9, 0.9, 0.7, 0.96, 0.7, 0.52, 0.64, 0.53, 0.95, 0.9, 0.9], None),
         # only two unsure words: as often ordinary speech misheard, nothing added
         ([1.0, 0.9, 0.9, 0.7, 0.96, 0.7, 0.19, 0.39, 0.95, 0.95, 0.9, 0.9], None),
         # no confidences (PocketSphinx, the moonshine-cpp library): nothing added
@@ -859,6 +910,18 @@ def test_unsure_run_joins_the_address_it_touches(probs: list[float | None], span
     hits = [WordHit(3, 5, "ADDRESS", "phi", "rules:audio.house-number")]
     got = unsure_extensions(words, hits)
     assert [(h.first, h.last, h.type) for h in got] == ([(*span, "ADDRESS")] if span else [])
+
+
+def test_unsure_run_one_word_from_a_name_joins_it_with_that_word() -> None:
+    words = _scored("spoke with her, Christie, I'm more an ex, oop, my phone.",
+                    [1.0, 0.7, 0.9, 0.5, 0.93, 0.3, 0.3, 0.2, 0.2, 0.8, 0.8])
+    name = WordHit(3, 3, "PERSON", "phi", "rules:x")
+    assert [(h.first, h.last) for h in unsure_extensions(words, [name])] == [(3, 8)]
+    # two words away, or a sentence end on the word between: the run is not the name's
+    assert unsure_extensions(words, [WordHit(2, 2, "PERSON", "phi", "rules:x")]) == []
+    ended = _scored("spoke with her, Christie. I'm more an ex, oop, my phone.",
+                    [1.0, 0.7, 0.9, 0.5, 0.93, 0.3, 0.3, 0.2, 0.2, 0.8, 0.8])
+    assert unsure_extensions(ended, [name]) == []
 
 
 def test_unsure_run_away_from_identifiers_or_past_a_sentence_is_not_joined() -> None:
@@ -908,6 +971,22 @@ def test_a_rating_scales_score_is_no_spoken_identifier() -> None:
     assert [m for m in cues.number_spans(phone) if m.rule.id == "audio.number.spoken-id"]
 
 
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        # a phone number the recogniser wrote in digit groups was said a digit at a time
+        ("Their sales vary to 723-8112 and cheaper Thursday.", True),
+        ("call me at 555-0127 please", True),
+        # a range of years, a short group: not a number said digit by digit
+        ("She worked there 1990-2005 and then retired.", False),
+        ("She worked there 12-14 hours a day.", False),
+    ],
+)
+def test_a_number_written_in_digit_groups_counts_its_digits_as_words(text: str, found: bool) -> None:
+    words = [w.text for w in _words(text)]
+    assert bool([m for m in default_cues().number_spans(words) if m.rule.id == "audio.number.spoken-id"]) is found
+
+
 def test_nine_heard_as_i_stays_inside_a_cued_number() -> None:
     words = _words("Medical record number six, I, I know, I know six. Condition was intact.")
     spans = [m for m in default_cues().spans(words) if m.rule.id == "audio.id.record-number"]
@@ -932,3 +1011,52 @@ def test_a_phone_number_one_digit_short_takes_the_word_after_it(text: str, edge:
     last = max(k for k, w in enumerate(words) if w.text in ("two,", "seven,"))
     found = number_edge_hits(words, [WordHit(first, last, "OTHER_ID", "phi", "rules:test")])
     assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in found] == ([edge] if edge else [])
+
+
+@pytest.mark.parametrize(
+    ("probs", "edge"),
+    [
+        # a word the recogniser was unsure of before the digit it misheard at a phone number's start
+        ([0.23, 0.6, 0.26, 0.65, 0.69, 0.59], "vary to 723-8112"),
+        # sure of it: ordinary speech
+        ([0.23, 0.6, 0.96, 0.65, 0.69, 0.59], "to 723-8112"),
+    ],
+)
+def test_an_unsure_word_beside_a_misheard_digit_of_a_phone_number_is_a_digit(probs: list[float],
+                                                                           edge: str) -> None:
+    words = _scored("Their sales vary to 723-8112 and", probs)
+    found = number_edge_hits(words, [WordHit(4, 4, "OTHER_ID", "phi", "rules:test")])
+    assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in found] == [edge]
+    # a number of fewer digits, or no misheard digit taken at that edge: the unsure word stays audible
+    short = _scored("Their sales vary to 723-81 and", probs)
+    assert [" ".join(w.text for w in short[h.first : h.last + 1])
+            for h in number_edge_hits(short, [WordHit(4, 4, "OTHER_ID", "phi", "rules:test")])] == ["to 723-81"]
+    bare = _scored("Their sales vary 723-8112 and", probs[:2] + probs[3:])
+    assert number_edge_hits(bare, [WordHit(3, 3, "OTHER_ID", "phi", "rules:test")]) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "probs", "street"),
+    [
+        # a house number after "at" and three words the recogniser was unsure of: the street heard as words
+        ("She leaves at nine hundred five what kings part with her mother.",
+         [0.92, 0.56, 0.74, 0.68, 0.96, 0.69, 0.19, 0.39, 0.25, 0.65, 0.9, 0.9],
+         "at nine hundred five what kings part"),
+        # two unsure words, one number word (a time), no street preposition, or sure words: no address
+        ("She leaves at nine hundred five what kings part with her mother.",
+         [0.92, 0.56, 0.74, 0.68, 0.96, 0.69, 0.19, 0.39, 0.95, 0.65, 0.9, 0.9], None),
+        ("She leaves at nine what kings part with her mother.",
+         [0.92, 0.56, 0.74, 0.68, 0.19, 0.39, 0.25, 0.65, 0.9, 0.9], None),
+        ("She drank only nine hundred five what kings part with her mother.",
+         [0.92, 0.56, 0.74, 0.68, 0.96, 0.69, 0.19, 0.39, 0.25, 0.65, 0.9, 0.9], None),
+        ("She leaves at nine hundred five what kings part with her mother.", [0.95] * 12, None),
+    ],
+)
+def test_a_house_number_after_a_street_preposition_and_unsure_words_is_an_address(
+    text: str, probs: list[float], street: str | None
+) -> None:
+    from anonpsy.audio.detect import unsure_street_hits
+
+    words = _scored(text, probs)
+    found = [" ".join(w.text for w in words[h.first - 1 : h.last + 1]) for h in unsure_street_hits(words)]
+    assert found == ([street] if street else [])

@@ -143,9 +143,18 @@ def _core(word: str) -> str:
     return word.strip(_PUNCT).lower()
 
 
+_YEAR_RANGE = re.compile(r"(19|20)[0-9]{2}-(19|20)[0-9]{2}")
+
+
 def _said_words(word: str) -> int:
+    """About how many words a word the recogniser wrote was said in: a number of five digits or more written in
+    digits ("83311", or in groups "723-8112" as a phone number is written) one word per digit, else one. A range
+    of years ("1990-2005") was said in years, not digits."""
     c = _core(word)
-    return len(c) if c.isdigit() and len(c) >= 5 else 1
+    digits = c.replace("-", "")
+    if not digits.isdigit() or len(digits) < 5 or c.startswith("-") or _YEAR_RANGE.fullmatch(c):
+        return 1
+    return len(digits)
 
 
 def _ends_sentence(text: str) -> bool:

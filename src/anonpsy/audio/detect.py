@@ -116,13 +116,24 @@ def _capitalised(text: str) -> bool:
 
 
 def _unknown(text: str, known: frozenset[str]) -> bool:
+    """A word no dictionary lists: one of its parts is unknown, or it joins three parts or more with hyphens that
+    the dictionary does not list as one word ("nickel-a-ro" for "Nikola Row"; "mother-in-law" is listed). A
+    recogniser writes a name it never learnt as the syllables it heard; a compound with a number word in it
+    ("two-year-old") is ordinary speech."""
     t = text.strip(_PUNCT).replace("\u2019", "'")
     if t.endswith(("'s", "'S")):
         t = t[:-2]
     parts = [p for p in re.split(r"[-']", t) if p]
     if not parts or not all(p.isalpha() for p in parts):
         return False
-    return any(p.lower() not in known for p in parts)
+    if any(p.lower() not in known for p in parts):
+        return True
+    hyphened = [p for p in t.split("-") if p]
+    if len(hyphened) < 3:
+        return False
+    from anonpsy.audio.cues import is_number_word
+
+    return t.lower() not in known and not any(is_number_word(p.lower()) for p in hyphened)
 
 
 def _safelisted(words: Sequence[Word], first: int, last: int) -> bool:
@@ -284,8 +295,9 @@ def _misheard_tail(words: Sequence[Word], last: int, known: frozenset[str]) -> i
 
 #: A word the recogniser wrote with a confidence below this (its least likely token) is one it was unsure of:
 #: Moonshine writes most ordinary words it heard clearly at 0.9 and above, and a name it never learnt as the
-#: closest words it knows at under a half ("Nqobizitha" as "and cognizant, Ah").
-UNSURE_BELOW = 0.5
+#: closest words it knows at around a half or under ("Nqobizitha" as "and cognizant, Ah"; "Itapetininga" as
+#: "it's a bit tilinger" at 0.51 each).
+UNSURE_BELOW = 0.55
 #: At least this many unsure words in a row: one or two unsure words next to an identifier are as often ordinary
 #: speech the recogniser misheard (a fast or clipped word) as the rest of the identifier.
 _UNSURE_MIN = 3
@@ -311,8 +323,10 @@ def unsure_extensions(words: Sequence[Word], hits: Sequence[WordHit], below: flo
     without taking ordinary speech too. What sets them apart is the recogniser's own confidence, which does not
     depend on which words it chose. A run is at least :data:`_UNSURE_MIN` words in a row each under ``below``,
     within a sentence and with no pause between them; a run that overlaps or touches a PERSON, LOCATION or
-    ADDRESS hit joins it. A recogniser that reports no confidences (PocketSphinx, the moonshine-cpp library)
-    adds nothing.
+    ADDRESS hit joins it, and so does a run one word away from it, with that word, in the same sentence and with
+    no pause on either side of it: a name heard as several words of which the recogniser was sure of one
+    ("Christie, I'm more an ex, oop," for "Krystyna Aybora Aksu"). A recogniser that reports no confidences
+    (PocketSphinx, the moonshine-cpp library) adds nothing.
     """
     n = len(words)
     out: list[WordHit] = []
@@ -329,10 +343,16 @@ def unsure_extensions(words: Sequence[Word], hits: Sequence[WordHit], below: flo
         if j - k + 1 >= _UNSURE_MIN:
             runs.append((k, j))
         k = j + 1
+    def joined(a: int, b: int) -> bool:
+        """Words ``a`` < ``b``, at most one word apart, with no sentence end or pause from ``a`` to ``b``."""
+        return b - a <= 2 and not any(_apart(words, k, k + 1) for k in range(a, b))
+
     for first, last in runs:
         for h in hits:
-            if h.type in _UNSURE_TYPES and h.first - 1 <= last and first <= h.last + 1 and not (
-                _apart(words, h.last, first) or _apart(words, last, h.first)
+            if h.type in _UNSURE_TYPES and (
+                (h.first - 1 <= last and first <= h.last + 1 and not (
+                    _apart(words, h.last, first) or _apart(words, last, h.first)))
+                or (first > h.last and joined(h.last, first)) or (last < h.first and joined(last, h.first))
             ):
                 out.append(WordHit(min(first, h.first), max(last, h.last), h.type, h.reason,
                                    "rules:audio.unsure-continuation"))
@@ -363,6 +383,12 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
       word among them: a name in apposition ("the brother, Attavio again, ...") ends at its closing comma.
     * After a cue that names a report's source ("dictated by", "referred by"), an article before a made-up
       lower-case word no dictionary or clinical lexicon lists ("dictated by the masclerct") is a name with it.
+    * After any name cue ("his partner", "spoke with"), "and", "an", "a", "in" or "on" before such a made-up
+      word is the name's first syllable heard as a function word, and the two are a name with the rest of it
+      the recogniser misspelled ("his partner and sourdough, who" for "his partner, Ansaldo, who").
+    * A name hit that starts on a capitalised word after "a" or "an" takes the article: an article rarely comes
+      before a name, so it is the name's first syllable ("discussed with an Olivia Salo" for "... Ana Livia
+      Salo").
     * A street or place hit after a compass word that follows "on", "at", "off", "outside" ("on South, Selamon
       Bouleymar") takes the compass word.
     * A place hit that starts on a name-like word after "and", "an", "a", "in" or "on" that opens a phrase takes
@@ -422,6 +448,10 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
                 and not _ends(words[first - 1].text, _PHRASE_END)
                 and (first == 1 or _ends(words[first - 2].text, _PHRASE_END)) and _namelike(words, first, known)):
             first -= 1  # "dictated by, and re-agassion, nurse practitioner": the first syllable heard as "and"
+        elif (h.type == "PERSON" and first >= 1 and _core(words[first - 1].text) in ("a", "an")
+                and not _ends(words[first - 1].text, _PHRASE_END) and _capitalised(words[first].text)
+                and _core(words[first].text) != "i"):
+            first -= 1  # "discussed with an Olivia Salo": an article before a name is the name's first syllable
         if (first, last) != (h.first, h.last):
             out.append(WordHit(first, last, h.type, h.reason, "rules:audio.name-extension"))
         if _dangling(words, last + 1):
@@ -450,6 +480,15 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
         k = p + 1
         if not _ends(words[p].text, _PHRASE_END) and _rare_lower(words, k, known):
             out.append(WordHit(p, k, "PERSON", "phi", "rules:audio.name-cue-reach"))
+    for p in range(1, n - 1):
+        if cores[p] not in _SYLLABLE_WORDS or _ends(words[p].text, _PHRASE_END):
+            continue
+        hit = cues.before_match(cores, p, with_gap_rules=False)
+        if hit is None or hit[0].type != "PERSON":
+            continue
+        k = p + 1
+        if _rare_lower(words, k, known):
+            out.append(WordHit(p, _misheard_tail(words, k, known), "PERSON", "phi", "rules:audio.name-cue-reach"))
     return out
 
 
@@ -599,7 +638,8 @@ def _rare_lower(words: Sequence[Word], k: int, known: frozenset[str]) -> bool:
         return False
     parts = [p for p in re.split(r"[-']", c) if p]
     vocab = clinical_vocabulary()
-    if c in english_words() or c in vocab or any(p in vocab for p in parts):
+    # a clinical term written with a hyphen ("ssri-induced") has its unknown part in the lexicons
+    if c in english_words() or c in vocab or any(p in vocab for p in parts if p not in known):
         return False
     return not _safelisted(words, k, k)
 
@@ -858,6 +898,43 @@ def house_number_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[Wo
     return out
 
 
+def unsure_street_hits(words: Sequence[Word], below: float = UNSURE_BELOW) -> list[WordHit]:
+    """A house number after "at", "on", "outside" and the like, followed by words the recogniser was unsure of.
+
+    "She lives at nine hundred five Watkins Path" heard as "She leaves at nine hundred five what kings part": the
+    cue was misheard and the street's name and type came out as ordinary words, so no rule placed the address.
+    Two number words or more right after a street preposition (:data:`_STREET_PREPOSITIONS`), and right after
+    them, within the phrase, a run of at least :data:`_UNSURE_MIN` words each under ``below`` with no pause or
+    sentence end between (:func:`unsure_extensions`), are a house number and a street.
+    """
+    from anonpsy.audio.cues import is_number_word
+
+    n = len(words)
+    cores = [_core(w.text) for w in words]
+    out: list[WordHit] = []
+    for k in range(2, n):
+        if not is_number_word(cores[k - 1]) or is_number_word(cores[k]) or _ends(words[k - 1].text, _PHRASE_END):
+            continue
+        first = k - 1
+        while first > 0 and k - first < 6 and is_number_word(cores[first - 1]) \
+                and not _ends(words[first - 1].text, _PHRASE_END):
+            first -= 1
+        if k - first < 2 or first == 0 or cores[first - 1] not in _STREET_PREPOSITIONS \
+                or _ends(words[first - 1].text, _PHRASE_END):
+            continue
+        if words[k].start - words[k - 1].end >= SENTENCE_PAUSE_S:
+            continue
+        last = k - 1
+        j = k
+        while j < n and _unsure(words[j], below) and (j == k or not (
+                _ends(words[j - 1].text, _SENTENCE_END) or words[j].start - words[j - 1].end >= SENTENCE_PAUSE_S)):
+            last = j
+            j += 1
+        if last - k + 1 >= _UNSURE_MIN:
+            out.append(WordHit(first, last, "ADDRESS", "phi", "rules:audio.unsure-street"))
+    return out
+
+
 #: Words after an address's "in" or comma that open an ordinary phrase, not a town ("in his car.").
 _NOT_TOWN_OPENERS = _CLAUSE_WORDS | _ARTICLES | frozenset({"their", "its", "this", "that", "there", "then"})
 #: Words a town after an address may run to: a town's name heard as ordinary words ("in our heavy.").
@@ -867,7 +944,10 @@ _TOWN_WORDS = 3
 def address_town_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[WordHit]:
     """The town said after an address, heard as ordinary words ("lives on North Oscarlaine in our heavy." for
     "... in Arhavi."): after an address the other rules found, "in" or the address's comma, then up to
-    :data:`_TOWN_WORDS` words that close the sentence, none of them a clause word, an article or a number."""
+    :data:`_TOWN_WORDS` words that close the sentence, none of them a clause word, an article or a number. Where
+    the recogniser missed the full stop after the town ("Kathleen Lord, Rickson, the plan was ..." for "...
+    Kathleen Road, Wrexham. The plan was ..."), up to two capitalised words that a comma closes are the town
+    all the same, but not "I", a month, a weekday or a short abbreviation (:func:`_name_word_after`)."""
     from anonpsy.audio.cues import is_numberish
 
     n = len(words)
@@ -884,9 +964,13 @@ def address_town_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[Wo
         else:
             continue
         end = next((m for m in range(start, min(n, start + _TOWN_WORDS)) if _ends(words[m].text, _PHRASE_END)), None)
-        if end is None or not _ends(words[end].text, _SENTENCE_END):
+        if end is None:
             continue
         span = range(start, end + 1)
+        if not _ends(words[end].text, _SENTENCE_END) and not (
+            _ends(words[end].text, (",",)) and end - start < 2 and all(_name_word_after(words, m) for m in span)
+        ):
+            continue
         if cores[start] in _NOT_TOWN_OPENERS or any(cores[m] in _CLAUSE_WORDS or is_numberish(cores[m])
                                                     for m in span):
             continue
@@ -1140,6 +1224,37 @@ def misheard_month_date_hits(words: Sequence[Word]) -> list[WordHit]:
     return out
 
 
+def day_year_hits(words: Sequence[Word]) -> list[WordHit]:
+    """A number up to thirty one said right before a year: a date whose month the recogniser lost or that was said
+    as a number ("fourteenth June, nineteen thirty three" heard as "four. 1933"; "born four, 1933").
+
+    The day is an ordinal or a cardinal of 1 to 31 (:func:`_daylike`) that no other number word comes right
+    before, and the year ("1933", "nineteen thirty three", "two thousand five") follows it directly, with a
+    comma between or a full stop the recogniser wrote without a pause. A tens word before a year said in
+    words ("twenty nineteen ...") is the year's own first word, not a day.
+    """
+    from anonpsy.audio.cues import is_number_word
+    from anonpsy.audio.spoken import TENS
+
+    n = len(words)
+    cores = [_core(w.text) for w in words]
+    out: list[WordHit] = []
+    for y in range(1, n):
+        said = _year_start(cores, y)
+        d = y - 1
+        if not said or not _daylike(cores[d]) or (d > 0 and is_number_word(cores[d - 1])
+                                                 and not _ends(words[d - 1].text, _SENTENCE_END)):
+            continue
+        if cores[d] in TENS and not cores[y].isdigit():
+            continue
+        if _ends(words[d].text, (";", ":")) or (_ends(words[d].text, _SENTENCE_END)
+                                                and words[y].start - words[d].end >= SENTENCE_PAUSE_S):
+            continue
+        said = next((m + 1 for m in range(said) if _ends(words[y + m].text, _SENTENCE_END)), said)
+        out.append(WordHit(d, y + said - 1, "DATE", "phi", "rules:audio.day-year"))
+    return out
+
+
 #: Most words a misheard day takes between a month and its year ("March, but when T. s. nineteen fifty nine").
 _MONTH_YEAR_WORDS = 4
 #: Longest time between the month's end and the year's start.
@@ -1253,6 +1368,10 @@ _TIME_PREPOSITIONS = frozenset({"after", "before", "until", "till", "by", "aroun
                                 "since", "between", "over", "under", "than"})
 
 
+#: Digits of a number said in full that is no date, dose or score: a phone number without its area code.
+_LONG_NUMBER_DIGITS = 7
+
+
 def number_edge_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[WordHit]:
     """Digits misheard as ordinary words at either end of a spoken number of four digits or more.
 
@@ -1262,7 +1381,10 @@ def number_edge_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[Wor
     for a digit (:data:`anonpsy.audio.cues.DIGIT_SOUNDALIKES`, less the articles and prepositions that open
     a number: "at", "a", "then", "no", "know"), and one other word between such words, or before a number word
     after the number unless it is a preposition of time or amount ("... after five"); never across a sentence
-    end.
+    end. Where that took a word at an edge of a number of seven digits or more (a phone number), one more word
+    there that the recogniser was unsure of (:data:`UNSURE_BELOW`) and that is no clause word or preposition of
+    time, with no pause or punctuation between, is the rest of the misheard digits ("Their sales vary to
+    723-8112" for "Her cell is four eight two, seven two three, eighty one twelve").
     """
     from anonpsy.audio.cues import is_number_word
 
@@ -1287,6 +1409,10 @@ def number_edge_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[Wor
             else:
                 break
             j -= 1
+        if (first < h.first and j >= 0 and _unsure(words[j], UNSURE_BELOW) and cores[j] not in _NOT_A_DIGIT
+                and not _ends(words[j].text, _PHRASE_END) and words[j + 1].start - words[j].end < SENTENCE_PAUSE_S
+                and _digits_said(words, h) >= _LONG_NUMBER_DIGITS):
+            first = j
         j = last + 1
         while j < n and not _ends(words[j - 1].text, _SENTENCE_END):
             if digitlike(j):
@@ -1299,6 +1425,10 @@ def number_edge_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[Wor
             else:
                 break
             j += 1
+        if (last > h.last and j < n and _unsure(words[j], UNSURE_BELOW) and cores[j] not in _NOT_A_DIGIT
+                and not _ends(words[j - 1].text, _SENTENCE_END) and words[j].start - words[j - 1].end < SENTENCE_PAUSE_S
+                and _digits_said(words, h) >= _LONG_NUMBER_DIGITS):
+            last = j
         last = _last_digit(words, cores, first, last)
         if (first, last) != (h.first, h.last):
             out.append(WordHit(first, last, h.type, "phi", "rules:audio.number-edge"))
@@ -1443,6 +1573,7 @@ def detect_words(
     hits += spoken_date_hits(words)
     hits += misheard_month_date_hits(words)
     hits += month_year_hits(words)
+    hits += day_year_hits(words)
     hits += place_hits(words, cues)
     hits += street_address_hits(words)
     hits += digit_list_hits(words)
@@ -1450,6 +1581,7 @@ def detect_words(
     hits += number_edge_hits(words, hits)
     hits += name_extensions(words, hits, cues)
     hits += unsure_extensions(words, hits)
+    hits += unsure_street_hits(words)
     hits += house_number_hits(words, hits)
     hits += address_town_hits(words, hits)
     if llm_detector is not None and words:
@@ -1465,6 +1597,7 @@ __all__ = [
     "address_town_hits",
     "analyzer_hits",
     "cue_hits",
+    "day_year_hits",
     "detect_words",
     "digit_list_hits",
     "house_number_hits",
@@ -1481,4 +1614,5 @@ __all__ = [
     "street_address_hits",
     "subject_hits",
     "unsure_extensions",
+    "unsure_street_hits",
 ]
