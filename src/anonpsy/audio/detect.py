@@ -295,9 +295,8 @@ def _misheard_tail(words: Sequence[Word], last: int, known: frozenset[str]) -> i
 
 #: A word the recogniser wrote with a confidence below this (its least likely token) is one it was unsure of:
 #: Moonshine writes most ordinary words it heard clearly at 0.9 and above, and a name it never learnt as the
-#: closest words it knows at around a half or under ("Nqobizitha" as "and cognizant, Ah"; "Itapetininga" as
-#: "it's a bit tilinger" at 0.51 each).
-UNSURE_BELOW = 0.55
+#: closest words it knows at under a half ("Nqobizitha" as "and cognizant, Ah").
+UNSURE_BELOW = 0.5
 #: At least this many unsure words in a row: one or two unsure words next to an identifier are as often ordinary
 #: speech the recogniser misheard (a fast or clipped word) as the rest of the identifier.
 _UNSURE_MIN = 3
@@ -323,10 +322,8 @@ def unsure_extensions(words: Sequence[Word], hits: Sequence[WordHit], below: flo
     without taking ordinary speech too. What sets them apart is the recogniser's own confidence, which does not
     depend on which words it chose. A run is at least :data:`_UNSURE_MIN` words in a row each under ``below``,
     within a sentence and with no pause between them; a run that overlaps or touches a PERSON, LOCATION or
-    ADDRESS hit joins it, and so does a run one word away from it, with that word, in the same sentence and with
-    no pause on either side of it: a name heard as several words of which the recogniser was sure of one
-    ("Christie, I'm more an ex, oop," for "Krystyna Aybora Aksu"). A recogniser that reports no confidences
-    (PocketSphinx, the moonshine-cpp library) adds nothing.
+    ADDRESS hit joins it. A recogniser that reports no confidences (PocketSphinx, the moonshine-cpp library)
+    adds nothing.
     """
     n = len(words)
     out: list[WordHit] = []
@@ -343,16 +340,10 @@ def unsure_extensions(words: Sequence[Word], hits: Sequence[WordHit], below: flo
         if j - k + 1 >= _UNSURE_MIN:
             runs.append((k, j))
         k = j + 1
-    def joined(a: int, b: int) -> bool:
-        """Words ``a`` < ``b``, at most one word apart, with no sentence end or pause from ``a`` to ``b``."""
-        return b - a <= 2 and not any(_apart(words, k, k + 1) for k in range(a, b))
-
     for first, last in runs:
         for h in hits:
-            if h.type in _UNSURE_TYPES and (
-                (h.first - 1 <= last and first <= h.last + 1 and not (
-                    _apart(words, h.last, first) or _apart(words, last, h.first)))
-                or (first > h.last and joined(h.last, first)) or (last < h.first and joined(last, h.first))
+            if h.type in _UNSURE_TYPES and h.first - 1 <= last and first <= h.last + 1 and not (
+                _apart(words, h.last, first) or _apart(words, last, h.first)
             ):
                 out.append(WordHit(min(first, h.first), max(last, h.last), h.type, h.reason,
                                    "rules:audio.unsure-continuation"))
