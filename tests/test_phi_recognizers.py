@@ -439,6 +439,9 @@ def test_bare_eponym_without_clinical_noun_stays_an_identifier(
         ("Juan Carlos de la Fuente Martínez, 33.", "Juan Carlos de la Fuente Martínez"),
         ("Maria de los Santos Garcia visited.", "Maria de los Santos Garcia"),
         ("BAS VAN DER LOO, 45, SEEN TODAY.", "BAS VAN DER LOO"),
+        # in capitals, a detected name, a particle and a surname that is also an English word
+        ("PATIENT: ANTHONY DE WINTER, SEEN TODAY.", "ANTHONY DE WINTER"),
+        ("ANTHONY DE WINTER IS A 40-YEAR-OLD MAN.", "ANTHONY DE WINTER"),
         ("Her neighbour Mr. de Man called.", "de Man"),
         # a first name that is also a particle, with no surname after it, stays a name
         ("The patient's husband, Al, is also present.", "Al"),

@@ -1308,7 +1308,10 @@ class NameRecognizer:
             return False
         c = self._cls(w)
         if c & STOP or w in self.frequent:
-            strong = anchor == "title" or particles >= 2 or (cased and anchor == "name")
+            # in capitals, a detected name before the particle and a known surname of four letters or more will
+            # do ("ANTHONY DE WINTER"); a clinical word never
+            strong = anchor == "title" or particles >= 2 or (anchor == "name" and (
+                cased or (bool(c & LAST) and not c & CLINICAL and len(w) >= 4)))
             return strong and len(w) >= 3 and (not cased or view.is_title(j))
         if c & LAST:
             return True
