@@ -39,7 +39,7 @@ RULE_COUNTS = {
     "locations": 12,
     "names": 7,
     "organizations": 8,
-    "safelist": 8,
+    "safelist": 9,
 }
 
 # Dataset entity types -> groups of compatible EntityType values.

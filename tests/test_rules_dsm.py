@@ -59,7 +59,7 @@ EXPECTED_PER_CHAPTER = {
     "personality": 11,
     "paraphilic": 8,
 }
-EXPECTED_CASES = 630
+EXPECTED_CASES = 634
 
 REQUIRED_IDS = [
     "adhd",
