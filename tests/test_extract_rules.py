@@ -698,10 +698,12 @@ def test_comma_glued_header_before_a_numbered_list() -> None:
     ("6-pack beer plus 2 drinks per day for many years.", "beer", None),
     ("He has a few drinks on weekends and panic attacks.", "panic attacks", None),
     ("He has panic attacks and drinks heavily.", "panic attacks", "drinks heavily"),
+    ("She has fatigue, and they began complaining as soon as she arrived.", "fatigue", None),
+    ("She has panic attacks and stopped going to work.", "panic attacks", "stopped going to work"),
 ])
 def test_a_counted_behaviour_word_is_a_noun(text: str, word: str, behavior: str | None) -> None:
     """'2 drinks per day' counts drinks: no act to tell, and told without its count it would read 'drinks per
-    day'."""
+    day'. 'they began' is someone else's act, not the patient's behaviour."""
     i = text.index(word)
     frame = extract_steb(text, (i, i + len(word)))
     assert (frame.behavior if frame else None) == behavior

@@ -40,6 +40,9 @@ _BEHAVIOR_VERBS = re.compile(r"\b((?:stopped|started|began|refused|refuses|quit|
 _THOUGHT_SEARCH, _BEHAVIOR_SEARCH = Caseless(_THOUGHT_VERB), Caseless(_BEHAVIOR_VERBS)
 #: A count or a determiner right before a behaviour word makes it a noun ("2 drinks per day", "a few drinks", "the
 #: cuts on her arm"): no act of the patient to tell, and rendered without its count it reads "drinks per day".
+#: A subject right before a behaviour verb that is not the patient ("they began", "it stopped", "which started").
+_OTHER_SUBJECT = re.compile(r"\b(?:they|it|these|those|which|we|I|you|that)\s+(?:have\s+|had\s+|has\s+|then\s+|"
+                            r"just\s+|also\s+|all\s+)?$", re.I)
 _NOUN_BEFORE = re.compile(r"(?:\b(?:\d+(?:[.,/-]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|a|an|the|"
                           r"few|several|many|some|more|any|no|of|her|his|their|my|these|those|daily|nightly)|\d)"
                           r"[\s-]*$", re.I)
@@ -202,8 +205,9 @@ def _frame(sentence: str, span: tuple[int, int], others: tuple[tuple[int, int], 
 
     behavior = None
     m = _BEHAVIOR_SEARCH.search(sentence, a, b)
-    while m and _NOUN_BEFORE.search(sentence, 0, m.start(1)):
-        m = _BEHAVIOR_SEARCH.search(sentence, m.end(1), b)  # "2 drinks per day": a noun, not the verb
+    while m and (_NOUN_BEFORE.search(sentence, 0, m.start(1)) or _OTHER_SUBJECT.search(sentence, 0, m.start(1))):
+        # "2 drinks per day": a noun, not the verb; "they began as soon as she arrived": someone else's act
+        m = _BEHAVIOR_SEARCH.search(sentence, m.end(1), b)
     if m and _patients_belief(sentence, m.start(1)):
         phrase = re.split(r"\s+and\s+(?=\w+s\b|\w+ed\b)|\s+(?:but|although|though|whereas|yet)\s+", m.group(1),
                           maxsplit=1)[0]
