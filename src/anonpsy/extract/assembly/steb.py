@@ -38,11 +38,11 @@ _BEHAVIOR_VERBS = re.compile(r"\b((?:stopped|started|began|refused|refuses|quit|
                              r"[^,;.:]{0,120})", re.I)
 #: Thought and behaviour verbs as each sentence is searched for them.
 _THOUGHT_SEARCH, _BEHAVIOR_SEARCH = Caseless(_THOUGHT_VERB), Caseless(_BEHAVIOR_VERBS)
-#: A count or a determiner right before a behaviour word makes it a noun ("2 drinks per day", "a few drinks", "the
-#: cuts on her arm"): no act of the patient to tell, and rendered without its count it reads "drinks per day".
 #: A subject right before a behaviour verb that is not the patient ("they began", "it stopped", "which started").
 _OTHER_SUBJECT = re.compile(r"\b(?:they|it|these|those|which|we|I|you|that)\s+(?:have\s+|had\s+|has\s+|then\s+|"
                             r"just\s+|also\s+|all\s+)?$", re.I)
+#: A count or a determiner right before a behaviour word makes it a noun ("2 drinks per day", "a few drinks", "the
+#: cuts on her arm"): no act of the patient to tell, and rendered without its count it reads "drinks per day".
 _NOUN_BEFORE = re.compile(r"(?:\b(?:\d+(?:[.,/-]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|a|an|the|"
                           r"few|several|many|some|more|any|no|of|her|his|their|my|these|those|daily|nightly)|\d)"
                           r"[\s-]*$", re.I)

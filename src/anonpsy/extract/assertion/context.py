@@ -310,13 +310,8 @@ class ContextEngine:
                 continue
             if trig.rule.item_bound and lo == end and _LATER_ITEM.search(sentence, lo, hi):
                 continue  # "history of BPH and obstruction must be investigated": only the nearest item
-            if kind == "medication" and hi == start and trig.rule.id.startswith("hist.stop") \
-                    and (_past_an_order(sentence, lo, hi)
-                         or (trig.rule.direction == "bidirectional" and _tells_the_item_before(sentence, trig.start,
-                                                                                               hi))):
-                continue
-            if kind == "medication" and lo == end and trig.rule.id.startswith("hist.stop") \
-                    and trig.rule.direction == "bidirectional" and _stop_of_a_later_item(sentence, lo, hi):
+            if kind == "medication" and trig.rule.id.startswith("hist.stop") \
+                    and _stop_of_another_item(sentence, trig, lo, hi, forward=hi == start):
                 continue
             applied.append((dist, trig))
         return _result(applied)
@@ -402,6 +397,17 @@ def _past_an_order(sentence: str, lo: int, hi: int) -> bool:
     return any(item.strip() and not find_terms(item, "medication") for item in items)
 
 
+def _stop_of_another_item(sentence: str, trig: _Trigger, lo: int, hi: int, *, forward: bool) -> bool:
+    """Does a stop, reaching a drug of a list across ``lo``..``hi``, belong to another item of that list? Forward:
+    an item of orders stands between (:func:`_past_an_order`), or a stop written both ways tells of the drug
+    before it (:func:`_tells_the_item_before`). Backward: a later dosed item stands between
+    (:func:`_stop_of_a_later_item`)."""
+    both_ways = trig.rule.direction == "bidirectional"
+    if forward:
+        return _past_an_order(sentence, lo, hi) or (both_ways and _tells_the_item_before(sentence, trig.start, hi))
+    return both_ways and _stop_of_a_later_item(sentence, lo, hi)
+
+
 def _tells_the_item_before(sentence: str, at: int, hi: int) -> bool:
     """Does a stop at ``at``, a comma before the drug at ``hi``, follow a drug of its own list item ("Zoloft
     discontinued, vitamin D") or, written as an item of its own, the drug of the item before ("aspirin 500 mg
@@ -439,6 +445,7 @@ _STOP_CLAUSE = re.compile(r";\s*(?:has\s+|had\s+)?(?:quit|stopped|discontinued|g
 
 #: The point of a decimal number ("Premarin 0.3 mg daily, currently stopped"): it ends no scope.
 _DECIMAL_DOT = re.compile(r"(?<=\d)\.(?=\d)")
+
 #: A period of an abbreviation: after a single letter that is not part of a word ("p.o.", "b.i.d.", "q.p.m."), or
 #: of a title before a name ("Mr. T was confronted": the title ends no scope).
 _ABBREV_DOT = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]|Mr|Mrs|Ms|Dr|Drs|Prof)\.(?=[A-Za-z]\.|[\s,;)]|$)")

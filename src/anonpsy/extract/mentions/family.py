@@ -8,12 +8,14 @@ from anonpsy import kinship, lexicon
 
 #: A blood relative, with the words it carries before it ("maternal aunt", "half-brother", "great-grandmother").
 MEMBER = re.compile(rf"\b((?:{kinship.modifiers()}(?:-|\s*))*{kinship.alternation(kinship.RELATIVES)})\b", re.I)
+#: How a relative died of a condition: "died of", "passed away secondary to".
+_DIED_OF = r"(?:died|passed away|passed) (?:of|from|by|secondary to|due to|because of)"
 _FH_VERB = re.compile(r"\b(?:has|had|have|with|diagnosed with|was diagnosed with|suffer(?:s|ed)? from|"
-                      r"(?:died|passed away|passed) (?:of|from|by|secondary to|due to|because of)|developed|"
+                      rf"{_DIED_OF}|developed|"
                       r"struggle[sd]? with|treated for|was treated for|history of|"
                       r"is on \w+ for|takes \w+ for|took \w+ for)\s+", re.I)
 _FH_LEAD_VERB = re.compile(r"^(?:has|had|have|with|diagnosed with|was diagnosed with|suffer(?:s|ed)? from|"
-                           r"(?:has |had |)(?:died|passed away|passed) (?:of|from|by|secondary to|due to|because of)|"
+                           rf"(?:has |had |){_DIED_OF}|"
                            r"developed|struggle[sd]? with|also had|also has)\s+", re.I)
 # A date or year after the condition ("Brother had CABG 8/95", "... in 1995", "in March") is when, not what: the
 # condition ends before it, so that no date is carried into the label (and from there into the output).
@@ -45,7 +47,8 @@ def member_before(text: str, pos: int) -> str | None:
     return re.sub(r"\s+", " ", found.lower()) if found else None
 
 
-#: A written abbreviation ("THC", "ADD"): named by its lexicon entry, never lower-cased into a word.
+#: A written abbreviation ("THC", "ADD"): kept in capitals or named by its lexicon entry, never lower-cased into a
+#: word.
 ABBREVIATION = re.compile(r"^[A-Z][A-Z0-9/+-]{1,5}$")
 _QUOTES = re.compile(r"[\"“”]")
 _EPONYM_POSSESSIVE = re.compile(r"(\w)['’]s\s+(disease|syndrome|disorder|dementia|chorea|palsy)\b")
