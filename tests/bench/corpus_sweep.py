@@ -81,6 +81,8 @@ RESERVED_LATER = frozenset({
     "3882", "1351", "4562", "1322", "4309", "2938", "4588", "3847", "3218", "4432", "3946", "2961", "4415", "4273",
     # Drawn 2026-11-29 with tests/bench/draw_held_out.py --seed 20261204, before any was read: held-j1, held-j2.
     "4440", "4541", "2877", "4523", "4448", "4271", "4246", "3878", "2958", "4423", "4321", "4459", "2934", "4457",
+    # Drawn 2026-11-29 with tests/bench/draw_held_out.py --seed 20261205, before any was read: held-k1, held-k2.
+    "4522", "1969", "1377", "2463", "4130", "4552", "4292", "4133", "4083", "4181", "2793", "1378", "3872", "4324",
 })
 # Specialties whose notes read most like the narratives the tool is for: drawn with this extra weight.
 PRIORITY = {
