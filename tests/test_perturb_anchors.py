@@ -37,3 +37,17 @@ def test_a_condition_eponym_is_no_anchor() -> None:
     text = "She has a history of Graves disease and lives near Pacific Lutheran."
     found = [text[a.start:a.end] for a in find_anchors(text)]
     assert "Graves" not in found and "Pacific Lutheran" in found, found
+
+
+@pytest.mark.parametrize("text", ["Clogged AV shunt.", "Worsening PTSD symptoms were reported.",
+                                  "He was seen.  Persistent SI over the weekend."])
+def test_a_sentence_opening_word_before_a_clinical_abbreviation_is_no_anchor(text: str) -> None:
+    """The opening word of a sentence is capitalised for the sentence: with a clinical abbreviation after it, the
+    run holds one ordinary word, not a two-word proper noun (MTSamples, CC0: "Clogged AV shunt" had been told as
+    "a specific place shunt")."""
+    assert _anchored(text) == []
+
+
+def test_a_sentence_opening_place_name_before_an_abbreviation_is_still_judged_by_its_rest() -> None:
+    """Boundary: a second word that is no clinical word keeps the whole run a candidate."""
+    assert _anchored("Lake Tahoe ED visit in the spring.") == ["Lake Tahoe ED"]

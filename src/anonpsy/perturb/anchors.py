@@ -132,6 +132,11 @@ def find_anchors(text: str) -> list[Anchor]:
         if all(_is_clinical_word(w) for w in content) or run.lower() in _ethnicity_phrases():
             continue
         sentence_initial = _sentence_initial(text, m.start())
+        if sentence_initial and len(content) > 1 and all(_is_clinical_word(w) for w in content[1:]):
+            # the opening word is capitalised for the sentence, not as a name: "Clogged AV shunt", "Worsening
+            # PTSD symptoms" hold one candidate word, judged as a sentence-initial word alone
+            content = content[:1]
+            run = content[0]
         if sentence_initial and len(content) == 1:
             # A single capitalised word opening a sentence is an anchor only if it appears nowhere else.
             if counts[run.lower()] > 1:
