@@ -596,6 +596,21 @@ def test_short_general_medicine_abbreviations_are_not_read_in_narrative() -> Non
     assert [m.id for m in lexicon.find_terms("Her 90-day LR was revoked; Td status unknown.", "medication")] == []
 
 
+@pytest.mark.parametrize(("text", "drug"), [
+    ("PLAN: Give the patient TPA to the shunt.", "alteplase"),  # MTSamples, CC0
+    ("D5W with 3 ounces of bicarbonate at 150 mL an hour.", "dextrose"),  # MTSamples, CC0
+    ("She received 2 units of FFP.", "fresh_frozen_plasma"),
+])
+def test_general_medicine_abbreviations_of_three_characters_are_read_as_written(text: str, drug: str) -> None:
+    assert drug in [m.id for m in lexicon.find_terms(text, "medication")]
+
+
+def test_a_general_medicine_abbreviation_in_lower_case_is_a_word() -> None:
+    """Boundary: the abbreviation matches case-sensitively, as the curated lexicon's abbreviations do."""
+    assert [m.id for m in lexicon.find_terms("The tpa of the study and the ffp column were reviewed.",
+                                             "medication")] == []
+
+
 def test_misuse_of_prescribed_drugs_as_a_cause_is_no_use_disorder() -> None:
     # MTSamples, CC0: an Axis I delirium "secondary to misuse of prescribed opiates, Soma, Valium"
     text = "Delirium, resolved (recent mental status changes likely secondary to misuse of prescribed opiates, Valium.)"

@@ -802,15 +802,19 @@ def _contained_owner(key: tuple[str, ...], substance: tuple[str, ...],
     return owner if substance[:len(listed)] == listed else None
 
 
-#: Shortest written form of a general-medicine drug read in narrative text; shorter brands and every
-#: abbreviation ("LR", "Td", "Azo") are left to the structured tables they were written for.
+#: Shortest written form of a general-medicine drug read in narrative text; shorter brands ("Azo") are left to
+#: the structured tables they were written for.
 _GENERAL_MIN_CHARS = 4
+#: Shortest abbreviation of a general-medicine drug read in narrative text, case-sensitively ("TPA", "D5W",
+#: "FFP"); two-letter ones ("LR", "Td") are too often something else.
+_GENERAL_MIN_ABBREVIATION = 3
 
 
 def general_medicine_specs(exclude: frozenset[str] = frozenset()) -> list[IndexSpec]:
     """Index entries for the drugs of the RecordTwin vocabulary (``rules/twin/medications.yaml``), which lists
     general-medicine drugs beyond the medication lexicon and never repeats its names: a home or discharge
-    medication list names them ("Feldene", "Timoptic", "lidocaine patch") and they must not be dropped. They
+    medication list names them ("Feldene", "Timoptic", "lidocaine patch", "TPA to the shunt", "D5W at 150 mL an
+    hour") and they must not be dropped. Abbreviations of three characters or more match case-sensitively. They
     have no entry of the medication lexicon, so :func:`parse_medication` gives them the class
     ``other_medical`` and their generic name. A drug whose name is in ``exclude`` (the fallback vocabulary's
     exclusions: a contrast agent given for a scan is no treatment) is left out with all its forms."""
@@ -824,8 +828,10 @@ def general_medicine_specs(exclude: frozenset[str] = frozenset()) -> list[IndexS
             continue
         forms = [f for f in (head, *(rule.get("brands") or ()), *(rule.get("aliases") or ()))
                  if len(str(f)) >= _GENERAL_MIN_CHARS]
+        abbreviations = tuple(str(a) for a in rule.get("abbreviations") or ()
+                              if len(str(a)) >= _GENERAL_MIN_ABBREVIATION)
         if forms:
-            out.append(IndexSpec(str(rule["id"]), head, tuple(str(f) for f in forms), (), ()))
+            out.append(IndexSpec(str(rule["id"]), head, tuple(str(f) for f in forms), abbreviations, ()))
     return out
 
 
