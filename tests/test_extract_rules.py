@@ -286,6 +286,19 @@ def test_medication_dose_route_frequency() -> None:
     assert tx["haloperidol"].route == Route.long_acting_injectable
 
 
+@pytest.mark.parametrize(("sentence", "doses"), [
+    # MTSamples, CC0: two drugs given during a cardioversion, each dose written before its name
+    ("The patient received a total of 7 mg of Versed and 50 micrograms of fentanyl.",
+     {"Versed": "7 mg", "fentanyl": "50 micrograms"}),
+    ("Sertraline 50 mg daily and 2 mg of Ativan at night.", {"Sertraline": "50 mg", "Ativan": "2 mg"}),
+    # boundary: "of which" after a dose refers back to the drug before it
+    ("Zoloft 50 mg of which she takes half.", {"Zoloft": "50 mg"}),
+])
+def test_a_dose_written_before_of_belongs_to_the_drug_after_it(sentence: str, doses: dict[str, str]) -> None:
+    got = {m.surface: lexicon.parse_medication(sentence, m).dose for m in lexicon.find_terms(sentence, "medication")}
+    assert got == doses
+
+
 def test_laboratory_values_are_not_treatments() -> None:
     g = extract("Labs today: magnesium 0.58 mmol/L, vitamin B12 512 pg/mL, folate normal. "
                 "Acetaminophen and salicylate levels undetectable.")

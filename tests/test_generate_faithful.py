@@ -477,6 +477,20 @@ def test_a_situation_cut_from_a_sentence_start_is_not_capitalised_inside_a_sente
     assert Renderer(g, 0).frame_sentences("The fatigue", STEB(situation=situation))[0] == expected
 
 
+@pytest.mark.parametrize(("behavior", "expected"), [
+    ("Drinks occasionally", "She drinks occasionally."),  # MTSamples, CC0: a subjectless social-history line
+    ("Stopped going to work", "She stopped going to work."),
+    ("ADHD coaching", "This was accompanied by ADHD coaching."),  # boundary: no verb, an acronym keeps its case
+])
+def test_a_behaviour_cut_from_a_sentence_start_is_not_capitalised_inside_a_sentence(behavior: str,
+                                                                                   expected: str) -> None:
+    g = CaseGraph(case_id="c", demographics=Demographics(age=40, sex=Sex.female))
+    got = Renderer(g, 0).frame_sentences("The fatigue", STEB(behavior=behavior))[0]
+    # a lead-in ("In response, ") may open the sentence: the behaviour's own words keep their case after it
+    assert got.endswith(expected[1:]) and got[:1].isupper(), got
+    assert behavior.split()[0] not in got[1:] or behavior.split()[0].isupper(), got
+
+
 @pytest.mark.parametrize(("phrase", "expected"), [
     ("evaluation of alcohol withdrawal and dependance", "evaluation of alcohol withdrawal and dependence"),
     ("Dependance on opioids.", "Dependence on opioids."),
@@ -492,6 +506,22 @@ def test_the_reason_for_visit_copied_from_a_note_is_spelt_correctly() -> None:
             "man admitted for alcohol withdrawal. He drinks a fifth of vodka daily.\n")
     out = generate(extract(text, case_id="sp"), seed=0).text
     assert "dependance" not in out.lower()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_habit_of_the_social_history_is_no_reason_for_the_visit(seed: int) -> None:
+    """MTSamples (CC0): a cardiology consult whose social history reads "Drinks occasionally." had been told
+    as "presented for evaluation because of alcohol use"; the drinking is still told, as a habit."""
+    text = "SOCIAL HISTORY: He does not smoke.  Drinks occasionally.\nHISTORY: A 60-year-old man with pneumonia.\n"
+    out = generate(extract(text, case_id="habit"), seed=seed).text
+    assert "because of alcohol use" not in out and "drinks occasionally" in out, out
+
+
+def test_a_symptom_of_the_history_of_present_illness_is_still_the_reason() -> None:
+    """Boundary: the same use told in the history of present illness is what brought the patient."""
+    text = "HISTORY OF PRESENT ILLNESS: He drinks heavily every day and wants help to stop.\n"
+    out = generate(extract(text, case_id="hpi"), seed=0).text
+    assert "because of alcohol use" in out, out
 
 
 _EVENTS_NOTE = ("HISTORY OF PRESENT ILLNESS: Over the past two months he has had worsening depressed mood, a suicide "

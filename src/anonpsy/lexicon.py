@@ -1051,6 +1051,9 @@ _DOSE_BEFORE_RE = re.compile(
     rf"(?<![\w.])(?P<num>{_NUM}(?:\s*(?:-|–|to)\s*{_NUM})?)\s*(?P<unit>{_UNITS})\s+(?:of\s+)?$", re.IGNORECASE
 )
 
+#: "of" after a dose: the dose of the drug named next ("7 mg of Versed").
+_OF_AFTER = re.compile(r"\s+of\b(?!\s+(?:which|whom|it|them|this|that|these|those)\b)", re.IGNORECASE)
+
 _LAI_FORM = re.compile(
     r"\b(?:decanoate|enanthate|palmitate|pamoate|lauroxil|consta|sustenna|trinza|hafyera|maintena|aristada|"
     r"relprevv|perseris|uzedy|depot|LAI|long[- ]acting injectable)\b",
@@ -1128,11 +1131,17 @@ def _parse_medication(sentence: str, match: TermMatch) -> MedicationMention:
         tail = tail[: end.start()]
     head = sentence[max(0, match.start - 40): match.start]
 
-    dose_m = next((d for d in _DOSE_RE.finditer(tail) if not _DISPENSED.search(tail, 0, d.start())), None)
-    dose = _normalize_dose(dose_m) if dose_m else None
-    if dose is None:
-        before = _DOSE_BEFORE_RE.search(head)
-        dose = _normalize_dose(before) if before else None
+    # "7 mg of Versed and 50 micrograms of fentanyl": a dose written "X of" before the name is this drug's, and
+    # a dose after the name that is followed by "of" is the next drug's
+    before = _DOSE_BEFORE_RE.search(head)
+    dose_m = next((d for d in _DOSE_RE.finditer(tail)
+                   if not _DISPENSED.search(tail, 0, d.start()) and not _OF_AFTER.match(tail, d.end())), None)
+    if before is not None and _OF_AFTER.search(before.group(0)):
+        dose: str | None = _normalize_dose(before)
+    else:
+        dose = _normalize_dose(dose_m) if dose_m else None
+        if dose is None and before is not None:
+            dose = _normalize_dose(before)
 
     route = parse_route(tail)
     if route is None:

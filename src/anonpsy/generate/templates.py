@@ -369,8 +369,10 @@ class Renderer:
         if raw and not _FIRST_PERSON.search(raw) and not _NOT_A_COMPLAINT.search(raw) and len(raw.split()) <= 12:
             phrase = raw[:1].lower() + raw[1:] if not raw[:2].isupper() else raw
             return f"feeling {phrase}" if _FEELING.match(phrase) else phrase
+        # a habit told only in the social history ("Drinks occasionally.") is no reason for the visit
         current = [with_article(s.headword) for s in self.g.symptoms
-                   if s.current_symptom and s.assertion == Assertion.present]
+                   if s.current_symptom and s.assertion == Assertion.present
+                   and not (s.assertion_evidence is not None and s.assertion_evidence.section == "social_history")]
         return join(current[:3])
 
     def lead(self) -> Piece:
@@ -477,6 +479,9 @@ class Renderer:
         if frame.behavior:
             be = strip_end(frame.behavior)
             first = be.split(" ", 1)[0].lower()
+            if first.endswith(("ed", "ing")) or first in _PAST_VERBS or _PRESENT_VERB.match(first):
+                # a verb that opened a subjectless sentence of the source ("Drinks occasionally.")
+                be = _lower_first(be)
             if first.endswith("ed") or first in _PAST_VERBS:
                 lead = self.pick(["In response, ", "As a result, ", ""])
                 out.append(f"{lead}{v.subj} {be}." if lead else f"{cap(v.subj)} {be}.")
