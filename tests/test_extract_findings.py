@@ -150,6 +150,9 @@ def test_a_number_in_prose_is_no_named_result() -> None:
         ("Sitting BP 112/84 with a pulse of 84, standing after two minutes 130/90 with a pulse of 66.",
          {"Systolic blood pressure", "Diastolic blood pressure", "Heart rate"}),
         ("Supine 120/80; HbA1c 6.1", {"Haemoglobin A1c"}),
+        # MTSamples (CC0): a second reading named by the limb, and a weight gain told after "which is about"
+        ("Blood pressure 151/102 in the right arm and 152/104 in the left arm, weight 172 pounds, which is about "
+         "6 pounds more than last visit.", {"Systolic blood pressure", "Diastolic blood pressure", "weight"}),
         # boundary: an unmapped value with a name of its own stays
         ("FK506 28", {"FK506"}),
     ],

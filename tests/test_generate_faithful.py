@@ -615,3 +615,12 @@ def test_piece_spans_locate_every_piece_on_every_rewrite(g: CaseGraph, seed: int
             assert text[a:b] == tidy(p.text).strip()
         else:
             assert (a, b) == (-1, -1)
+
+
+@pytest.mark.parametrize(("age", "expected"), [(0, "The patient is an infant girl"),
+                                               (1, "The patient is a 1-year-old girl")])
+def test_an_age_of_zero_is_told_as_an_infant(age: int, expected: str) -> None:
+    """A perturbed age of 0 (a 2-year-old of the source moved by its band's offset) is an infant, not a
+    "0-year-old"; one year is still told in years (boundary)."""
+    g = CaseGraph(case_id="c", demographics=Demographics(age=age, sex=Sex.female))
+    assert Renderer(g, 0).lead().text.startswith(expected)

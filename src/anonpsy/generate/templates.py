@@ -378,7 +378,9 @@ class Renderer:
     def lead(self) -> Piece:
         level = self._start("lead")
         d, v, ve = self.g.demographics, self.voice, self.g.visit_event
-        who = " ".join(x for x in [f"{d.age}-year-old" if d.age is not None else "", d.ethnicity or "", v.noun] if x)
+        # an age of 0 is an infant, never a "0-year-old"
+        noun = f"infant {v.noun}" if d.age == 0 else v.noun
+        who = " ".join(x for x in [f"{d.age}-year-old" if d.age else "", d.ethnicity or "", noun] if x)
         article = "an" if who[:1].lower() in "aeiou" or who.startswith(("8", "11", "18")) else "a"
         occ = f", {occupation_phrase(d.occupation)}," if d.occupation else ""
         where = SETTING_PHRASE[ve.setting]

@@ -141,7 +141,8 @@ def _kind(field: ResultField, category: str | None) -> TestKind:
 
 _FILLER = frozenset({"about", "approximately", "around", "nearly", "over", "under", "of", "was", "were", "is",
                      "are", "the", "a", "an", "at", "on", "with", "and", "or", "to", "score", "scored", "total",
-                     "his", "her", "their", "by", "for", "in", "level", "value", "result"})
+                     "his", "her", "their", "by", "for", "in", "level", "value", "result", "which", "that", "it",
+                     "this"})
 
 
 #: An unmapped value is a result only in a short item whose words before it name it: a name holding a verb
@@ -149,9 +150,12 @@ _FILLER = frozenset({"about", "approximately", "around", "nearly", "over", "unde
 #: ADHD was over 58 percent that ...") names nothing.
 _PROSE_NAME = re.compile(r"\b(?:is|are|was|were|has|have|had|as follows|showed|shows|reported|indicated)\b", re.I)
 _PROSE_WORDS = 14
-#: A blood pressure taken in a posture ("Sitting BP 112/84, standing after two minutes 130/90"): the words before
-#: the reading name the posture, not a test, and the reading is a vital sign, never a laboratory result.
-_POSTURE = re.compile(r"\b(?:sitting|seated|standing|supine|lying|upright|orthostatics?|recumbent)\b", re.I)
+#: A blood pressure taken in a posture or on a limb ("Sitting BP 112/84, standing after two minutes 130/90",
+#: "151/102 in the right arm and 152/104 in the left arm"): the words before the reading name the posture or the
+#: limb, not a test, and the reading is a vital sign, never a laboratory result.
+_POSTURE = re.compile(r"\b(?:sitting|seated|standing|supine|lying|upright|orthostatics?|recumbent|"
+                      r"(?:right|left|both|each) (?:arms?|legs?|upper extremit(?:y|ies)|lower extremit(?:y|ies)|"
+                      r"wrists?|thighs?|ankles?))\b", re.I)
 _PAIR_AFTER = re.compile(r"\s*/\s*\d{2,3}\b")
 #: A number that is a part of a written date ("from 11/07", "on 3/14/2021"): the digits and slash before it, or
 #: a slash and digits after it that are not a second reading of a pair (a blood pressure goes through
