@@ -100,6 +100,22 @@ def test_sex_fixed_by_specific_diagnosis_is_kept() -> None:
                 assert any(k.reason == "SEX_FIXED_BY_RULE" for k in audit.kept)
 
 
+@pytest.mark.parametrize("text", [
+    # MTSamples (CC0): a dietary consult of a pregnant patient, read as the family situation "pregnancy"
+    "SUBJECTIVE: This is a 38-year-old female who comes for dietary consultation for gestational diabetes. "
+    "Her calorie requirements include additional calories for pregnancy.",
+    "HPI: A 30-year-old woman, currently pregnant, with low mood.",
+])
+def test_a_pregnant_patient_keeps_her_sex(text: str) -> None:
+    from anonpsy.extract import extract
+
+    g = extract(text, case_id="preg")
+    for seed in range(12):
+        new, audit = perturb(g, seed)
+        assert new.demographics.sex == Sex.female
+        assert any(k.reason == "SEX_FIXED_BY_RULE" for k in audit.kept)
+
+
 def test_an_unstated_sex_stays_unstated_under_a_sex_specific_condition() -> None:
     """A male-only condition (benign prostatic hyperplasia) in a note that never states the sex: keeping the sex
     unknown changes nothing and is no violation; moving a stated sex away from the fixed one still is."""

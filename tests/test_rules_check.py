@@ -122,7 +122,7 @@ PINNED_COUNTS: dict[str, int] = {
     "instrument": 76,
     "kinship": 35,
     "ethnicity": 30,
-    "lexicon_conditions": 141,
+    "lexicon_conditions": 142,
     "lexicon_demographic": 262,
     "lexicon_emotions": 35,
     "lexicon_general_conditions": 34,

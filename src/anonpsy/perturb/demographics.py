@@ -176,8 +176,8 @@ def _sex_fixed_by_terms(text: str, age: int | None) -> str | None:
 def required_sex(graph: CaseGraph) -> tuple[str | None, str | None]:
     """(sex, rule id) fixed by a sex-specific diagnosis, specifier or term about the patient; (None, None) if free.
 
-    Only the patient's own clinical items are read (diagnoses, past history, symptoms, treatments), with the age,
-    so that a relative's condition or a child's birth history never fixes the patient's sex.
+    Only the patient's own items are read (diagnoses, past history, symptoms, treatments, family situation), with
+    the age, so that a relative's condition or a child's birth history never fixes the patient's sex.
     """
     for dx in graph.diagnoses:
         rule = rule_for(dx)
@@ -192,6 +192,8 @@ def required_sex(graph: CaseGraph) -> tuple[str | None, str | None]:
         *(ph.condition for ph in graph.past_history if ph.status != HistoryStatus.denied),
         *(s.headword for s in graph.symptoms),
         *(t.name for t in graph.treatments),
+        # the patient's own situation ("pregnancy" read as the family structure of a pregnant patient)
+        graph.demographics.family_structure or "",
     ]
     for text in items:
         fixed = _sex_fixed_by_terms(text, age)
