@@ -115,7 +115,7 @@ PINNED_COUNTS: dict[str, int] = {
     "age_offsets": 9,
     "audio_cues": 16,
     "canonical": 30,
-    "context_rules": 118,
+    "context_rules": 119,
     "discontinuation_reasons": 6,
     "dsm": 151,
     "edge_pairs": 28,
