@@ -128,7 +128,7 @@ PINNED_COUNTS: dict[str, int] = {
     "lexicon_general_conditions": 34,
     "lexicon_medications": 483,
     "lexicon_mse": 130,
-    "lexicon_symptoms": 299,
+    "lexicon_symptoms": 300,
     "lexicon_therapies": 90,
     "medication_classes": 42,
     "occupations": 7,
