@@ -59,7 +59,7 @@ EXPECTED_PER_CHAPTER = {
     "personality": 11,
     "paraphilic": 8,
 }
-EXPECTED_CASES = 634
+EXPECTED_CASES = 637
 
 REQUIRED_IDS = [
     "adhd",
