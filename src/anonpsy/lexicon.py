@@ -545,6 +545,8 @@ class _Target:
 
 
 _MEMO_SIZE = 4096
+#: The lengths tried where a token begins a phrase of one token only.
+_ONE = (1,)
 
 
 @lru_cache(maxsize=_MEMO_SIZE)
@@ -567,6 +569,11 @@ class TermIndex:
     #: The second tokens (case-folded) of the phrases of two tokens or more, by their first; empty: not known (no
     #: phrase is then passed over).
     second: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: The lengths (longest first) of the phrases that begin with these two tokens (case-folded), 1 among them
+    #: when the first token is a phrase of its own; empty: not known (:attr:`lengths` and :attr:`second` are read).
+    by_pair: dict[tuple[str, str], tuple[int, ...]] = field(default_factory=dict)
+    #: The first tokens (case-folded) that are a phrase of their own (read with :attr:`by_pair`).
+    single: frozenset[str] = frozenset()
     #: Matches of the texts read last (a sentence is looked up again by every step that reads it).
     _memo: dict[str, tuple[TermMatch, ...]] = field(default_factory=dict, repr=False, compare=False)
 
@@ -582,14 +589,24 @@ class TermIndex:
     def _find(self, text: str) -> list[TermMatch]:
         spans, exact, keys = _scan(text)
         n = len(spans)
-        lengths, cs, ci, second = self.lengths, self.cs, self.ci, self.second
+        lengths, cs, ci, by_pair, single = self.lengths, self.cs, self.ci, self.by_pair, self.single
+        second = {} if by_pair else self.second  # by_pair has already passed over what it would
         out: list[TermMatch] = []
         i = 0  # the first token a match may start at (after the previous match)
         # only a token that begins some phrase can start a match (found by builtins, no Python step per token)
         for at in itertools.compress(range(n), map(lengths.__contains__, keys)):
             if at < i:
                 continue
-            for length in lengths[keys[at]]:
+            if by_pair:
+                # only the lengths of the phrases that begin with this token and the next can match here
+                tried = by_pair.get((keys[at], keys[at + 1])) if at + 1 < n else None
+                if tried is None:
+                    if keys[at] not in single:
+                        continue
+                    tried = _ONE
+            else:
+                tried = lengths[keys[at]]
+            for length in tried:
                 end_tok = at + length
                 if end_tok > n:
                     continue
@@ -676,6 +693,13 @@ def build_index(specs: Iterable[IndexSpec]) -> TermIndex:
         if len(key) > 1:
             second.setdefault(key[0].casefold(), set()).add(key[1].casefold())
     idx.second = {k: frozenset(v) for k, v in second.items()}
+    by_pair: dict[tuple[str, str], set[int]] = {}
+    for key in itertools.chain(idx.ci, idx.cs):
+        if len(key) > 1:
+            first = key[0].casefold()
+            by_pair.setdefault((first, key[1].casefold()), {1} if 1 in idx.lengths[first] else set()).add(len(key))
+    idx.by_pair = {k: tuple(sorted(v, reverse=True)) for k, v in by_pair.items()}
+    idx.single = frozenset(k for k, v in idx.lengths.items() if 1 in v)
     return idx
 
 
