@@ -345,8 +345,7 @@ class ContextEngine:
         if hit is None:
             if len(self._layouts) >= 4096:
                 self._layouts.clear()
-            masked = _DECIMAL_DOT.sub("\u00b7", _ETC_DOT.sub("\\1\u00b7", _ABBREV_DOT.sub("\\1\u00b7", sentence))) \
-                if "." in sentence else sentence
+            masked = _mask_dots(sentence) if "." in sentence else sentence
             starts: list[int] = []
             words, breaks = [0], [0]
             w = b = 0
@@ -443,15 +442,28 @@ _STOP_CLAUSE = re.compile(r";\s*(?:has\s+|had\s+)?(?:quit|stopped|discontinued|g
                           r"decades?|few|couple)\b))", re.I)
 
 
-#: The point of a decimal number ("Premarin 0.3 mg daily, currently stopped"): it ends no scope.
-_DECIMAL_DOT = re.compile(r"(?<=\d)\.(?=\d)")
+#: The point of a decimal number ("Premarin 0.3 mg daily, currently stopped"): it ends no scope. (Each of the
+#: patterns of masked periods opens with the period, so the engine looks for periods only.)
+_DECIMAL_DOT = re.compile(r"\.(?<=\d\.)(?=\d)")
 
 #: A period of an abbreviation: after a single letter that is not part of a word ("p.o.", "b.i.d.", "q.p.m."), or
 #: of a title before a name ("Mr. T was confronted": the title ends no scope).
-_ABBREV_DOT = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]|Mr|Mrs|Ms|Dr|Drs|Prof)\.(?=[A-Za-z]\.|[\s,;)]|$)")
+_ABBREV_DOT = re.compile(r"\.(?:(?<=(?<![A-Za-z0-9])[A-Za-z]\.)|(?<=(?<![A-Za-z0-9])(?:Mr|Ms|Dr)\.)"
+                         r"|(?<=(?<![A-Za-z0-9])(?:Mrs|Drs)\.)|(?<=(?<![A-Za-z0-9])Prof\.))(?=[A-Za-z]\.|[\s,;)]|$)")
 #: The period of "etc." that closes a list inside the sentence, before a comma, a bracket or a word in lower case
 #: ("a stroke, subdural hematoma, etc., should be ruled out": the hedge after the list reaches its items).
 _ETC_DOT = re.compile(r"(?<![A-Za-z0-9])((?i:etc))\.(?=\s*[,;)]|\s+[a-z])")
+
+
+def _mask_dots(sentence: str) -> str:
+    """``sentence`` with the periods of abbreviations, of "etc." inside a list and of decimal numbers written as
+    a middle dot (offsets kept)."""
+    masked = _ABBREV_DOT.sub("\u00b7", sentence)
+    if "etc" in masked.lower():
+        masked = _ETC_DOT.sub("\\1\u00b7", masked)
+    return _DECIMAL_DOT.sub("\u00b7", masked)
+
+
 #: Dose, route and frequency words after a drug's name ("300 mg p.o. b.i.d.", "15 mg per day", "at bedtime").
 _DOSE_WORD = re.compile(r"(?:\d[\d.,/-]*|[a-z]|mgs?|mcg|mg/kg|gm?|ml|cc|units?|iu|tabs?|tablets?|caps?|capsules?|"
                         r"puffs?|drops?|patch|per|day|daily|nightly|weekly|am|pm|qam|qpm|qhs|hs|qd|bid|tid|qid|prn|"
