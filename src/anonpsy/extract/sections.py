@@ -289,6 +289,12 @@ _ANSWER_STRIP = " \t\r\n,;:.-–—\"“”"
 _QUESTION_END = re.compile(r"\?|\s[–—-]{1,2}\s|\s--")
 
 
+def _has_dash(text: str) -> bool:
+    """Does ``text`` hold a dash of :data:`_DASH_LABEL` or :data:`_QUESTION_END` (most sentences hold none, and
+    this test costs less than the patterns' search)?"""
+    return "-" in text or "\u2013" in text or "\u2014" in text
+
+
 @dataclass(frozen=True)
 class Sentence:
     """One sentence (or list item, field line, title line) with its absolute offsets and section.
@@ -544,11 +550,11 @@ def _default_form(text: str, label_end: int | None) -> Sentence:
 def _read_form(s: Sentence, label_end: int | None, table: SectionTable) -> Sentence:
     text = s.text
     if label_end is None:
-        m = _LABEL.match(text)
+        m = _LABEL.match(text) if ":" in text else None  # every label ends with a colon
         label_end = m.end() if m and len(m.group("label").split()) <= 6 and not re.search(
             r"[.!?]\s", m.group("label")) else 0
         if not label_end:
-            d = _DASH_LABEL.match(text)
+            d = _DASH_LABEL.match(text) if _has_dash(text) else None
             # a question set off by a dash ("Do you smoke - No.") is a question and its answer, read below
             if d is not None and len(d.group("label").split()) <= 6 and not _INTERROGATIVE.match(
                     d.group("label")) and table.answer(text[d.end():].strip(_ANSWER_STRIP)) is not None:
@@ -563,7 +569,7 @@ def _read_form(s: Sentence, label_end: int | None, table: SectionTable) -> Sente
     rest = text[label_end:]
     question_end = 0
     answer: Answer | None = None
-    q = _QUESTION_END.search(rest)
+    q = _QUESTION_END.search(rest) if "?" in rest or _has_dash(rest) else None
     asks = rest.rstrip().endswith("?") or bool(_INTERROGATIVE.match(rest.strip()))
     if q is not None and asks:
         question_end = label_end + q.end()
