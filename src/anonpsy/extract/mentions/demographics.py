@@ -21,9 +21,12 @@ _DECADE = re.compile(r"\bin (?:his|her|their) (early |mid-?|late )?(twenties|thi
                      r"seventies|eighties|nineties|teens|20s|30s|40s|50s|60s|70s|80s|90s)\b", re.I)
 _DECADES = {"teens": 15, "twenties": 25, "thirties": 35, "forties": 45, "fifties": 55, "sixties": 65,
             "seventies": 75, "eighties": 85, "nineties": 95}
-_FEMALE = caseless.compile(r"\b(she|her|hers|herself|woman|female|girl|lady|mrs|ms|miss|mother of|wife|daughter|"
-                     r"sister|pregnant|postpartum)\b")
-_MALE = caseless.compile(r"\b(he|him|his|himself|man|male|boy|gentleman|mr|father of|husband|son|brother)\b")
+_FEMALE = (r"she|her|hers|herself|woman|female|girl|lady|mrs|ms|miss|mother of|wife|daughter|sister|pregnant|"
+           r"postpartum")
+_MALE = r"he|him|his|himself|man|male|boy|gentleman|mr|father of|husband|son|brother"
+#: A word of either sex, read in one scan (group 1: female, group 2: male). Every word is whole and no word of
+#: one sex holds or overlaps one of the other, so the scan finds every match each sex alone would find.
+_SEX_WORD = caseless.compile(rf"\b(?:({_FEMALE})|({_MALE}))\b")
 
 
 #: An age at some event of the past ("diagnosed when she was 5 years old", "since he was 12 years old"), not the
@@ -74,13 +77,13 @@ def extract_age(sents: list[Sentence]) -> int | None:
 
 def extract_sex(text: str) -> Sex:
     """Sex from pronouns, nouns and titles, weighting the patient-describing opening lines."""
-    f, m = len(_FEMALE.findall(text)), len(_MALE.findall(text))
+    f, m = _sex_words(text)
     if len(text) <= 600:  # the whole text is the opening (every probe of the round trip is)
         f, m = 4 * f, 4 * m
     else:
-        head = text[:600]
-        f += 3 * len(_FEMALE.findall(head))
-        m += 3 * len(_MALE.findall(head))
+        head_f, head_m = _sex_words(text[:600])
+        f += 3 * head_f
+        m += 3 * head_m
     if f == m == 0:
         return Sex.unknown
     if f > 1.5 * m:
@@ -88,6 +91,13 @@ def extract_sex(text: str) -> Sex:
     if m > 1.5 * f:
         return Sex.male
     return Sex.unknown
+
+
+def _sex_words(text: str) -> tuple[int, int]:
+    """How many female and male words ``text`` holds."""
+    found = _SEX_WORD.findall(text)
+    female = sum(1 for f, _ in found if f)
+    return female, len(found) - female
 
 
 _OCC_CUE = re.compile(r"\b(?:works?|worked|working|employed)\s+(?:as|at)\b|\bretired\b|\bunemployed\b|"
