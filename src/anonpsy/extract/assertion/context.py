@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from anonpsy.caseless import Caseless
 from anonpsy.lexicon import (
     _TOKEN_RE,
     IndexSpec,
@@ -61,8 +62,8 @@ _ACTIVE: tuple[Category, ...] = (
     "negated", "possible", "hypothetical", "historical", "current", "family", "other_experiencer"
 )
 #: A separator that joins the item before ``pos`` to a list: ", ", ", and ", " or ".
-_LIST_SEP = re.compile(r"(?:,\s*(?:and/or|and|or|nor)?|\s(?:and/or|and|or|nor|&))\s*(?:(?:a|an|the|some|any|his|her|"
-                       r"their)\s+)?$", re.I)
+_LIST_SEP = Caseless(re.compile(r"(?:,\s*(?:and/or|and|or|nor)?|\s(?:and/or|and|or|nor|&))\s*(?:(?:a|an|the|some|any|"
+                                r"his|her|their)\s+)?$", re.I))
 #: Categories whose trigger, between another trigger and the concept, ends that trigger's scope ("Discontinue X,
 #: begin Y": Y is not stopped).
 #: A plan between a current trigger and the concept ends the current scope too ("Since the patient is on Plavix, I

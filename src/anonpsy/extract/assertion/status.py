@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from anonpsy.caseless import Caseless
 from anonpsy.extract.assertion.context import Category, ConceptKind, ContextResult, Experiencer, default_engine
 from anonpsy.extract.assertion.scope import (
     classify_in_sentence,
@@ -88,7 +89,7 @@ _PRN = re.compile(r"\b(?:prn|p\.r\.n\.?|as needed|as-needed|as required|when nee
 _TX_ONSET = re.compile(r"\b(?:started|began|begun|placed on|put on|initiated|since|went on|has been on|has been "
                        r"taking|prescribed)\b", re.I)
 _PRESENT = re.compile(r"\b(?:has|have|is|are|now|still|continues?|currently|persists?|remains?)\b", re.I)
-_REMISSION = re.compile(r"\bremission|remitted|resolved\b", re.I)
+_REMISSION = Caseless(re.compile(r"\bremission|remitted|resolved\b", re.I))
 #: A history the note calls distant or remote ("distant history of migraine headaches some 30 years ago", "remote
 #: history of alcohol abuse"): long over, even in a diagnosis list.
 _REMOTE_HISTORY = re.compile(r"\b(?:distant|remote)\s+(?:past\s+)?(?:medical\s+|psychiatric\s+)?(?:history|hx)\s+of\s+"

@@ -137,18 +137,18 @@ _PATIENT_SUBJECT = re.compile(r"\b(?:he|she|they|patient|client|i)\b|\band\s+(?:
 
 _OTHER_PERSON = re.compile(rf"\b(?:{kinship.alternation(kinship.EVERYONE)})\b", re.I)
 #: Relatives named right before a list of their ages: "two sons 54 and 57 years old", "brothers, ages 68 and 77".
-_KIN_AGES_BEFORE = re.compile(rf"\b(?:{kinship.alternation(kinship.EVERYONE)})s?,?\s+(?:ages?\s+|aged\s+)?"
-                              r"(?:\d{1,3}(?:\s*,\s*(?:and\s+)?|\s+and\s+|\s+))+$", re.I)
+_KIN_AGES_BEFORE = caseless.compile(rf"\b(?:{kinship.alternation(kinship.EVERYONE)})s?,?\s+(?:ages?\s+|aged\s+)?"
+                                    r"(?:\d{1,3}(?:\s*,\s*(?:and\s+)?|\s+and\s+|\s+))+$")
 #: "has a" / "with two" right before an age, and a relative right after it: "She has a 51-year-old sister".
 _HAS_ONE_BEFORE = re.compile(r"\b(?:has|had|have|with)\s+(?:a|an|one|two|three|four)\s+$", re.I)
 _KIN_AFTER = re.compile(rf"\s+(?:[a-z]+\s+)?(?:{kinship.alternation(kinship.EVERYONE)})s?\b", re.I)
 #: A possessive right before an age: the age of someone the patient has ("her 95-year-old mother", "Her
 #: 11-year-old is having trouble"); "a 31-year-old mother of two" is the patient.
-_POSSESSOR_BEFORE = re.compile(r"\b(?:her|his|their|my|whose|(?:the\s+)?patient's)\s+(?:[a-z]+\s+)?$", re.I)
+_POSSESSOR_BEFORE = caseless.compile(r"\b(?:her|his|their|my|whose|(?:the\s+)?patient's)\s+(?:[a-z]+\s+)?$")
 #: Another person whose age the sentence tells, right before it: "her father died at age 92", "his wife is 60",
 #: "mother, aged 80,".
-_OWNER_BEFORE = re.compile(rf"\b(?:{kinship.alternation(kinship.EVERYONE)})(?:'s)?,?\s+(?:who\s+)?(?:is|was|"
-                           r"died|passed\s+away|passed|turned|aged?|ages|now)\b[^.;:]{0,25}$", re.I)
+_OWNER_BEFORE = caseless.compile(rf"\b(?:{kinship.alternation(kinship.EVERYONE)})(?:'s)?,?\s+(?:who\s+)?(?:is|was|"
+                                 r"died|passed\s+away|passed|turned|aged?|ages|now)\b[^.;:]{0,25}$")
 
 
 def _relative_owns(text: str, start: int) -> bool:
