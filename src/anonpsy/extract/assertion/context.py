@@ -353,7 +353,7 @@ class ContextEngine:
             for m in _TOKEN_RE.finditer(sentence):
                 tok = m.group()
                 starts.append(m.start())
-                w += tok[0].isalnum() and not (dose_blind and _DOSE_WORD.match(tok) is not None)
+                w += tok[0].isalnum() and not (dose_blind and _is_dose_word(tok))
                 b += tok in self.breaks and masked[m.start()] == tok[0]
                 words.append(w)
                 breaks.append(b)
@@ -469,6 +469,13 @@ def _mask_dots(sentence: str) -> str:
 _DOSE_WORD = re.compile(r"(?:\d[\d.,/-]*|[a-z]|mgs?|mcg|mg/kg|gm?|ml|cc|units?|iu|tabs?|tablets?|caps?|capsules?|"
                         r"puffs?|drops?|patch|per|day|daily|nightly|weekly|am|pm|qam|qpm|qhs|hs|qd|bid|tid|qid|prn|"
                         r"po|im|iv|sl|bedtime|once|twice|times|x)$", re.I)
+
+
+@lru_cache(maxsize=4096)
+def _is_dose_word(token: str) -> bool:
+    """Is ``token`` a dose, route or frequency word (:data:`_DOSE_WORD`)? Remembered: the same few words recur
+    after every drug."""
+    return _DOSE_WORD.match(token) is not None
 
 
 def _item_words(item: str, dose_blind: bool) -> int:
