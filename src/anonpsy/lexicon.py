@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from anonpsy.caseless import Caseless
 from anonpsy.drug_vocabulary import FallbackVocabulary, fallback_specs
 from anonpsy.graph import Route
 from anonpsy.paths import rules_dir
@@ -858,10 +859,10 @@ _LIST_JOIN = re.compile(r"\s*(?:[,;]\s*(?:(?:and|or)\s+)?|\s(?:and|or)\s+)\s*", 
 
 
 #: The list-alias tables of the entry lists read last, by identity (the medication lexicon's list, built once).
-_ALIAS_TABLES: dict[int, tuple[object, dict[str, Any], re.Pattern[str] | None]] = {}
+_ALIAS_TABLES: dict[int, tuple[object, dict[str, Any], Caseless | None]] = {}
 
 
-def _list_alias_table(entries: Iterable[MedicationEntry]) -> tuple[dict[str, Any], re.Pattern[str] | None]:
+def _list_alias_table(entries: Iterable[MedicationEntry]) -> tuple[dict[str, Any], Caseless | None]:
     """The bare forms of ``entries`` (lower case) with their entries, and one pattern matching any of them (None
     when there is none); a list or tuple of entries is compiled once, other iterables every time."""
     keep = isinstance(entries, (list, tuple))
@@ -873,7 +874,7 @@ def _list_alias_table(entries: Iterable[MedicationEntry]) -> tuple[dict[str, Any
     rx = None
     if forms:
         alts = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
-        rx = re.compile(rf"(?<![\w-])(?:{alts})(?![\w-])", re.I)
+        rx = Caseless(re.compile(rf"(?<![\w-])(?:{alts})(?![\w-])", re.I))
     if keep:
         if len(_ALIAS_TABLES) >= 8:
             _ALIAS_TABLES.clear()
