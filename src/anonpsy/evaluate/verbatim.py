@@ -48,7 +48,8 @@ def tokens(text: str) -> list[tuple[str, int, int]]:
     """(lower-case word, start, end) of every word of ``text``."""
     if text.isascii():  # lower-casing keeps every offset and every word boundary
         found = list(_TOKEN.finditer(text.lower()))
-        return list(zip(map(re.Match.group, found), map(re.Match.start, found), map(re.Match.end, found)))
+        return list(zip(map(re.Match.group, found), map(re.Match.start, found), map(re.Match.end, found),
+                        strict=True))
     return [(m.group(0).lower().replace("’", "'"), m.start(), m.end()) for m in _TOKEN.finditer(text)]
 
 
