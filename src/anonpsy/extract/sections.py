@@ -25,6 +25,7 @@ Example::
 from __future__ import annotations
 
 import re
+import string
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
@@ -341,10 +342,20 @@ def section_name(raw: str) -> str | None:
 _section_name = section_name
 
 
+_ASCII_LETTERS = string.ascii_letters.encode()
+_ASCII_UPPER = string.ascii_uppercase.encode()
+
+
 def _shouting(text: str) -> bool:
     """Is the whole note written in capitals (headers cannot be told from prose by case)?"""
-    letters = list(filter(str.isalpha, text[:5000]))
-    return len(letters) >= 40 and sum(map(str.isupper, letters)) / len(letters) > 0.9
+    head = text[:5000]
+    if head.isascii():  # the letters are A-Z and a-z: counted by deleting them, with no step per character
+        raw = head.encode("ascii")
+        letters = len(raw) - len(raw.translate(None, _ASCII_LETTERS))
+        upper = len(raw) - len(raw.translate(None, _ASCII_UPPER))
+        return letters >= 40 and upper / letters > 0.9
+    found = list(filter(str.isalpha, head))
+    return len(found) >= 40 and sum(map(str.isupper, found)) / len(found) > 0.9
 
 
 def _header_marks(text: str, table: SectionTable | None = None) -> list[tuple[int, int, str | None]]:
