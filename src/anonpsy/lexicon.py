@@ -509,11 +509,21 @@ def token_spans_keys(text: str) -> tuple[Sequence[tuple[int, int]], Sequence[str
     term index shares (usually already made for the sentence). The scan reads the text with its apostrophes
     made plain; they give the same tokens except the modifier letter apostrophe, a word character the scan
     turns into punctuation, so a text holding one is tokenised as :func:`tokenize` does."""
+    return token_spans(text), token_keys(text)
+
+
+def token_keys(text: str) -> Sequence[str]:
+    """The keys of :func:`token_spans_keys` alone (a scan that makes no span: most texts need none)."""
     if "\u02bc" in text:
-        toks = _tokens(text)
-        return [(t.start, t.end) for t in toks], [t.key for t in toks]
-    spans, _exact, keys = _scan(text)
-    return spans, keys
+        return [t.key for t in _tokens(text)]
+    return _scan(text)[1]
+
+
+def token_spans(text: str) -> Sequence[tuple[int, int]]:
+    """The spans of :func:`token_spans_keys` alone."""
+    if "\u02bc" in text:
+        return [(t.start, t.end) for t in _tokens(text)]
+    return _spans(text)
 
 
 def _keys(phrase: str) -> tuple[str, ...]:
@@ -551,12 +561,18 @@ _ONE = (1,)
 
 
 @lru_cache(maxsize=_MEMO_SIZE)
-def _scan(text: str) -> tuple[tuple[tuple[int, int], ...], tuple[str, ...], tuple[str, ...]]:
-    """Token spans of ``text`` with their exact and case-folded forms (shared by every index that reads it)."""
+def _scan(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The tokens of ``text`` in their exact and case-folded forms (shared by every index that reads it; their
+    spans, which only a match needs, are :func:`_spans`)."""
+    exact = tuple(_TOKEN_RE.findall(text.translate(_APOSTROPHES)))  # no match object per token
+    return exact, tuple(map(str.casefold, exact))
+
+
+@lru_cache(maxsize=_MEMO_SIZE)
+def _spans(text: str) -> tuple[tuple[int, int], ...]:
+    """The spans of the tokens of :func:`_scan`."""
     norm = text.translate(_APOSTROPHES)  # one-to-one, so offsets are unchanged
-    found = list(_TOKEN_RE.finditer(norm))
-    exact = tuple(map(re.Match.group, found))  # builtin calls, no Python frame per token
-    return tuple(map(re.Match.span, found)), exact, tuple(map(str.casefold, exact))
+    return tuple(map(re.Match.span, _TOKEN_RE.finditer(norm)))
 
 
 @dataclass
@@ -588,8 +604,9 @@ class TermIndex:
         return list(hit)
 
     def _find(self, text: str) -> list[TermMatch]:
-        spans, exact, keys = _scan(text)
-        n = len(spans)
+        exact, keys = _scan(text)
+        n = len(keys)
+        spans: Sequence[tuple[int, int]] = ()  # read when the first match is found
         lengths, cs, ci, by_pair, single = self.lengths, self.cs, self.ci, self.by_pair, self.single
         second = {} if by_pair else self.second  # by_pair has already passed over what it would
         out: list[TermMatch] = []
@@ -618,6 +635,7 @@ class TermIndex:
                     tgt = ci.get(keys[at:end_tok])
                 if tgt is not None:
                     if tgt.id is not None:
+                        spans = spans or _spans(text)
                         start, end = spans[at][0], spans[end_tok - 1][1]
                         out.append(TermMatch(start, end, tgt.id, tgt.headword, text[start:end]))
                     i = end_tok
