@@ -93,11 +93,25 @@ def extract_sex(text: str) -> Sex:
     return Sex.unknown
 
 
+#: The one-word female and male words, and what follows the first word of each two-word one.
+_FEMALE_WORDS = frozenset(w for w in _FEMALE.split("|") if " " not in w)
+_MALE_WORDS = frozenset(w for w in _MALE.split("|") if " " not in w)
+_RUN = re.compile(r"\w+")
+_MOTHER_OF = caseless.compile(r"\bmother of\b")
+_FATHER_OF = caseless.compile(r"\bfather of\b")
+
+
 def _sex_words(text: str) -> tuple[int, int]:
-    """How many female and male words ``text`` holds."""
-    found = _SEX_WORD.findall(text)
-    female = sum(1 for f, _ in found if f)
-    return female, len(found) - female
+    """How many female and male words ``text`` holds (the matches of :data:`_SEX_WORD`). In ASCII text each
+    one-word match is a whole run of word characters, which a set tells faster than the pattern; the two-word
+    ones ("mother of", "father of") share no word with any other and are counted apart."""
+    if not text.isascii():
+        found = _SEX_WORD.findall(text)
+        female = sum(1 for f, _ in found if f)
+        return female, len(found) - female
+    runs = _RUN.findall(text.lower())
+    return (sum(map(_FEMALE_WORDS.__contains__, runs)) + len(_MOTHER_OF.findall(text)),
+            sum(map(_MALE_WORDS.__contains__, runs)) + len(_FATHER_OF.findall(text)))
 
 
 _OCC_CUE = re.compile(r"\b(?:works?|worked|working|employed)\s+(?:as|at)\b|\bretired\b|\bunemployed\b|"
