@@ -540,17 +540,17 @@ def _add(out: list[Sentence], text: str, sec: Section, start: int, end: int, tab
     e = start + len(raw.rstrip().rstrip(",").rstrip())
     if e - s < 2 or not stripped:
         return
-    out.append(_form(Sentence(start=s, end=e, text=text[s:e], section=sec.name, index=len(out)),
-                     None if label_end is None else label_end - s, table))
+    out.append(_form(s, e, text[s:e], sec.name, len(out), None if label_end is None else label_end - s, table))
 
 
-def _form(s: Sentence, label_end: int | None, table: SectionTable) -> Sentence:
+def _form(start: int, end: int, text: str, section: str, index: int, label_end: int | None,
+          table: SectionTable) -> Sentence:
     """The sentence with its field label, question and answer read (remembered per sentence text with the
     project's section table: the round trip reads a sentence again in every text that holds it)."""
     if table is not section_table():
-        return _read_form(s, label_end, table)
-    f = _default_form(s.text, label_end)
-    return Sentence(s.start, s.end, s.text, s.section, s.index, f.label_end, f.question_end, f.answer)
+        return _read_form(Sentence(start, end, text, section, index), label_end, table)
+    f = _default_form(text, label_end)
+    return Sentence(start, end, text, section, index, f.label_end, f.question_end, f.answer)
 
 
 @lru_cache(maxsize=4096)
