@@ -581,7 +581,8 @@ def _read_form(s: Sentence, label_end: int | None, table: SectionTable) -> Sente
     question_end = 0
     answer: Answer | None = None
     q = _QUESTION_END.search(rest) if "?" in rest or _has_dash(rest) else None
-    asks = rest.rstrip().endswith("?") or bool(_INTERROGATIVE.match(rest.strip()))
+    # an interrogative needs a "you" (which most sentences lack) after its opening word
+    asks = rest.rstrip().endswith("?") or ("you" in rest.lower() and bool(_INTERROGATIVE.match(rest.strip())))
     if q is not None and asks:
         question_end = label_end + q.end()
         tail = rest[q.end():].strip(_ANSWER_STRIP)
@@ -612,7 +613,7 @@ def _answer_questions(sents: list[Sentence], table: SectionTable) -> list[Senten
 # Clauses
 
 
-_HARD_BREAK = re.compile(r";|\.\s|\s(?:but|however|although|though|whereas|yet)\s|:\s", re.I)
+_HARD_BREAK = Caseless(re.compile(r";|\.\s|\s(?:but|however|although|though|whereas|yet)\s|:\s", re.I))
 
 
 def clause_bounds(sentence: str, pos: int) -> tuple[int, int]:
