@@ -57,7 +57,7 @@ def _words(pattern: str) -> list[str]:
 
 
 _SEPARATORS = [" ", "  ", "-", ",", ", ", ".", ". ", "'", "\n", ":", "(", ")", "/", "1", "20", "_", "\u017f",
-               "\u212a", "é"]
+               "\u212a", "é", "\t", "\x1c"]  # "\x1c": a space to Unicode \s, not to ASCII \s
 
 
 def _texts(words: list[str]) -> st.SearchStrategy[str]:

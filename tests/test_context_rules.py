@@ -189,3 +189,18 @@ def test_property_a_relative_clause_keeps_the_relative_as_experiencer(relative: 
 def test_an_item_bound_hedge_after_a_list_reaches_only_the_nearest_item(
         sentence: str, target: str, uncertain: bool) -> None:
     assert _ctx(sentence, target).uncertain is uncertain
+
+
+def test_masked_periods_are_those_of_the_patterns_read_from_the_letters() -> None:
+    """The period-first patterns mask the periods the letter-first patterns (the plain way to write them) mask."""
+    import re
+
+    from anonpsy.extract.assertion.context import _mask_dots
+
+    abbrev = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]|Mr|Mrs|Ms|Dr|Drs|Prof)\.(?=[A-Za-z]\.|[\s,;)]|$)")
+    etc = re.compile(r"(?<![A-Za-z0-9])((?i:etc))\.(?=\s*[,;)]|\s+[a-z])")
+    decimal = re.compile(r"(?<=\d)\.(?=\d)")
+    for s in ["Seroquel 25 mg p.o. q.h.s., Ativan 0.5 mg b.i.d.", "Mr. T and Mrs.Jones, Drs. A.B. and Prof. X.",
+              "a stroke, subdural hematoma, etc., should be ruled out", "ETC. Etc. etc", "x.y.z.", "1.5.2", "e.g. i.e.",
+              "Dr.", ".a. b.", "aDr. xMr. Prof.s.", "3.a. b.1 c.d", "U.S.A.) ok"]:
+        assert _mask_dots(s) == decimal.sub("\u00b7", etc.sub("\\1\u00b7", abbrev.sub("\\1\u00b7", s))), s

@@ -69,3 +69,11 @@ def test_names_made_of_dose_list_or_function_words_except_nothing(source: str, o
                                                                   names: list[str]) -> None:
     """Passing names whose words are all dose, list or function words never changes a copied run."""
     assert copied_runs(source, output, extra_drug_words=[" ".join(names)]) == copied_runs(source, output)
+
+
+def test_words_are_the_words_of_tokens() -> None:
+    from anonpsy.evaluate.verbatim import words
+
+    for text in ("", "Mood was okay, though. Risperdal M-Tab 2 mg b.i.d.", "He’s O'Neil's ÉLAN café—mg/day",
+                 "İstanbul ǅemal ß STRASSE 3.5/4", "q.h.s. p.r.n.\nLINE two"):
+        assert words(text) == [w for w, _, _ in tokens(text)]

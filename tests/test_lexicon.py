@@ -178,3 +178,21 @@ def test_find_terms_spans_are_exact(text: str, kind: TermKind) -> None:
 def test_find_terms_never_fails_on_arbitrary_text(text: str, kind: TermKind) -> None:
     for m in find_terms(text, kind):
         assert m.surface == text[m.start: m.end]
+
+
+def test_pair_lengths_find_what_every_length_finds() -> None:
+    """The lengths tried by the first two tokens (``by_pair``) give the matches of trying every length of the
+    first token (the index without ``by_pair``), on the fixture narratives."""
+    import dataclasses
+    from pathlib import Path
+
+    from anonpsy.extract.sections import sentences
+
+    texts = [s.text for p in sorted((Path(__file__).parent.parent / "fixtures" / "cases").glob("*.txt"))
+             for s in sentences(p.read_text(encoding="utf-8"))]
+    texts += ["No sleep disturbance, no appetite changes.", "Zoloft 50 mg and Xanax 0.5 mg p.r.n.", "SI", "no"]
+    for kind in TERM_KINDS:
+        idx = lx.term_index(kind)
+        every_length = dataclasses.replace(idx, by_pair={}, single=frozenset(), _memo={})
+        for text in texts:
+            assert idx._find(text) == every_length._find(text), (kind, text)

@@ -157,7 +157,10 @@ def _lowered_required(pattern: re.Pattern[str]) -> tuple[re.Pattern[str], tuple[
         _rewrite(parsed, flags)
     except _Unsupported:
         return None
-    parsed.state.flags = flags & ~re.IGNORECASE
+    # The rewritten pattern reads ASCII text only, where the ASCII meaning of a word boundary (the one assertion
+    # left that depends on the flags: every character class is now a set of ASCII characters) is the Unicode
+    # one, and is told by a table lookup instead of a query of the Unicode database.
+    parsed.state.flags = (flags & ~(re.IGNORECASE | re.UNICODE)) | re.ASCII
     return _compiler.compile(parsed, parsed.state.flags), _required(parsed)
 
 

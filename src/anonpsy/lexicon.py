@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from anonpsy.caseless import Caseless
 from anonpsy.drug_vocabulary import FallbackVocabulary, fallback_specs
 from anonpsy.graph import Route
 from anonpsy.paths import rules_dir
@@ -508,11 +509,21 @@ def token_spans_keys(text: str) -> tuple[Sequence[tuple[int, int]], Sequence[str
     term index shares (usually already made for the sentence). The scan reads the text with its apostrophes
     made plain; they give the same tokens except the modifier letter apostrophe, a word character the scan
     turns into punctuation, so a text holding one is tokenised as :func:`tokenize` does."""
+    return token_spans(text), token_keys(text)
+
+
+def token_keys(text: str) -> Sequence[str]:
+    """The keys of :func:`token_spans_keys` alone (a scan that makes no span: most texts need none)."""
     if "\u02bc" in text:
-        toks = _tokens(text)
-        return [(t.start, t.end) for t in toks], [t.key for t in toks]
-    spans, _exact, keys = _scan(text)
-    return spans, keys
+        return [t.key for t in _tokens(text)]
+    return _scan(text)[1]
+
+
+def token_spans(text: str) -> Sequence[tuple[int, int]]:
+    """The spans of :func:`token_spans_keys` alone."""
+    if "\u02bc" in text:
+        return [(t.start, t.end) for t in _tokens(text)]
+    return _spans(text)
 
 
 def _keys(phrase: str) -> tuple[str, ...]:
@@ -545,15 +556,23 @@ class _Target:
 
 
 _MEMO_SIZE = 4096
+#: The lengths tried where a token begins a phrase of one token only.
+_ONE = (1,)
 
 
 @lru_cache(maxsize=_MEMO_SIZE)
-def _scan(text: str) -> tuple[tuple[tuple[int, int], ...], tuple[str, ...], tuple[str, ...]]:
-    """Token spans of ``text`` with their exact and case-folded forms (shared by every index that reads it)."""
+def _scan(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The tokens of ``text`` in their exact and case-folded forms (shared by every index that reads it; their
+    spans, which only a match needs, are :func:`_spans`)."""
+    exact = tuple(_TOKEN_RE.findall(text.translate(_APOSTROPHES)))  # no match object per token
+    return exact, tuple(map(str.casefold, exact))
+
+
+@lru_cache(maxsize=_MEMO_SIZE)
+def _spans(text: str) -> tuple[tuple[int, int], ...]:
+    """The spans of the tokens of :func:`_scan`."""
     norm = text.translate(_APOSTROPHES)  # one-to-one, so offsets are unchanged
-    found = list(_TOKEN_RE.finditer(norm))
-    exact = tuple(map(re.Match.group, found))  # builtin calls, no Python frame per token
-    return tuple(map(re.Match.span, found)), exact, tuple(map(str.casefold, exact))
+    return tuple(map(re.Match.span, _TOKEN_RE.finditer(norm)))
 
 
 @dataclass
@@ -567,6 +586,11 @@ class TermIndex:
     #: The second tokens (case-folded) of the phrases of two tokens or more, by their first; empty: not known (no
     #: phrase is then passed over).
     second: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: The lengths (longest first) of the phrases that begin with these two tokens (case-folded), 1 among them
+    #: when the first token is a phrase of its own; empty: not known (:attr:`lengths` and :attr:`second` are read).
+    by_pair: dict[tuple[str, str], tuple[int, ...]] = field(default_factory=dict)
+    #: The first tokens (case-folded) that are a phrase of their own (read with :attr:`by_pair`).
+    single: frozenset[str] = frozenset()
     #: Matches of the texts read last (a sentence is looked up again by every step that reads it).
     _memo: dict[str, tuple[TermMatch, ...]] = field(default_factory=dict, repr=False, compare=False)
 
@@ -580,16 +604,27 @@ class TermIndex:
         return list(hit)
 
     def _find(self, text: str) -> list[TermMatch]:
-        spans, exact, keys = _scan(text)
-        n = len(spans)
-        lengths, cs, ci, second = self.lengths, self.cs, self.ci, self.second
+        exact, keys = _scan(text)
+        n = len(keys)
+        spans: Sequence[tuple[int, int]] = ()  # read when the first match is found
+        lengths, cs, ci, by_pair, single = self.lengths, self.cs, self.ci, self.by_pair, self.single
+        second = {} if by_pair else self.second  # by_pair has already passed over what it would
         out: list[TermMatch] = []
         i = 0  # the first token a match may start at (after the previous match)
         # only a token that begins some phrase can start a match (found by builtins, no Python step per token)
         for at in itertools.compress(range(n), map(lengths.__contains__, keys)):
             if at < i:
                 continue
-            for length in lengths[keys[at]]:
+            if by_pair:
+                # only the lengths of the phrases that begin with this token and the next can match here
+                tried = by_pair.get((keys[at], keys[at + 1])) if at + 1 < n else None
+                if tried is None:
+                    if keys[at] not in single:
+                        continue
+                    tried = _ONE
+            else:
+                tried = lengths[keys[at]]
+            for length in tried:
                 end_tok = at + length
                 if end_tok > n:
                     continue
@@ -600,6 +635,7 @@ class TermIndex:
                     tgt = ci.get(keys[at:end_tok])
                 if tgt is not None:
                     if tgt.id is not None:
+                        spans = spans or _spans(text)
                         start, end = spans[at][0], spans[end_tok - 1][1]
                         out.append(TermMatch(start, end, tgt.id, tgt.headword, text[start:end]))
                     i = end_tok
@@ -676,6 +712,13 @@ def build_index(specs: Iterable[IndexSpec]) -> TermIndex:
         if len(key) > 1:
             second.setdefault(key[0].casefold(), set()).add(key[1].casefold())
     idx.second = {k: frozenset(v) for k, v in second.items()}
+    by_pair: dict[tuple[str, str], set[int]] = {}
+    for key in itertools.chain(idx.ci, idx.cs):
+        if len(key) > 1:
+            first = key[0].casefold()
+            by_pair.setdefault((first, key[1].casefold()), {1} if 1 in idx.lengths[first] else set()).add(len(key))
+    idx.by_pair = {k: tuple(sorted(v, reverse=True)) for k, v in by_pair.items()}
+    idx.single = frozenset(k for k, v in idx.lengths.items() if 1 in v)
     return idx
 
 
@@ -840,10 +883,10 @@ _LIST_JOIN = re.compile(r"\s*(?:[,;]\s*(?:(?:and|or)\s+)?|\s(?:and|or)\s+)\s*", 
 
 
 #: The list-alias tables of the entry lists read last, by identity (the medication lexicon's list, built once).
-_ALIAS_TABLES: dict[int, tuple[object, dict[str, Any], re.Pattern[str] | None]] = {}
+_ALIAS_TABLES: dict[int, tuple[object, dict[str, Any], Caseless | None]] = {}
 
 
-def _list_alias_table(entries: Iterable[MedicationEntry]) -> tuple[dict[str, Any], re.Pattern[str] | None]:
+def _list_alias_table(entries: Iterable[MedicationEntry]) -> tuple[dict[str, Any], Caseless | None]:
     """The bare forms of ``entries`` (lower case) with their entries, and one pattern matching any of them (None
     when there is none); a list or tuple of entries is compiled once, other iterables every time."""
     keep = isinstance(entries, (list, tuple))
@@ -855,7 +898,7 @@ def _list_alias_table(entries: Iterable[MedicationEntry]) -> tuple[dict[str, Any
     rx = None
     if forms:
         alts = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
-        rx = re.compile(rf"(?<![\w-])(?:{alts})(?![\w-])", re.I)
+        rx = Caseless(re.compile(rf"(?<![\w-])(?:{alts})(?![\w-])", re.I))
     if keep:
         if len(_ALIAS_TABLES) >= 8:
             _ALIAS_TABLES.clear()

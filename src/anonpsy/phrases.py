@@ -64,8 +64,8 @@ class PhraseMatcher:
         self.conflicts += self._abbr.conflicts
 
     def find(self, text: str) -> list[Hit]:
-        spans, keys = lexicon.token_spans_keys(text)
-        if not spans:
+        keys = lexicon.token_keys(text)
+        if not keys:
             return []
         cands: list[tuple[int, int, str]] = []  # (first token, token count, concept)
         if self.size:
@@ -80,6 +80,9 @@ class PhraseMatcher:
                 if at is not None:
                     cands.append((at, n, cid))
         abbr = self._abbr.find(text)
+        if not cands and not abbr:
+            return []
+        spans = lexicon.token_spans(text)  # only a text with a match needs the offsets
         if abbr:
             first = {a: k for k, (a, _b) in enumerate(spans)}
             last = {b: k for k, (_a, b) in enumerate(spans)}

@@ -46,10 +46,18 @@ _DOSE_WORDS: frozenset[str] = frozenset({
 
 def tokens(text: str) -> list[tuple[str, int, int]]:
     """(lower-case word, start, end) of every word of ``text``."""
-    if text.isascii():  # lower-casing keeps every offset
-        low = text.lower()
-        return [(low[a:b], a, b) for a, b in map(re.Match.span, _TOKEN.finditer(text))]
+    if text.isascii():  # lower-casing keeps every offset and every word boundary
+        found = list(_TOKEN.finditer(text.lower()))
+        return list(zip(map(re.Match.group, found), map(re.Match.start, found), map(re.Match.end, found),
+                        strict=True))
     return [(m.group(0).lower().replace("’", "'"), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+
+
+def words(text: str) -> list[str]:
+    """The words of :func:`tokens` without their offsets (one scan by the engine, no object per word)."""
+    if text.isascii():  # lower-casing changes no word boundary
+        return _TOKEN.findall(text.lower())
+    return [w.lower().replace("’", "'") for w in _TOKEN.findall(text)]
 
 
 @lru_cache(maxsize=1)
@@ -120,36 +128,38 @@ class _SuffixAutomaton:
     """Suffix automaton over a sequence of word ids."""
 
     def __init__(self, seq: Sequence[int]) -> None:
-        self.link = [-1]
-        self.length = [0]
-        self.next: list[dict[int, int]] = [{}]
+        # built in local lists (no attribute lookup per step), then kept
+        link = [-1]
+        length = [0]
+        nxt: list[dict[int, int]] = [{}]
         last = 0
         for c in seq:
-            cur = len(self.length)
-            self.length.append(self.length[last] + 1)
-            self.link.append(-1)
-            self.next.append({})
+            cur = len(length)
+            length.append(length[last] + 1)
+            link.append(-1)
+            nxt.append({})
             p = last
-            while p != -1 and c not in self.next[p]:
-                self.next[p][c] = cur
-                p = self.link[p]
+            while p != -1 and c not in nxt[p]:
+                nxt[p][c] = cur
+                p = link[p]
             if p == -1:
-                self.link[cur] = 0
+                link[cur] = 0
             else:
-                q = self.next[p][c]
-                if self.length[p] + 1 == self.length[q]:
-                    self.link[cur] = q
+                q = nxt[p][c]
+                if length[p] + 1 == length[q]:
+                    link[cur] = q
                 else:
-                    clone = len(self.length)
-                    self.length.append(self.length[p] + 1)
-                    self.link.append(self.link[q])
-                    self.next.append(dict(self.next[q]))
-                    while p != -1 and self.next[p].get(c) == q:
-                        self.next[p][c] = clone
-                        p = self.link[p]
-                    self.link[q] = clone
-                    self.link[cur] = clone
+                    clone = len(length)
+                    length.append(length[p] + 1)
+                    link.append(link[q])
+                    nxt.append(dict(nxt[q]))
+                    while p != -1 and nxt[p].get(c) == q:
+                        nxt[p][c] = clone
+                        p = link[p]
+                    link[q] = clone
+                    link[cur] = clone
             last = cur
+        self.link, self.length, self.next = link, length, nxt
 
     def match_lengths(self, seq: Sequence[int]) -> list[int]:
         """For each position i, the length of the longest suffix of ``seq[:i+1]`` that occurs in the source."""
@@ -195,7 +205,7 @@ def copied_runs(source: str, output: str, *, sentence_spans: Sequence[tuple[int,
     ``sentence_spans`` are the (start, end) character spans of the output's sentences; without them the whole
     output is one sentence.
     """
-    src = [w for w, _, _ in tokens(source)]
+    src = words(source)
     out_toks = tokens(output)
     out = [w for w, _, _ in out_toks]
     ids: dict[str, int] = {}
@@ -238,7 +248,7 @@ class CopyMeter:
 
     def __init__(self, source: str, extra_drug_words: Iterable[str] = ()) -> None:
         self._ids: dict[str, int] = {}
-        self._sam = _SuffixAutomaton([self._ids.setdefault(w, len(self._ids)) for w, _, _ in tokens(source)])
+        self._sam = _SuffixAutomaton([self._ids.setdefault(w, len(self._ids)) for w in words(source)])
         self._drugs = drug_words() | name_words(extra_drug_words)
         self._last: tuple[str, tuple[list[tuple[str, int, int]], list[int], list[int]]] | None = None
 

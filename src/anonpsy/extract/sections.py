@@ -25,6 +25,7 @@ Example::
 from __future__ import annotations
 
 import re
+import string
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
@@ -289,6 +290,12 @@ _ANSWER_STRIP = " \t\r\n,;:.-–—\"“”"
 _QUESTION_END = re.compile(r"\?|\s[–—-]{1,2}\s|\s--")
 
 
+def _has_dash(text: str) -> bool:
+    """Does ``text`` hold a dash of :data:`_DASH_LABEL` or :data:`_QUESTION_END` (most sentences hold none, and
+    this test costs less than the patterns' search)?"""
+    return "-" in text or "\u2013" in text or "\u2014" in text
+
+
 @dataclass(frozen=True)
 class Sentence:
     """One sentence (or list item, field line, title line) with its absolute offsets and section.
@@ -335,10 +342,20 @@ def section_name(raw: str) -> str | None:
 _section_name = section_name
 
 
+_ASCII_LETTERS = string.ascii_letters.encode()
+_ASCII_UPPER = string.ascii_uppercase.encode()
+
+
 def _shouting(text: str) -> bool:
     """Is the whole note written in capitals (headers cannot be told from prose by case)?"""
-    letters = list(filter(str.isalpha, text[:5000]))
-    return len(letters) >= 40 and sum(map(str.isupper, letters)) / len(letters) > 0.9
+    head = text[:5000]
+    if head.isascii():  # the letters are A-Z and a-z: counted by deleting them, with no step per character
+        raw = head.encode("ascii")
+        letters = len(raw) - len(raw.translate(None, _ASCII_LETTERS))
+        upper = len(raw) - len(raw.translate(None, _ASCII_UPPER))
+        return letters >= 40 and upper / letters > 0.9
+    found = list(filter(str.isalpha, head))
+    return len(found) >= 40 and sum(map(str.isupper, found)) / len(found) > 0.9
 
 
 def _header_marks(text: str, table: SectionTable | None = None) -> list[tuple[int, int, str | None]]:
@@ -523,17 +540,17 @@ def _add(out: list[Sentence], text: str, sec: Section, start: int, end: int, tab
     e = start + len(raw.rstrip().rstrip(",").rstrip())
     if e - s < 2 or not stripped:
         return
-    out.append(_form(Sentence(start=s, end=e, text=text[s:e], section=sec.name, index=len(out)),
-                     None if label_end is None else label_end - s, table))
+    out.append(_form(s, e, text[s:e], sec.name, len(out), None if label_end is None else label_end - s, table))
 
 
-def _form(s: Sentence, label_end: int | None, table: SectionTable) -> Sentence:
+def _form(start: int, end: int, text: str, section: str, index: int, label_end: int | None,
+          table: SectionTable) -> Sentence:
     """The sentence with its field label, question and answer read (remembered per sentence text with the
     project's section table: the round trip reads a sentence again in every text that holds it)."""
     if table is not section_table():
-        return _read_form(s, label_end, table)
-    f = _default_form(s.text, label_end)
-    return Sentence(s.start, s.end, s.text, s.section, s.index, f.label_end, f.question_end, f.answer)
+        return _read_form(Sentence(start, end, text, section, index), label_end, table)
+    f = _default_form(text, label_end)
+    return Sentence(start, end, text, section, index, f.label_end, f.question_end, f.answer)
 
 
 @lru_cache(maxsize=4096)
@@ -544,11 +561,11 @@ def _default_form(text: str, label_end: int | None) -> Sentence:
 def _read_form(s: Sentence, label_end: int | None, table: SectionTable) -> Sentence:
     text = s.text
     if label_end is None:
-        m = _LABEL.match(text)
+        m = _LABEL.match(text) if ":" in text else None  # every label ends with a colon
         label_end = m.end() if m and len(m.group("label").split()) <= 6 and not re.search(
             r"[.!?]\s", m.group("label")) else 0
         if not label_end:
-            d = _DASH_LABEL.match(text)
+            d = _DASH_LABEL.match(text) if _has_dash(text) else None
             # a question set off by a dash ("Do you smoke - No.") is a question and its answer, read below
             if d is not None and len(d.group("label").split()) <= 6 and not _INTERROGATIVE.match(
                     d.group("label")) and table.answer(text[d.end():].strip(_ANSWER_STRIP)) is not None:
@@ -563,8 +580,9 @@ def _read_form(s: Sentence, label_end: int | None, table: SectionTable) -> Sente
     rest = text[label_end:]
     question_end = 0
     answer: Answer | None = None
-    q = _QUESTION_END.search(rest)
-    asks = rest.rstrip().endswith("?") or bool(_INTERROGATIVE.match(rest.strip()))
+    q = _QUESTION_END.search(rest) if "?" in rest or _has_dash(rest) else None
+    # an interrogative needs a "you" (which most sentences lack) after its opening word
+    asks = rest.rstrip().endswith("?") or ("you" in rest.lower() and bool(_INTERROGATIVE.match(rest.strip())))
     if q is not None and asks:
         question_end = label_end + q.end()
         tail = rest[q.end():].strip(_ANSWER_STRIP)
@@ -595,7 +613,7 @@ def _answer_questions(sents: list[Sentence], table: SectionTable) -> list[Senten
 # Clauses
 
 
-_HARD_BREAK = re.compile(r";|\.\s|\s(?:but|however|although|though|whereas|yet)\s|:\s", re.I)
+_HARD_BREAK = Caseless(re.compile(r";|\.\s|\s(?:but|however|although|though|whereas|yet)\s|:\s", re.I))
 
 
 def clause_bounds(sentence: str, pos: int) -> tuple[int, int]:

@@ -103,6 +103,7 @@ def _is_clinical_word(word: str) -> bool:
 
 
 _WORD = re.compile(r"[\w'’-]+")
+_DIGIT = re.compile(r"\d")
 _LIST_MARK = re.compile(r"(?:^|\n)[ \t]*(?:[-*•]|\d+[.)])$")
 
 
@@ -125,7 +126,7 @@ def find_anchors(text: str) -> list[Anchor]:
     counts = Counter(_WORD.findall(text.lower()))
     for m in _RUN.finditer(text):
         run = m.group(1)
-        if run.upper() == run and not re.search(r"\d", run):
+        if run.upper() == run and not _DIGIT.search(run):
             continue  # all-caps runs are headings and abbreviations; PHI recognizers handle capitalised names
         words = run.split()
         content = [w for w in words if w.lower() not in ("of", "the", "de", "van", "von", "du", "la", "and", "&")]
@@ -144,7 +145,7 @@ def find_anchors(text: str) -> list[Anchor]:
             if run.lower() in _COMMON or len(run) <= 3:
                 continue
             # Most sentence-initial words are ordinary words; without a dictionary, keep only ordinal/number tokens.
-            if not re.search(r"\d", run):
+            if not _DIGIT.search(run):
                 continue
         # Ordinary words capitalised after a colon or in headings are frequent; a single word must appear nowhere
         # else in the text.

@@ -23,6 +23,8 @@ def _blanked(text: str) -> str:
     """``text`` with every character of :data:`_NONWORD` a blank (one table lookup per character on ASCII
     text, rather than one match per character)."""
     return text.translate(_ASCII_BLANKS) if text.isascii() else _NONWORD.sub(" ", text)
+_ASCII_UPPER = string.ascii_uppercase.encode()
+_ASCII_LOWER = string.ascii_lowercase.encode()
 WORD_RE = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*(?:-[^\W\d_]+)*")
 
 
@@ -62,9 +64,9 @@ class TextView:
     def __post_init__(self) -> None:
         self.folded = fold(self.text)
         found = list(WORD_RE.finditer(self.folded))
-        self.starts = [m.start() for m in found]
-        self.ends = [m.end() for m in found]
-        self.words = [m.group() for m in found]
+        self.starts = list(map(re.Match.start, found))  # builtins: no Python step per token
+        self.ends = list(map(re.Match.end, found))
+        self.words = list(map(re.Match.group, found))
 
     def __len__(self) -> int:
         return len(self.words)
@@ -112,9 +114,10 @@ class TextView:
 
     @cached_property
     def letter_case(self) -> tuple[int, int]:
-        """How many ASCII capitals and ASCII lower-case letters the text holds."""
-        return (sum(map(self.text.count, string.ascii_uppercase)),
-                sum(map(self.text.count, string.ascii_lowercase)))
+        """How many ASCII capitals and ASCII lower-case letters the text holds (counted in its UTF-8 bytes, where
+        every other character is written with bytes outside ASCII: two deletions, not one count per letter)."""
+        raw = self.text.encode("utf-8", "surrogatepass")
+        return (len(raw) - len(raw.translate(None, _ASCII_UPPER)), len(raw) - len(raw.translate(None, _ASCII_LOWER)))
 
     @cached_property
     def uncased(self) -> bool:

@@ -42,6 +42,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from anonpsy import errors
+from anonpsy.caseless import Caseless
 from anonpsy.errors import AnonpsyError
 from anonpsy.graph import NodeType, RelationType, Route, Sex
 from anonpsy.paths import rules_dir
@@ -1177,8 +1178,9 @@ class SexSpecificTable(RuleDoc):
         return self
 
     @cached_property
-    def term_patterns(self) -> tuple[tuple[SexTerm, re.Pattern[str]], ...]:
-        return tuple((t, re.compile(t.pattern(), re.IGNORECASE)) for t in self.terms)
+    def term_patterns(self) -> tuple[tuple[SexTerm, Caseless], ...]:
+        # searched in every text the sex is checked on, where most hold none of a term's words
+        return tuple((t, Caseless(re.compile(t.pattern(), re.IGNORECASE))) for t in self.terms)
 
     @cached_property
     def followers(self) -> frozenset[str]:

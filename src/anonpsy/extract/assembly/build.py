@@ -95,7 +95,7 @@ def read_facts(text: str, *, case_id: str = "case") -> CaseGraph:
 _UNREAD = CaseGraph(case_id="unread")
 
 
-_DISCHARGE_SUMMARY = re.compile(r"\bdischarge summary\b", re.I)
+_DISCHARGE_SUMMARY = Caseless(re.compile(r"\bdischarge summary\b", re.I))
 
 
 def index_is_admission(text: str) -> bool:

@@ -75,8 +75,9 @@ _SPECIFIERS = re.compile(r"\bwith (?:peripartum onset|psychotic features|anxious
 _SPECIFIER_STOP = re.compile(r"[;.]")
 #: The patient telling a symptom as present (a symptom so told and denied elsewhere is a contradiction of the
 #: note, kept as read, not a symptom of the past).
-_REPORTED_NOW = re.compile(r"\b(?:reports?|reporting|endorses?|endorsing|complains? of|complaining of|admits? to|"
-                           r"presents? with|is experiencing|has been experiencing|currently|now|today)\b[^.;]*$", re.I)
+_REPORTED_NOW = Caseless(re.compile(r"\b(?:reports?|reporting|endorses?|endorsing|complains? of|complaining of|"
+                                    r"admits? to|presents? with|is experiencing|has been experiencing|currently|now|"
+                                    r"today)\b[^.;]*$", re.I))
 
 
 #: Rules that decide a single dose given ("was given", "in the emergency room, treated with").

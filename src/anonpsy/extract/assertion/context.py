@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from anonpsy.caseless import Caseless
 from anonpsy.lexicon import (
     _TOKEN_RE,
     IndexSpec,
@@ -61,8 +62,8 @@ _ACTIVE: tuple[Category, ...] = (
     "negated", "possible", "hypothetical", "historical", "current", "family", "other_experiencer"
 )
 #: A separator that joins the item before ``pos`` to a list: ", ", ", and ", " or ".
-_LIST_SEP = re.compile(r"(?:,\s*(?:and/or|and|or|nor)?|\s(?:and/or|and|or|nor|&))\s*(?:(?:a|an|the|some|any|his|her|"
-                       r"their)\s+)?$", re.I)
+_LIST_SEP = Caseless(re.compile(r"(?:,\s*(?:and/or|and|or|nor)?|\s(?:and/or|and|or|nor|&))\s*(?:(?:a|an|the|some|any|"
+                                r"his|her|their)\s+)?$", re.I))
 #: Categories whose trigger, between another trigger and the concept, ends that trigger's scope ("Discontinue X,
 #: begin Y": Y is not stopped).
 #: A plan between a current trigger and the concept ends the current scope too ("Since the patient is on Plavix, I
@@ -345,15 +346,14 @@ class ContextEngine:
         if hit is None:
             if len(self._layouts) >= 4096:
                 self._layouts.clear()
-            masked = _DECIMAL_DOT.sub("\u00b7", _ETC_DOT.sub("\\1\u00b7", _ABBREV_DOT.sub("\\1\u00b7", sentence))) \
-                if "." in sentence else sentence
+            masked = _mask_dots(sentence) if "." in sentence else sentence
             starts: list[int] = []
             words, breaks = [0], [0]
             w = b = 0
             for m in _TOKEN_RE.finditer(sentence):
                 tok = m.group()
                 starts.append(m.start())
-                w += tok[0].isalnum() and not (dose_blind and _DOSE_WORD.match(tok) is not None)
+                w += tok[0].isalnum() and not (dose_blind and _is_dose_word(tok))
                 b += tok in self.breaks and masked[m.start()] == tok[0]
                 words.append(w)
                 breaks.append(b)
@@ -443,19 +443,39 @@ _STOP_CLAUSE = re.compile(r";\s*(?:has\s+|had\s+)?(?:quit|stopped|discontinued|g
                           r"decades?|few|couple)\b))", re.I)
 
 
-#: The point of a decimal number ("Premarin 0.3 mg daily, currently stopped"): it ends no scope.
-_DECIMAL_DOT = re.compile(r"(?<=\d)\.(?=\d)")
+#: The point of a decimal number ("Premarin 0.3 mg daily, currently stopped"): it ends no scope. (Each of the
+#: patterns of masked periods opens with the period, so the engine looks for periods only.)
+_DECIMAL_DOT = re.compile(r"\.(?<=\d\.)(?=\d)")
 
 #: A period of an abbreviation: after a single letter that is not part of a word ("p.o.", "b.i.d.", "q.p.m."), or
 #: of a title before a name ("Mr. T was confronted": the title ends no scope).
-_ABBREV_DOT = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]|Mr|Mrs|Ms|Dr|Drs|Prof)\.(?=[A-Za-z]\.|[\s,;)]|$)")
+_ABBREV_DOT = re.compile(r"\.(?:(?<=(?<![A-Za-z0-9])[A-Za-z]\.)|(?<=(?<![A-Za-z0-9])(?:Mr|Ms|Dr)\.)"
+                         r"|(?<=(?<![A-Za-z0-9])(?:Mrs|Drs)\.)|(?<=(?<![A-Za-z0-9])Prof\.))(?=[A-Za-z]\.|[\s,;)]|$)")
 #: The period of "etc." that closes a list inside the sentence, before a comma, a bracket or a word in lower case
 #: ("a stroke, subdural hematoma, etc., should be ruled out": the hedge after the list reaches its items).
 _ETC_DOT = re.compile(r"(?<![A-Za-z0-9])((?i:etc))\.(?=\s*[,;)]|\s+[a-z])")
+
+
+def _mask_dots(sentence: str) -> str:
+    """``sentence`` with the periods of abbreviations, of "etc." inside a list and of decimal numbers written as
+    a middle dot (offsets kept)."""
+    masked = _ABBREV_DOT.sub("\u00b7", sentence)
+    if "etc" in masked.lower():
+        masked = _ETC_DOT.sub("\\1\u00b7", masked)
+    return _DECIMAL_DOT.sub("\u00b7", masked)
+
+
 #: Dose, route and frequency words after a drug's name ("300 mg p.o. b.i.d.", "15 mg per day", "at bedtime").
 _DOSE_WORD = re.compile(r"(?:\d[\d.,/-]*|[a-z]|mgs?|mcg|mg/kg|gm?|ml|cc|units?|iu|tabs?|tablets?|caps?|capsules?|"
                         r"puffs?|drops?|patch|per|day|daily|nightly|weekly|am|pm|qam|qpm|qhs|hs|qd|bid|tid|qid|prn|"
                         r"po|im|iv|sl|bedtime|once|twice|times|x)$", re.I)
+
+
+@lru_cache(maxsize=4096)
+def _is_dose_word(token: str) -> bool:
+    """Is ``token`` a dose, route or frequency word (:data:`_DOSE_WORD`)? Remembered: the same few words recur
+    after every drug."""
+    return _DOSE_WORD.match(token) is not None
 
 
 def _item_words(item: str, dose_blind: bool) -> int:

@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from anonpsy.caseless import Caseless
 from anonpsy.extract.assertion.context import Category, ConceptKind, ContextResult, Experiencer, default_engine
 from anonpsy.extract.assertion.scope import (
     classify_in_sentence,
@@ -88,7 +89,7 @@ _PRN = re.compile(r"\b(?:prn|p\.r\.n\.?|as needed|as-needed|as required|when nee
 _TX_ONSET = re.compile(r"\b(?:started|began|begun|placed on|put on|initiated|since|went on|has been on|has been "
                        r"taking|prescribed)\b", re.I)
 _PRESENT = re.compile(r"\b(?:has|have|is|are|now|still|continues?|currently|persists?|remains?)\b", re.I)
-_REMISSION = re.compile(r"\bremission|remitted|resolved\b", re.I)
+_REMISSION = Caseless(re.compile(r"\bremission|remitted|resolved\b", re.I))
 #: A history the note calls distant or remote ("distant history of migraine headaches some 30 years ago", "remote
 #: history of alcohol abuse"): long over, even in a diagnosis list.
 _REMOTE_HISTORY = re.compile(r"\b(?:distant|remote)\s+(?:past\s+)?(?:medical\s+|psychiatric\s+)?(?:history|hx)\s+of\s+"
@@ -598,10 +599,10 @@ def _deferred_start(sentence: str, end: int) -> bool:
 
 #: A stop told of the last drugs of a list by an anaphor after them: "..., Percocet, Ultram (has held the latter two
 #: medications for the past two weeks)", "... and clonazepam; she stopped the last two in May", "the latter".
-_LATTER_STOPPED = re.compile(
+_LATTER_STOPPED = Caseless(re.compile(
     r"\b(?:held|stopped|discontinued|quit|been off|is off|was off|stopped taking|no longer takes|no longer taking)\s+"
     r"(?:taking\s+)?(?:both\s+of\s+)?the\s+(?:latter|last)(?:\s+(?P<n>two|three|four|2|3|4))?"
-    r"(?:\s+(?:medications?|meds|drugs|agents))?\b", re.I)
+    r"(?:\s+(?:medications?|meds|drugs|agents))?\b", re.I))
 _COUNT = {"two": 2, "three": 3, "four": 4, "2": 2, "3": 3, "4": 4}
 
 
@@ -657,10 +658,10 @@ _SWITCH_TO = re.compile(
 #: The drug after "from" in a switch told the other way round, "switched to Y from X": "he was switched to Lexapro
 #: from Zoloft", "consider switching her to Lexapro from Zoloft". ``done`` as in :data:`_SWITCH_FROM`; ``into``: what
 #: the switch goes to, which must name a drug ("changed to night shifts from day shifts" leaves no drug).
-_SWITCH_TO_FROM = re.compile(
+_SWITCH_TO_FROM = Caseless(re.compile(
     rf"\b(?:(?P<done>{_SWITCH_DONE})|{_SWITCH_PROPOSED})"
     rf"\s+(?:(?:{_SWITCH_OBJECT}|back)\s+){{0,3}}to\s+(?P<into>[^.;:()]{{1,80}}?)\s+from\s+(?:(?:his|her|their|the)\s+)?$",
-    re.I)
+    re.I))
 
 
 def _switch_to_from(sentence: str, start: int) -> re.Match[str] | None:
@@ -733,10 +734,11 @@ _PRIOR_COURSE = re.compile(r"\b(?:following|after|subsequent\s+to)\s+(?:an?\s+|t
 
 #: A stop told of the drug by a pronoun in the clause after it: "was maintained with Lovenox until the INR was
 #: 1.7 and it was discontinued on 08/30", "She took Zoloft briefly but she stopped it".
-_IT_STOPPED = re.compile(r"\b(?:it|this|that)\s+(?:was|had\s+been|has\s+been|got)\s+(?:then\s+|later\s+|"
-                         r"subsequently\s+|eventually\s+)?(?:discontinued|stopped|held|d/c'?d|tapered\s+off|"
-                         r"weaned\s+off|withdrawn)\b|\b(?:he|she|they|we)\s+(?:then\s+|later\s+|subsequently\s+)?"
-                         r"(?:stopped|discontinued|quit|self-discontinued)\s+(?:taking\s+)?it\b", re.I)
+_IT_STOPPED = Caseless(re.compile(r"\b(?:it|this|that)\s+(?:was|had\s+been|has\s+been|got)\s+(?:then\s+|later\s+|"
+                                  r"subsequently\s+|eventually\s+)?(?:discontinued|stopped|held|d/c'?d|tapered\s+off|"
+                                  r"weaned\s+off|withdrawn)\b|\b(?:he|she|they|we)\s+(?:then\s+|later\s+|"
+                                  r"subsequently\s+)?(?:stopped|discontinued|quit|self-discontinued)\s+(?:taking\s+)?"
+                                  r"it\b", re.I))
 
 
 def _it_stopped(sentence: str, end: int) -> bool:

@@ -21,9 +21,12 @@ _DECADE = re.compile(r"\bin (?:his|her|their) (early |mid-?|late )?(twenties|thi
                      r"seventies|eighties|nineties|teens|20s|30s|40s|50s|60s|70s|80s|90s)\b", re.I)
 _DECADES = {"teens": 15, "twenties": 25, "thirties": 35, "forties": 45, "fifties": 55, "sixties": 65,
             "seventies": 75, "eighties": 85, "nineties": 95}
-_FEMALE = caseless.compile(r"\b(she|her|hers|herself|woman|female|girl|lady|mrs|ms|miss|mother of|wife|daughter|"
-                     r"sister|pregnant|postpartum)\b")
-_MALE = caseless.compile(r"\b(he|him|his|himself|man|male|boy|gentleman|mr|father of|husband|son|brother)\b")
+_FEMALE = (r"she|her|hers|herself|woman|female|girl|lady|mrs|ms|miss|mother of|wife|daughter|sister|pregnant|"
+           r"postpartum")
+_MALE = r"he|him|his|himself|man|male|boy|gentleman|mr|father of|husband|son|brother"
+#: A word of either sex, read in one scan (group 1: female, group 2: male). Every word is whole and no word of
+#: one sex holds or overlaps one of the other, so the scan finds every match each sex alone would find.
+_SEX_WORD = caseless.compile(rf"\b(?:({_FEMALE})|({_MALE}))\b")
 
 
 #: An age at some event of the past ("diagnosed when she was 5 years old", "since he was 12 years old"), not the
@@ -74,13 +77,13 @@ def extract_age(sents: list[Sentence]) -> int | None:
 
 def extract_sex(text: str) -> Sex:
     """Sex from pronouns, nouns and titles, weighting the patient-describing opening lines."""
-    f, m = len(_FEMALE.findall(text)), len(_MALE.findall(text))
+    f, m = _sex_words(text)
     if len(text) <= 600:  # the whole text is the opening (every probe of the round trip is)
         f, m = 4 * f, 4 * m
     else:
-        head = text[:600]
-        f += 3 * len(_FEMALE.findall(head))
-        m += 3 * len(_MALE.findall(head))
+        head_f, head_m = _sex_words(text[:600])
+        f += 3 * head_f
+        m += 3 * head_m
     if f == m == 0:
         return Sex.unknown
     if f > 1.5 * m:
@@ -88,6 +91,27 @@ def extract_sex(text: str) -> Sex:
     if m > 1.5 * f:
         return Sex.male
     return Sex.unknown
+
+
+#: The one-word female and male words, and what follows the first word of each two-word one.
+_FEMALE_WORDS = frozenset(w for w in _FEMALE.split("|") if " " not in w)
+_MALE_WORDS = frozenset(w for w in _MALE.split("|") if " " not in w)
+_RUN = re.compile(r"\w+")
+_MOTHER_OF = caseless.compile(r"\bmother of\b")
+_FATHER_OF = caseless.compile(r"\bfather of\b")
+
+
+def _sex_words(text: str) -> tuple[int, int]:
+    """How many female and male words ``text`` holds (the matches of :data:`_SEX_WORD`). In ASCII text each
+    one-word match is a whole run of word characters, which a set tells faster than the pattern; the two-word
+    ones ("mother of", "father of") share no word with any other and are counted apart."""
+    if not text.isascii():
+        found = _SEX_WORD.findall(text)
+        female = sum(1 for f, _ in found if f)
+        return female, len(found) - female
+    runs = _RUN.findall(text.lower())
+    return (sum(map(_FEMALE_WORDS.__contains__, runs)) + len(_MOTHER_OF.findall(text)),
+            sum(map(_MALE_WORDS.__contains__, runs)) + len(_FATHER_OF.findall(text)))
 
 
 _OCC_CUE = re.compile(r"\b(?:works?|worked|working|employed)\s+(?:as|at)\b|\bretired\b|\bunemployed\b|"
@@ -127,18 +151,18 @@ _PATIENT_SUBJECT = re.compile(r"\b(?:he|she|they|patient|client|i)\b|\band\s+(?:
 
 _OTHER_PERSON = re.compile(rf"\b(?:{kinship.alternation(kinship.EVERYONE)})\b", re.I)
 #: Relatives named right before a list of their ages: "two sons 54 and 57 years old", "brothers, ages 68 and 77".
-_KIN_AGES_BEFORE = re.compile(rf"\b(?:{kinship.alternation(kinship.EVERYONE)})s?,?\s+(?:ages?\s+|aged\s+)?"
-                              r"(?:\d{1,3}(?:\s*,\s*(?:and\s+)?|\s+and\s+|\s+))+$", re.I)
+_KIN_AGES_BEFORE = caseless.compile(rf"\b(?:{kinship.alternation(kinship.EVERYONE)})s?,?\s+(?:ages?\s+|aged\s+)?"
+                                    r"(?:\d{1,3}(?:\s*,\s*(?:and\s+)?|\s+and\s+|\s+))+$")
 #: "has a" / "with two" right before an age, and a relative right after it: "She has a 51-year-old sister".
 _HAS_ONE_BEFORE = re.compile(r"\b(?:has|had|have|with)\s+(?:a|an|one|two|three|four)\s+$", re.I)
 _KIN_AFTER = re.compile(rf"\s+(?:[a-z]+\s+)?(?:{kinship.alternation(kinship.EVERYONE)})s?\b", re.I)
 #: A possessive right before an age: the age of someone the patient has ("her 95-year-old mother", "Her
 #: 11-year-old is having trouble"); "a 31-year-old mother of two" is the patient.
-_POSSESSOR_BEFORE = re.compile(r"\b(?:her|his|their|my|whose|(?:the\s+)?patient's)\s+(?:[a-z]+\s+)?$", re.I)
+_POSSESSOR_BEFORE = caseless.compile(r"\b(?:her|his|their|my|whose|(?:the\s+)?patient's)\s+(?:[a-z]+\s+)?$")
 #: Another person whose age the sentence tells, right before it: "her father died at age 92", "his wife is 60",
 #: "mother, aged 80,".
-_OWNER_BEFORE = re.compile(rf"\b(?:{kinship.alternation(kinship.EVERYONE)})(?:'s)?,?\s+(?:who\s+)?(?:is|was|"
-                           r"died|passed\s+away|passed|turned|aged?|ages|now)\b[^.;:]{0,25}$", re.I)
+_OWNER_BEFORE = caseless.compile(rf"\b(?:{kinship.alternation(kinship.EVERYONE)})(?:'s)?,?\s+(?:who\s+)?(?:is|was|"
+                                 r"died|passed\s+away|passed|turned|aged?|ages|now)\b[^.;:]{0,25}$")
 
 
 def _relative_owns(text: str, start: int) -> bool:

@@ -263,7 +263,9 @@ def _time_mentions(text: str, age: int | None, visit: date | None) -> tuple[Time
             out.append(TimeMention(m.start(), m.end(), TimeSpec(off, None, unit, ongoing=True)))
     # Relative expressions: scan clause by clause so that each finds its own position.
     for cm in _CLAUSE_PART.finditer(text):
-        frag = _QUALIFIER.sub(lambda q: "for " + " " * (len(q.group(0)) - 4), cm.group(0))
+        frag = cm.group(0)
+        if "for" in frag.lower():  # the qualifier opens with "for"; most clauses hold none
+            frag = _QUALIFIER.sub(lambda q: "for " + " " * (len(q.group(0)) - 4), frag)
         spec = parse_expression(frag, age=age)
         if spec is None or _overlaps(out, cm.start(), cm.end(), strict=True):
             continue
