@@ -50,7 +50,7 @@ PINNED_CASES = {
     "routes": 38,
     "medication_classes": 62,
     "edge_pairs": 49,
-    "sex_specific": 70,
+    "sex_specific": 71,
 }
 
 
