@@ -1053,7 +1053,9 @@ def subject_hits(words: Sequence[Word]) -> list[WordHit]:
     which the ``audio.person.subject`` cue stops at. Here every word from the sentence's start up to the short
     word before "a <number> year old" (at most five words, none a sentence end) is the name, unless one of them
     is a pronoun or a noun that names no one ("She", "The patient", "Our client") or a word of a clause
-    around the subject ("said", "that", "and"); a title that opens it stays audible. Where no sentence starts
+    around the subject ("said", "that", "and") that the recogniser was sure of (a name's syllable it did not
+    know comes out as such a word at low confidence: "And renal willow in a twenty-eight year old man"); a
+    title that opens it stays audible. Where no sentence starts
     within five words, one to three capitalised words after a comma open it (:func:`_comma_opened_name`).
     """
     cores = [_core(w.text) for w in words]
@@ -1071,7 +1073,8 @@ def subject_hits(words: Sequence[Word]) -> list[WordHit]:
                 continue  # no sentence start within five words, nor a capitalised name after a comma
         if any(_ends(words[k].text, _SENTENCE_END) for k in range(s, v)):
             continue
-        if any(cores[k] in _UNNAMED_SUBJECTS or cores[k] in _CLAUSE_VERBS for k in range(s, v)):
+        if any((cores[k] in _UNNAMED_SUBJECTS or cores[k] in _CLAUSE_VERBS) and not _unsure(words[k], UNSURE_BELOW)
+               for k in range(s, v)):
             continue
         while s < v and cores[s] in _TITLES | {"doctor", "mister", "missus", "miss"}:
             s += 1
