@@ -1045,3 +1045,32 @@ def test_a_house_number_after_a_street_preposition_and_unsure_words_is_an_addres
     words = _scored(text, probs)
     found = [" ".join(w.text for w in words[h.first - 1 : h.last + 1]) for h in unsure_street_hits(words)]
     assert found == ([street] if street else [])
+
+
+def test_an_unsure_clause_word_does_not_stop_the_name_before_an_age() -> None:
+    text = "Intact. And renal willow in a twenty-eight year old man"
+    sure = _scored(text, [1.0, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9])
+    unsure = _scored(text, [1.0, 0.41, 0.11, 0.75, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9])
+    assert subject_hits(sure) == []
+    assert [(h.first, h.last) for h in subject_hits(unsure)] == [(1, 3)]
+
+
+@pytest.mark.parametrize(
+    ("text", "probs", "span"),
+    [
+        # a name heard as a stop word the recogniser was unsure of, right after the cue
+        ("seen today by doctor, who, in the clinic", [0.9, 0.9, 0.9, 0.64, 0.16, 0.99, 0.9, 0.9], "who,"),
+        # the same word heard with confidence is the stop word it reads as
+        ("seen today by doctor, who, in the clinic", [0.9, 0.9, 0.9, 0.64, 0.9, 0.99, 0.9, 0.9], None),
+        # an unsure stop word that opens the next cue ("her brother") is not taken for the name
+        ("I spoke with her sister, Alan.", [0.9, 0.9, 0.9, 0.3, 0.9, 0.9], "Alan."),
+        # before an ``after`` cue: from the unsure stop word right before it, the name runs back as usual
+        ("the plan was discussed will tend to it from social work", [0.9] * 7 + [0.34, 0.97, 1.0, 1.0],
+         "will tend to it"),
+    ],
+)
+def test_an_unsure_stop_word_beside_a_cue_is_the_name(text: str, probs: list[float], span: str | None) -> None:
+    words = _scored(text, probs)
+    got = [" ".join(w.text for w in words[m.first : m.last + 1]) for m in default_cues().spans(words)
+           if m.rule.type == "PERSON"]
+    assert got == ([span] if span else [])
