@@ -29,6 +29,7 @@ from anonpsy.audio.detect import (
     street_address_hits,
     subject_hits,
     unsure_extensions,
+    unsure_subject_hits,
 )
 
 KNOWN = frozenset({"she", "reports", "low", "mood", "her", "sister", "called", "the", "clinic", "maria", "in",
@@ -1074,3 +1075,25 @@ def test_an_unsure_stop_word_beside_a_cue_is_the_name(text: str, probs: list[flo
     got = [" ".join(w.text for w in words[m.first : m.last + 1]) for m in default_cues().spans(words)
            if m.rule.type == "PERSON"]
     assert got == ([span] if span else [])
+
+
+@pytest.mark.parametrize(
+    ("text", "probs", "subject"),
+    [
+        # the relative and their name heard as ordinary words the recogniser was unsure of
+        ("affair. Posse sat hand or called the clinic", [0.24, 0.34, 0.19, 0.6, 0.29, 0.59, 0.95, 0.94],
+         "Posse sat hand or"),
+        # heard with confidence: ordinary words
+        ("affair. Posse sat hand or called the clinic", [0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.95, 0.94], None),
+        # one unsure word is as often a clipped ordinary word
+        ("Intact. Her sister Harriet called the clinic", [0.9, 0.9, 0.9, 0.3, 0.9, 0.95, 0.94], None),
+        # a pronoun the recogniser was sure of is no name
+        ("Intact. She then rang and called the clinic", [0.9, 0.95, 0.3, 0.3, 0.3, 0.9, 0.95, 0.94], None),
+        # no sentence start within five words
+        ("and we saw one two three four five called", [0.9] * 3 + [0.3] * 5 + [0.9], None),
+    ],
+)
+def test_an_unsure_subject_before_a_persons_verb_is_a_name(text: str, probs: list[float], subject: str | None) -> None:
+    words = _scored(text, probs)
+    got = [" ".join(w.text for w in words[h.first : h.last + 1]) for h in unsure_subject_hits(words)]
+    assert got == ([subject] if subject else [])

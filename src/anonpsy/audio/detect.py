@@ -351,6 +351,43 @@ def unsure_extensions(words: Sequence[Word], hits: Sequence[WordHit], below: flo
     return out
 
 
+#: Verbs of which a named person is the subject in a dictation ("Her sister Harriet called the clinic").
+_PERSON_VERBS = frozenset({"called", "calls", "brought", "returns", "returned", "reports", "reported", "came",
+                           "visited", "died", "phoned"})
+#: A word under this confidence counts towards a misheard subject; at least :data:`_SUBJECT_UNSURE_MIN` of them.
+_SUBJECT_UNSURE_BELOW = 0.6
+_SUBJECT_UNSURE_MIN = 2
+_SUBJECT_MOST_WORDS = 5
+
+
+def unsure_subject_hits(words: Sequence[Word], below: float = _SUBJECT_UNSURE_BELOW) -> list[WordHit]:
+    """The words before a person's verb ("called", "brought", "reports") that open its sentence or phrase, where
+    the recogniser was unsure of at least two of them: the subject, a relative and their name, heard as
+    ordinary words ("Posse sat hand or called the clinic" for "Her sister Thando called the clinic").
+
+    The subject starts after a sentence end or a comma at most :data:`_SUBJECT_MOST_WORDS` words before the
+    verb, with no pause between its words; a pronoun or a noun that names no one that the recogniser was sure of
+    ("She", "The patient") leaves it alone. A recogniser that reports no confidences adds nothing.
+    """
+    cores = [_core(w.text) for w in words]
+    out: list[WordHit] = []
+    for v in range(1, len(words)):
+        if cores[v] not in _PERSON_VERBS:
+            continue
+        s = v
+        while s > 0 and v - s < _SUBJECT_MOST_WORDS and not _ends(words[s - 1].text, _PHRASE_END) \
+                and words[s].start - words[s - 1].end < SENTENCE_PAUSE_S:
+            s -= 1
+        if s == v or (s > 0 and not _ends(words[s - 1].text, _PHRASE_END)
+                      and words[s].start - words[s - 1].end < SENTENCE_PAUSE_S):
+            continue  # no sentence, phrase or pause opens the subject within reach
+        if any(cores[k] in _UNNAMED_SUBJECTS and not _unsure(words[k], UNSURE_BELOW) for k in range(s, v)):
+            continue
+        if sum(_unsure(words[k], below) for k in range(s, v)) >= _SUBJECT_UNSURE_MIN:
+            out.append(WordHit(s, v - 1, "PERSON", "phi", "rules:audio.unsure-subject"))
+    return out
+
+
 def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet,
                     known: frozenset[str] | None = None) -> list[WordHit]:
     """Name words a recogniser split or misheard, joined to the name hit or cue they belong to.
@@ -1564,6 +1601,7 @@ def detect_words(
     hits += cue_hits(words, cues)
     hits += proper_noun_hits(words)
     hits += subject_hits(words)
+    hits += unsure_subject_hits(words)
     hits += spoken_date_hits(words)
     hits += misheard_month_date_hits(words)
     hits += month_year_hits(words)
@@ -1609,4 +1647,5 @@ __all__ = [
     "subject_hits",
     "unsure_extensions",
     "unsure_street_hits",
+    "unsure_subject_hits",
 ]
