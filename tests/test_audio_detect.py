@@ -1056,6 +1056,16 @@ def test_an_unsure_clause_word_does_not_stop_the_name_before_an_age() -> None:
     assert [(h.first, h.last) for h in subject_hits(unsure)] == [(1, 3)]
 
 
+def test_a_conjunction_opening_the_sentence_does_not_stop_the_name_before_an_age() -> None:
+    words = _scored("Intact. And the land-crown in a seventy three year old man",
+                    [1.0, 0.86, 0.41, 0.42, 0.49, 0.82, 1.0, 0.56, 0.57, 0.95, 0.98])
+    # the conjunction is muted with the name: it is as often the name's first syllable
+    assert [(h.first, h.last) for h in subject_hits(words)] == [(1, 3)]
+    # a sure pronoun after it is still no name
+    words = _scored("Intact. And she is a seventy three year old man", [1.0] * 10)
+    assert subject_hits(words) == []
+
+
 @pytest.mark.parametrize(
     ("text", "probs", "span"),
     [

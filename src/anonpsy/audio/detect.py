@@ -1044,6 +1044,8 @@ _UNNAMED_SUBJECTS = frozenset({"she", "he", "they", "it", "this", "that", "there
 _CLAUSE_VERBS = frozenset({"said", "says", "reports", "reported", "is", "was", "are", "were", "has", "had",
                            "thinks", "told", "states", "stated", "and", "but", "because", "that"})
 _AGE_NOUNS = ("year", "years")
+#: Conjunctions that open a sentence before its subject.
+_OPENING_CONJUNCTIONS = frozenset({"and", "but", "so", "then", "also"})
 
 
 def _age_phrase_end(cores: Sequence[str], k: int) -> int:
@@ -1110,8 +1112,13 @@ def subject_hits(words: Sequence[Word]) -> list[WordHit]:
                 continue  # no sentence start within five words, nor a capitalised name after a comma
         if any(_ends(words[k].text, _SENTENCE_END) for k in range(s, v)):
             continue
+        # A conjunction that opens the sentence comes before its subject ("And the land-crown in a seventy three
+        # year old"), but is muted with it: it is as often the name's first syllable heard as "and".
+        c = s
+        while c < v - 1 and cores[c] in _OPENING_CONJUNCTIONS:
+            c += 1
         if any((cores[k] in _UNNAMED_SUBJECTS or cores[k] in _CLAUSE_VERBS) and not _unsure(words[k], UNSURE_BELOW)
-               for k in range(s, v)):
+               for k in range(c, v)):
             continue
         while s < v and cores[s] in _TITLES | {"doctor", "mister", "missus", "miss"}:
             s += 1
