@@ -1107,3 +1107,17 @@ def test_an_unsure_subject_before_a_persons_verb_is_a_name(text: str, probs: lis
     words = _scored(text, probs)
     got = [" ".join(w.text for w in words[h.first : h.last + 1]) for h in unsure_subject_hits(words)]
     assert got == ([subject] if subject else [])
+
+
+@pytest.mark.parametrize(
+    ("text", "date"),
+    [
+        # "nineteen thirty" heard as "nineteenth early": the year's rest is the next word
+        ("went for an hour, March fifteenth, nineteenth early, like several", "March fifteenth, nineteenth early,"),
+        # the ordinal closes its phrase: nothing more is taken
+        ("on March fifteenth, nineteenth. Early on she", "March fifteenth, nineteenth."),
+    ],
+)
+def test_a_year_heard_as_an_ordinal_and_a_word_is_part_of_the_date(text: str, date: str) -> None:
+    words = _words(text)
+    assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in spoken_date_hits(words)] == [date]

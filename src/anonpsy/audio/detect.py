@@ -1134,6 +1134,10 @@ def _ordinal(c: str) -> bool:
     return c.split("-")[-1] in ORDINALS or bool(re.fullmatch(r"\d{1,2}(st|nd|rd|th)", c))
 
 
+#: The first word of a year said in two parts, heard with the "th" of the second ("nineteen thirty").
+_YEAR_PREFIX_ORDINALS = frozenset({"nineteenth", "twentieth"})
+
+
 def spoken_date_hits(words: Sequence[Word]) -> list[WordHit]:
     """A month name with the day and year said around it, read loosely (see below).
 
@@ -1185,6 +1189,14 @@ def spoken_date_hits(words: Sequence[Word]) -> list[WordHit]:
         if (first < i or last > i) and not _ends(words[last].text, _SENTENCE_END):
             k = last + 1
             said = 0
+            if k < n and cores[k] in _YEAR_PREFIX_ORDINALS:
+                # "nineteen thirty" heard as "nineteenth early": the year's first word took the "th" of its
+                # second, and the rest of the second is the next word when no pause comes between
+                last = k
+                if k + 1 < n and not _ends(words[k].text, _PHRASE_END) and cores[k + 1].isalpha() \
+                        and words[k + 1].start - words[k].end < SENTENCE_PAUSE_S:
+                    last = k + 1
+                said = 5
             while k < n and said < 5 and (is_number_word(cores[k]) or (cores[k] == "and" and said)):
                 if cores[k] != "and":
                     last = k
