@@ -1121,3 +1121,24 @@ def test_an_unsure_subject_before_a_persons_verb_is_a_name(text: str, probs: lis
 def test_a_year_heard_as_an_ordinal_and_a_word_is_part_of_the_date(text: str, date: str) -> None:
     words = _words(text)
     assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in spoken_date_hits(words)] == [date]
+
+
+@pytest.mark.parametrize(
+    ("text", "probs", "number"),
+    [
+        # digits heard as ordinary words the recogniser was unsure of continue the number
+        ("medical record number four, four, eight, six, so dilate, or, she sleeps",
+         [0.94, 0.94, 0.99, 0.43, 0.72, 0.99, 0.99, 0.37, 0.31, 0.37, 0.98, 0.9],
+         "four, four, eight, six, so dilate, or,"),
+        # heard with confidence they are the words after the number
+        ("medical record number four, four, eight, six, so dilate, or, she sleeps",
+         [0.94, 0.94, 0.99, 0.43, 0.72, 0.99, 0.99, 0.9, 0.9, 0.9, 0.98, 0.9], "four, four, eight, six,"),
+        # a capitalised word starts the next sentence the recogniser did not close
+        ("social security number 113687136 Her account", [0.88, 0.74, 0.97, 0.59, 0.34, 0.98], "113687136"),
+    ],
+)
+def test_unsure_words_inside_a_cued_number_are_misheard_digits(text: str, probs: list[float], number: str) -> None:
+    words = _scored(text, probs)
+    got = [" ".join(w.text for w in words[m.first : m.last + 1]) for m in default_cues().spans(words)
+           if m.rule.numbers_only]
+    assert got == [number]

@@ -381,7 +381,12 @@ class CueSet:
                                     or (_unsure_word(words[k]) and not self._opens_cue(cores, k)))
                 ):
                     break
-                if rule.numbers_only and not is_numberish(cores[k]):
+                # A lower-case word the recogniser was unsure of right after the number's words, in its sentence,
+                # is a digit it misheard ("four, four, eight, six, so dilate, or," for "... six oh nine eight oh");
+                # a capitalised one starts the next sentence it did not close.
+                misheard = (k > first and _unsure_word(words[k]) and not _ends_sentence(words[k - 1].text)
+                            and not words[k].text[:1].isupper())
+                if rule.numbers_only and not is_numberish(cores[k]) and not misheard:
                     # One misheard word between numbers ("were | no free aid") stays inside the region.
                     if stray or k + 1 >= end or not is_numberish(cores[k + 1]) or _ends_sentence(words[k].text):
                         break
