@@ -1078,6 +1078,8 @@ def test_a_conjunction_opening_the_sentence_does_not_stop_the_name_before_an_age
         # before an ``after`` cue: from the unsure stop word right before it, the name runs back as usual
         ("the plan was discussed will tend to it from social work", [0.9] * 7 + [0.34, 0.97, 1.0, 1.0],
          "will tend to it"),
+        # and further back: each unsure stop word within the reach is a syllable of the name
+        ("tainted by, as me, angek, nurse practitioner.", [0.27, 0.96, 0.44, 0.75, 0.07, 0.96, 0.97], "as me, angek,"),
     ],
 )
 def test_an_unsure_stop_word_beside_a_cue_is_the_name(text: str, probs: list[float], span: str | None) -> None:

@@ -13,7 +13,8 @@ and the identifier type the region then holds. It is used twice:
   included); words the recogniser put in an identifier's place are muted with it. A stop word right beside
   the cue that the recogniser was unsure of (a confidence under :data:`UNSURE_BELOW`) is the name heard as a
   short word ("by doctor, who, in the clinic" for "by Doctor Vu in the clinic") and does not stop the region,
-  unless it opens another cue ("spoke with her sister, ..."). A ``before`` phrase that
+  unless it opens another cue ("spoke with her sister, ..."); before an ``after`` phrase, read backwards, no
+  unsure stop word within the reach ends the region ("by, as me, angek, nurse practitioner"). A ``before`` phrase that
   closes its sentence (a full stop, not an abbreviation's as in "Dr.", and a pause of
   :data:`SENTENCE_PAUSE_S`) opens no region: "… her case manager. Police found her …". A rule's ``heads``
   (a relative's noun alone, its possessive misheard) open a region only where the recogniser wrote a comma
@@ -424,7 +425,7 @@ class CueSet:
             for k in range(last, max(-1, q - 1 - rule.reach_words), -1):
                 if k < last and words[k + 1].start - words[k].end >= rule.stop_at_pause:
                     break
-                if (cores[k] in rule.stop_words and not (k == last and _unsure_word(words[k]))) \
+                if (cores[k] in rule.stop_words and not _unsure_word(words[k])) \
                         or cores[k] in self.fillers:
                     break
                 if t1 - words[k].start > rule.reach_seconds and k < last:
