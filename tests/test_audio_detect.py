@@ -1049,7 +1049,7 @@ def test_a_house_number_after_a_street_preposition_and_unsure_words_is_an_addres
 
 
 def test_an_unsure_clause_word_does_not_stop_the_name_before_an_age() -> None:
-    text = "Intact. And renal willow in a twenty-eight year old man"
+    text = "Intact. She renal willow in a twenty-eight year old man"
     sure = _scored(text, [1.0, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9])
     unsure = _scored(text, [1.0, 0.41, 0.11, 0.75, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9])
     assert subject_hits(sure) == []
