@@ -29,6 +29,7 @@ from anonpsy.audio.detect import (
     street_address_hits,
     subject_hits,
     unsure_extensions,
+    unsure_subject_hits,
 )
 
 KNOWN = frozenset({"she", "reports", "low", "mood", "her", "sister", "called", "the", "clinic", "maria", "in",
@@ -1045,3 +1046,101 @@ def test_a_house_number_after_a_street_preposition_and_unsure_words_is_an_addres
     words = _scored(text, probs)
     found = [" ".join(w.text for w in words[h.first - 1 : h.last + 1]) for h in unsure_street_hits(words)]
     assert found == ([street] if street else [])
+
+
+def test_an_unsure_clause_word_does_not_stop_the_name_before_an_age() -> None:
+    text = "Intact. She renal willow in a twenty-eight year old man"
+    sure = _scored(text, [1.0, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9])
+    unsure = _scored(text, [1.0, 0.41, 0.11, 0.75, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9])
+    assert subject_hits(sure) == []
+    assert [(h.first, h.last) for h in subject_hits(unsure)] == [(1, 3)]
+
+
+def test_a_conjunction_opening_the_sentence_does_not_stop_the_name_before_an_age() -> None:
+    words = _scored("Intact. And the land-crown in a seventy three year old man",
+                    [1.0, 0.86, 0.41, 0.42, 0.49, 0.82, 1.0, 0.56, 0.57, 0.95, 0.98])
+    # the conjunction is muted with the name: it is as often the name's first syllable
+    assert [(h.first, h.last) for h in subject_hits(words)] == [(1, 3)]
+    # a sure pronoun after it is still no name
+    words = _scored("Intact. And she is a seventy three year old man", [1.0] * 10)
+    assert subject_hits(words) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "probs", "span"),
+    [
+        # a name heard as a stop word the recogniser was unsure of, right after the cue
+        ("seen today by doctor, who, in the clinic", [0.9, 0.9, 0.9, 0.64, 0.16, 0.99, 0.9, 0.9], "who,"),
+        # the same word heard with confidence is the stop word it reads as
+        ("seen today by doctor, who, in the clinic", [0.9, 0.9, 0.9, 0.64, 0.9, 0.99, 0.9, 0.9], None),
+        # an unsure stop word that opens the next cue ("her brother") is not taken for the name
+        ("I spoke with her sister, Alan.", [0.9, 0.9, 0.9, 0.3, 0.9, 0.9], "Alan."),
+        # before an ``after`` cue: from the unsure stop word right before it, the name runs back as usual
+        ("the plan was discussed will tend to it from social work", [0.9] * 7 + [0.34, 0.97, 1.0, 1.0],
+         "will tend to it"),
+        # and further back: each unsure stop word within the reach is a syllable of the name
+        ("tainted by, as me, angek, nurse practitioner.", [0.27, 0.96, 0.44, 0.75, 0.07, 0.96, 0.97], "as me, angek,"),
+    ],
+)
+def test_an_unsure_stop_word_beside_a_cue_is_the_name(text: str, probs: list[float], span: str | None) -> None:
+    words = _scored(text, probs)
+    got = [" ".join(w.text for w in words[m.first : m.last + 1]) for m in default_cues().spans(words)
+           if m.rule.type == "PERSON"]
+    assert got == ([span] if span else [])
+
+
+@pytest.mark.parametrize(
+    ("text", "probs", "subject"),
+    [
+        # the relative and their name heard as ordinary words the recogniser was unsure of
+        ("affair. Posse sat hand or called the clinic", [0.24, 0.34, 0.19, 0.6, 0.29, 0.59, 0.95, 0.94],
+         "Posse sat hand or"),
+        # heard with confidence: ordinary words
+        ("affair. Posse sat hand or called the clinic", [0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.95, 0.94], None),
+        # one unsure word is as often a clipped ordinary word
+        ("Intact. Her sister Harriet called the clinic", [0.9, 0.9, 0.9, 0.3, 0.9, 0.95, 0.94], None),
+        # a pronoun the recogniser was sure of is no name
+        ("Intact. She then rang and called the clinic", [0.9, 0.95, 0.3, 0.3, 0.3, 0.9, 0.95, 0.94], None),
+        # no sentence start within five words
+        ("and we saw one two three four five called", [0.9] * 3 + [0.3] * 5 + [0.9], None),
+    ],
+)
+def test_an_unsure_subject_before_a_persons_verb_is_a_name(text: str, probs: list[float], subject: str | None) -> None:
+    words = _scored(text, probs)
+    got = [" ".join(w.text for w in words[h.first : h.last + 1]) for h in unsure_subject_hits(words)]
+    assert got == ([subject] if subject else [])
+
+
+@pytest.mark.parametrize(
+    ("text", "date"),
+    [
+        # "nineteen thirty" heard as "nineteenth early": the year's rest is the next word
+        ("went for an hour, March fifteenth, nineteenth early, like several", "March fifteenth, nineteenth early,"),
+        # the ordinal closes its phrase: nothing more is taken
+        ("on March fifteenth, nineteenth. Early on she", "March fifteenth, nineteenth."),
+    ],
+)
+def test_a_year_heard_as_an_ordinal_and_a_word_is_part_of_the_date(text: str, date: str) -> None:
+    words = _words(text)
+    assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in spoken_date_hits(words)] == [date]
+
+
+@pytest.mark.parametrize(
+    ("text", "probs", "number"),
+    [
+        # digits heard as ordinary words the recogniser was unsure of continue the number
+        ("medical record number four, four, eight, six, so dilate, or, she sleeps",
+         [0.94, 0.94, 0.99, 0.43, 0.72, 0.99, 0.99, 0.37, 0.31, 0.37, 0.98, 0.9],
+         "four, four, eight, six, so dilate, or,"),
+        # heard with confidence they are the words after the number
+        ("medical record number four, four, eight, six, so dilate, or, she sleeps",
+         [0.94, 0.94, 0.99, 0.43, 0.72, 0.99, 0.99, 0.9, 0.9, 0.9, 0.98, 0.9], "four, four, eight, six,"),
+        # a capitalised word starts the next sentence the recogniser did not close
+        ("social security number 113687136 Her account", [0.88, 0.74, 0.97, 0.59, 0.34, 0.98], "113687136"),
+    ],
+)
+def test_unsure_words_inside_a_cued_number_are_misheard_digits(text: str, probs: list[float], number: str) -> None:
+    words = _scored(text, probs)
+    got = [" ".join(w.text for w in words[m.first : m.last + 1]) for m in default_cues().spans(words)
+           if m.rule.numbers_only]
+    assert got == [number]

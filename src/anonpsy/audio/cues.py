@@ -10,7 +10,11 @@ and the identifier type the region then holds. It is used twice:
   phrase), up to ``reach_words`` words or ``reach_seconds``, ending earlier at a pause of
   ``stop_at_pause_ms``, at the end of a written sentence followed by a pause of :data:`SENTENCE_PAUSE_S`, or at
   one of ``stop_words`` (which is not
-  included); words the recogniser put in an identifier's place are muted with it. A ``before`` phrase that
+  included); words the recogniser put in an identifier's place are muted with it. A stop word right beside
+  the cue that the recogniser was unsure of (a confidence under :data:`UNSURE_BELOW`) is the name heard as a
+  short word ("by doctor, who, in the clinic" for "by Doctor Vu in the clinic") and does not stop the region,
+  unless it opens another cue ("spoke with her sister, ..."); before an ``after`` phrase, read backwards, no
+  unsure stop word within the reach ends the region ("by, as me, angek, nurse practitioner"). A ``before`` phrase that
   closes its sentence (a full stop, not an abbreviation's as in "Dr.", and a pause of
   :data:`SENTENCE_PAUSE_S`) opens no region: "… her case manager. Police found her …". A rule's ``heads``
   (a relative's noun alone, its possessive misheard) open a region only where the recogniser wrote a comma
@@ -137,6 +141,17 @@ def is_numberish(c: str) -> bool:
     if "-" in c:
         return any(is_numberish(p) for p in c.split("-") if p)
     return is_number_word(c) or c in DIGIT_SOUNDALIKES or any(ch.isdigit() for ch in c)
+
+
+#: A word the recogniser reported with a confidence under this is one it was unsure of (as
+#: :data:`anonpsy.audio.detect.UNSURE_BELOW`).
+UNSURE_BELOW = 0.5
+
+
+def _unsure_word(w: TimedWord) -> bool:
+    """Was the recogniser unsure of ``w`` (a confidence under :data:`UNSURE_BELOW`)? Words without one never are."""
+    p = getattr(w, "probability", None)
+    return p is not None and p < UNSURE_BELOW
 
 
 def _core(word: str) -> str:
@@ -362,9 +377,17 @@ class CueSet:
                     break
                 if k > first and _number_ended(words, cores, k, numbers):
                     break
-                if cores[k] in rule.stop_words and not (k == first and self._name_syllable(words, cores, rule, k)):
+                if cores[k] in rule.stop_words and not (
+                    k == first and (self._name_syllable(words, cores, rule, k)
+                                    or (_unsure_word(words[k]) and not self._opens_cue(cores, k)))
+                ):
                     break
-                if rule.numbers_only and not is_numberish(cores[k]):
+                # A lower-case word the recogniser was unsure of right after the number's words, in its sentence,
+                # is a digit it misheard ("four, four, eight, six, so dilate, or," for "... six oh nine eight oh");
+                # a capitalised one starts the next sentence it did not close.
+                misheard = (k > first and _unsure_word(words[k]) and not _ends_sentence(words[k - 1].text)
+                            and not words[k].text[:1].isupper())
+                if rule.numbers_only and not is_numberish(cores[k]) and not misheard:
                     # One misheard word between numbers ("were | no free aid") stays inside the region.
                     if stray or k + 1 >= end or not is_numberish(cores[k + 1]) or _ends_sentence(words[k].text):
                         break
@@ -402,7 +425,8 @@ class CueSet:
             for k in range(last, max(-1, q - 1 - rule.reach_words), -1):
                 if k < last and words[k + 1].start - words[k].end >= rule.stop_at_pause:
                     break
-                if cores[k] in rule.stop_words or cores[k] in self.fillers:
+                if (cores[k] in rule.stop_words and not _unsure_word(words[k])) \
+                        or cores[k] in self.fillers:
                     break
                 if t1 - words[k].start > rule.reach_seconds and k < last:
                     break
@@ -412,6 +436,10 @@ class CueSet:
             if first <= last:
                 out.append(CueMatch(rule, first, last))
         return out
+
+    def _opens_cue(self, cores: Sequence[str], k: int) -> bool:
+        """Does a ``before`` phrase of more than one word start at word ``k`` ("her brother")?"""
+        return any(len(ph) > 1 and tuple(cores[k : k + len(ph)]) == ph for r in self.rules for ph in r.before)
 
     def _head_match(self, words: Sequence[TimedWord], cores: Sequence[str], p: int) -> tuple[CueRule, int] | None:
         """The rule one of whose ``heads`` is word ``p - 1``, written with a comma and followed by a capitalised

@@ -351,6 +351,43 @@ def unsure_extensions(words: Sequence[Word], hits: Sequence[WordHit], below: flo
     return out
 
 
+#: Verbs of which a named person is the subject in a dictation ("Her sister Harriet called the clinic").
+_PERSON_VERBS = frozenset({"called", "calls", "brought", "returns", "returned", "reports", "reported", "came",
+                           "visited", "died", "phoned"})
+#: A word under this confidence counts towards a misheard subject; at least :data:`_SUBJECT_UNSURE_MIN` of them.
+_SUBJECT_UNSURE_BELOW = 0.6
+_SUBJECT_UNSURE_MIN = 2
+_SUBJECT_MOST_WORDS = 5
+
+
+def unsure_subject_hits(words: Sequence[Word], below: float = _SUBJECT_UNSURE_BELOW) -> list[WordHit]:
+    """The words before a person's verb ("called", "brought", "reports") that open its sentence or phrase, where
+    the recogniser was unsure of at least two of them: the subject, a relative and their name, heard as
+    ordinary words ("Posse sat hand or called the clinic" for "Her sister Thando called the clinic").
+
+    The subject starts after a sentence end or a comma at most :data:`_SUBJECT_MOST_WORDS` words before the
+    verb, with no pause between its words; a pronoun or a noun that names no one that the recogniser was sure of
+    ("She", "The patient") leaves it alone. A recogniser that reports no confidences adds nothing.
+    """
+    cores = [_core(w.text) for w in words]
+    out: list[WordHit] = []
+    for v in range(1, len(words)):
+        if cores[v] not in _PERSON_VERBS:
+            continue
+        s = v
+        while s > 0 and v - s < _SUBJECT_MOST_WORDS and not _ends(words[s - 1].text, _PHRASE_END) \
+                and words[s].start - words[s - 1].end < SENTENCE_PAUSE_S:
+            s -= 1
+        if s == v or (s > 0 and not _ends(words[s - 1].text, _PHRASE_END)
+                      and words[s].start - words[s - 1].end < SENTENCE_PAUSE_S):
+            continue  # no sentence, phrase or pause opens the subject within reach
+        if any(cores[k] in _UNNAMED_SUBJECTS and not _unsure(words[k], UNSURE_BELOW) for k in range(s, v)):
+            continue
+        if sum(_unsure(words[k], below) for k in range(s, v)) >= _SUBJECT_UNSURE_MIN:
+            out.append(WordHit(s, v - 1, "PERSON", "phi", "rules:audio.unsure-subject"))
+    return out
+
+
 def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet,
                     known: frozenset[str] | None = None) -> list[WordHit]:
     """Name words a recogniser split or misheard, joined to the name hit or cue they belong to.
@@ -1007,6 +1044,8 @@ _UNNAMED_SUBJECTS = frozenset({"she", "he", "they", "it", "this", "that", "there
 _CLAUSE_VERBS = frozenset({"said", "says", "reports", "reported", "is", "was", "are", "were", "has", "had",
                            "thinks", "told", "states", "stated", "and", "but", "because", "that"})
 _AGE_NOUNS = ("year", "years")
+#: Conjunctions that open a sentence before its subject.
+_OPENING_CONJUNCTIONS = frozenset({"and", "but", "so", "then", "also"})
 
 
 def _age_phrase_end(cores: Sequence[str], k: int) -> int:
@@ -1053,7 +1092,9 @@ def subject_hits(words: Sequence[Word]) -> list[WordHit]:
     which the ``audio.person.subject`` cue stops at. Here every word from the sentence's start up to the short
     word before "a <number> year old" (at most five words, none a sentence end) is the name, unless one of them
     is a pronoun or a noun that names no one ("She", "The patient", "Our client") or a word of a clause
-    around the subject ("said", "that", "and"); a title that opens it stays audible. Where no sentence starts
+    around the subject ("said", "that", "and") that the recogniser was sure of (a name's syllable it did not
+    know comes out as such a word at low confidence: "And renal willow in a twenty-eight year old man"); a
+    title that opens it stays audible. Where no sentence starts
     within five words, one to three capitalised words after a comma open it (:func:`_comma_opened_name`).
     """
     cores = [_core(w.text) for w in words]
@@ -1071,7 +1112,13 @@ def subject_hits(words: Sequence[Word]) -> list[WordHit]:
                 continue  # no sentence start within five words, nor a capitalised name after a comma
         if any(_ends(words[k].text, _SENTENCE_END) for k in range(s, v)):
             continue
-        if any(cores[k] in _UNNAMED_SUBJECTS or cores[k] in _CLAUSE_VERBS for k in range(s, v)):
+        # A conjunction that opens the sentence comes before its subject ("And the land-crown in a seventy three
+        # year old"), but is muted with it: it is as often the name's first syllable heard as "and".
+        c = s
+        while c < v - 1 and cores[c] in _OPENING_CONJUNCTIONS:
+            c += 1
+        if any((cores[k] in _UNNAMED_SUBJECTS or cores[k] in _CLAUSE_VERBS) and not _unsure(words[k], UNSURE_BELOW)
+               for k in range(c, v)):
             continue
         while s < v and cores[s] in _TITLES | {"doctor", "mister", "missus", "miss"}:
             s += 1
@@ -1085,6 +1132,10 @@ def _ordinal(c: str) -> bool:
     from anonpsy.audio.spoken import ORDINALS
 
     return c.split("-")[-1] in ORDINALS or bool(re.fullmatch(r"\d{1,2}(st|nd|rd|th)", c))
+
+
+#: The first word of a year said in two parts, heard with the "th" of the second ("nineteen thirty").
+_YEAR_PREFIX_ORDINALS = frozenset({"nineteenth", "twentieth"})
 
 
 def spoken_date_hits(words: Sequence[Word]) -> list[WordHit]:
@@ -1138,6 +1189,14 @@ def spoken_date_hits(words: Sequence[Word]) -> list[WordHit]:
         if (first < i or last > i) and not _ends(words[last].text, _SENTENCE_END):
             k = last + 1
             said = 0
+            if k < n and cores[k] in _YEAR_PREFIX_ORDINALS:
+                # "nineteen thirty" heard as "nineteenth early": the year's first word took the "th" of its
+                # second, and the rest of the second is the next word when no pause comes between
+                last = k
+                if k + 1 < n and not _ends(words[k].text, _PHRASE_END) and cores[k + 1].isalpha() \
+                        and words[k + 1].start - words[k].end < SENTENCE_PAUSE_S:
+                    last = k + 1
+                said = 5
             while k < n and said < 5 and (is_number_word(cores[k]) or (cores[k] == "and" and said)):
                 if cores[k] != "and":
                     last = k
@@ -1561,6 +1620,7 @@ def detect_words(
     hits += cue_hits(words, cues)
     hits += proper_noun_hits(words)
     hits += subject_hits(words)
+    hits += unsure_subject_hits(words)
     hits += spoken_date_hits(words)
     hits += misheard_month_date_hits(words)
     hits += month_year_hits(words)
@@ -1606,4 +1666,5 @@ __all__ = [
     "subject_hits",
     "unsure_extensions",
     "unsure_street_hits",
+    "unsure_subject_hits",
 ]
