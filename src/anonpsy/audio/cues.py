@@ -143,15 +143,16 @@ def is_numberish(c: str) -> bool:
     return is_number_word(c) or c in DIGIT_SOUNDALIKES or any(ch.isdigit() for ch in c)
 
 
-#: A word the recogniser reported with a confidence under this is one it was unsure of (as
-#: :data:`anonpsy.audio.detect.UNSURE_BELOW`).
+#: A word the recogniser wrote with a confidence below this (its least likely token) is one it was unsure of:
+#: Moonshine writes most ordinary words it heard clearly at 0.9 and above, and a name it never learnt as the
+#: closest words it knows at under a half ("Nqobizitha" as "and cognizant, Ah").
 UNSURE_BELOW = 0.5
 
 
-def _unsure_word(w: TimedWord) -> bool:
-    """Was the recogniser unsure of ``w`` (a confidence under :data:`UNSURE_BELOW`)? Words without one never are."""
+def is_unsure(w: TimedWord, below: float = UNSURE_BELOW) -> bool:
+    """Did the recogniser report ``w`` with a confidence under ``below``? Words without one never are."""
     p = getattr(w, "probability", None)
-    return p is not None and p < UNSURE_BELOW
+    return p is not None and p < below
 
 
 def _core(word: str) -> str:
@@ -379,13 +380,13 @@ class CueSet:
                     break
                 if cores[k] in rule.stop_words and not (
                     k == first and (self._name_syllable(words, cores, rule, k)
-                                    or (_unsure_word(words[k]) and not self._opens_cue(cores, k)))
+                                    or (is_unsure(words[k]) and not self._opens_cue(cores, k)))
                 ):
                     break
                 # A lower-case word the recogniser was unsure of right after the number's words, in its sentence,
                 # is a digit it misheard ("four, four, eight, six, so dilate, or," for "... six oh nine eight oh");
                 # a capitalised one starts the next sentence it did not close.
-                misheard = (k > first and _unsure_word(words[k]) and not _ends_sentence(words[k - 1].text)
+                misheard = (k > first and is_unsure(words[k]) and not _ends_sentence(words[k - 1].text)
                             and not words[k].text[:1].isupper())
                 if rule.numbers_only and not is_numberish(cores[k]) and not misheard:
                     # One misheard word between numbers ("were | no free aid") stays inside the region.
@@ -425,7 +426,7 @@ class CueSet:
             for k in range(last, max(-1, q - 1 - rule.reach_words), -1):
                 if k < last and words[k + 1].start - words[k].end >= rule.stop_at_pause:
                     break
-                if (cores[k] in rule.stop_words and not _unsure_word(words[k])) \
+                if (cores[k] in rule.stop_words and not is_unsure(words[k])) \
                         or cores[k] in self.fillers:
                     break
                 if t1 - words[k].start > rule.reach_seconds and k < last:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from anonpsy.audio.asr import Word
-from anonpsy.audio.cues import DIGIT_SOUNDALIKES, SENTENCE_PAUSE_S, CueSet
+from anonpsy.audio.cues import DIGIT_SOUNDALIKES, SENTENCE_PAUSE_S, UNSURE_BELOW, CueSet, is_unsure
 from anonpsy.audio.spoken import Normalized, name_words, normalize
 from anonpsy.phi.spans import Span
 
@@ -293,19 +293,10 @@ def _misheard_tail(words: Sequence[Word], last: int, known: frozenset[str]) -> i
     return last
 
 
-#: A word the recogniser wrote with a confidence below this (its least likely token) is one it was unsure of:
-#: Moonshine writes most ordinary words it heard clearly at 0.9 and above, and a name it never learnt as the
-#: closest words it knows at under a half ("Nqobizitha" as "and cognizant, Ah").
-UNSURE_BELOW = 0.5
 #: At least this many unsure words in a row: one or two unsure words next to an identifier are as often ordinary
 #: speech the recogniser misheard (a fast or clipped word) as the rest of the identifier.
 _UNSURE_MIN = 3
 _UNSURE_TYPES = frozenset({"PERSON", "LOCATION", "ADDRESS"})
-
-
-def _unsure(w: Word, below: float) -> bool:
-    """Did the recogniser report ``w`` with a confidence under ``below``? Words without one never are."""
-    return w.probability is not None and w.probability < below
 
 
 def _apart(words: Sequence[Word], k: int, nxt: int) -> bool:
@@ -330,11 +321,11 @@ def unsure_extensions(words: Sequence[Word], hits: Sequence[WordHit], below: flo
     runs: list[tuple[int, int]] = []
     k = 0
     while k < n:
-        if not _unsure(words[k], below):
+        if not is_unsure(words[k], below):
             k += 1
             continue
         j = k
-        while (j + 1 < n and _unsure(words[j + 1], below) and not _ends(words[j].text, _SENTENCE_END)
+        while (j + 1 < n and is_unsure(words[j + 1], below) and not _ends(words[j].text, _SENTENCE_END)
                and words[j + 1].start - words[j].end < SENTENCE_PAUSE_S):
             j += 1
         if j - k + 1 >= _UNSURE_MIN:
@@ -381,9 +372,9 @@ def unsure_subject_hits(words: Sequence[Word], below: float = _SUBJECT_UNSURE_BE
         if s == v or (s > 0 and not _ends(words[s - 1].text, _PHRASE_END)
                       and words[s].start - words[s - 1].end < SENTENCE_PAUSE_S):
             continue  # no sentence, phrase or pause opens the subject within reach
-        if any(cores[k] in _UNNAMED_SUBJECTS and not _unsure(words[k], UNSURE_BELOW) for k in range(s, v)):
+        if any(cores[k] in _UNNAMED_SUBJECTS and not is_unsure(words[k], UNSURE_BELOW) for k in range(s, v)):
             continue
-        if sum(_unsure(words[k], below) for k in range(s, v)) >= _SUBJECT_UNSURE_MIN:
+        if sum(is_unsure(words[k], below) for k in range(s, v)) >= _SUBJECT_UNSURE_MIN:
             out.append(WordHit(s, v - 1, "PERSON", "phi", "rules:audio.unsure-subject"))
     return out
 
@@ -954,7 +945,7 @@ def unsure_street_hits(words: Sequence[Word], below: float = UNSURE_BELOW) -> li
             continue
         last = k - 1
         j = k
-        while j < n and _unsure(words[j], below) and (j == k or not (
+        while j < n and is_unsure(words[j], below) and (j == k or not (
                 _ends(words[j - 1].text, _SENTENCE_END) or words[j].start - words[j - 1].end >= SENTENCE_PAUSE_S)):
             last = j
             j += 1
@@ -1117,7 +1108,7 @@ def subject_hits(words: Sequence[Word]) -> list[WordHit]:
         c = s
         while c < v - 1 and cores[c] in _OPENING_CONJUNCTIONS:
             c += 1
-        if any((cores[k] in _UNNAMED_SUBJECTS or cores[k] in _CLAUSE_VERBS) and not _unsure(words[k], UNSURE_BELOW)
+        if any((cores[k] in _UNNAMED_SUBJECTS or cores[k] in _CLAUSE_VERBS) and not is_unsure(words[k], UNSURE_BELOW)
                for k in range(c, v)):
             continue
         while s < v and cores[s] in _TITLES | {"doctor", "mister", "missus", "miss"}:
@@ -1459,7 +1450,7 @@ def number_edge_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[Wor
             else:
                 break
             j -= 1
-        if (first < h.first and j >= 0 and _unsure(words[j], UNSURE_BELOW) and cores[j] not in _NOT_A_DIGIT
+        if (first < h.first and j >= 0 and is_unsure(words[j], UNSURE_BELOW) and cores[j] not in _NOT_A_DIGIT
                 and not _ends(words[j].text, _PHRASE_END) and words[j + 1].start - words[j].end < SENTENCE_PAUSE_S
                 and _digits_said(words, h) >= _LONG_NUMBER_DIGITS):
             first = j
@@ -1475,7 +1466,7 @@ def number_edge_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[Wor
             else:
                 break
             j += 1
-        if (last > h.last and j < n and _unsure(words[j], UNSURE_BELOW) and cores[j] not in _NOT_A_DIGIT
+        if (last > h.last and j < n and is_unsure(words[j], UNSURE_BELOW) and cores[j] not in _NOT_A_DIGIT
                 and not _ends(words[j - 1].text, _SENTENCE_END) and words[j].start - words[j - 1].end < SENTENCE_PAUSE_S
                 and _digits_said(words, h) >= _LONG_NUMBER_DIGITS):
             last = j
