@@ -481,13 +481,15 @@ class Renderer:
         if frame.behavior:
             be = strip_end(frame.behavior)
             first = be.split(" ", 1)[0].lower()
-            if first.endswith(("ed", "ing")) or first in _PAST_VERBS or _PRESENT_VERB.match(first):
+            past = first.endswith("ed") or first in _PAST_VERBS
+            present = _PRESENT_VERB.match(first) is not None
+            if past or present or first.endswith("ing"):
                 # a verb that opened a subjectless sentence of the source ("Drinks occasionally.")
                 be = _lower_first(be)
-            if first.endswith("ed") or first in _PAST_VERBS:
+            if past:
                 lead = self.pick(["In response, ", "As a result, ", ""])
                 out.append(f"{lead}{v.subj} {be}." if lead else f"{cap(v.subj)} {be}.")
-            elif _PRESENT_VERB.match(first):
+            elif present:
                 out.append(f"{cap(v.subj)} {be if not v.plural else _plural_verb(be)}.")
             elif first.endswith("ing"):
                 out.append(f"{cap(v.subj)} {v.was()} {be}.")
