@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from typing import Any
 
 import pytest
@@ -39,6 +40,11 @@ KNOWN = frozenset({"she", "reports", "low", "mood", "her", "sister", "called", "
 
 def _words(text: str) -> list[Word]:
     return [Word(w, i * 0.5, i * 0.5 + 0.4) for i, w in enumerate(text.split())]
+
+
+def _texts(words: list[Word], hits: Iterable[WordHit]) -> list[str]:
+    """The words of each hit, joined as the recogniser wrote them."""
+    return [" ".join(w.text for w in words[h.first : h.last + 1]) for h in hits]
 
 
 def _marked(text: str, known: frozenset[str] = KNOWN) -> list[tuple[str, str]]:
@@ -187,7 +193,7 @@ def test_a_phrase_opener_left_dangling_after_an_identifier_is_part_of_it(
     given = [WordHit(hit[0], hit[1], "PERSON", "phi", "rules:test")]
     found = [h for h in name_extensions(words, given, default_cues(), KNOWN | {"jane", "perlin"})
              if h.detector == "rules:audio.dangling-function-word"]
-    assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in found] == joined
+    assert _texts(words, found) == joined
 
 
 @given(cased_transcripts(), st.data())
@@ -209,7 +215,7 @@ def test_dangling_extension_adds_one_phrase_opener_before_a_pause(words: list[st
 
 def _dates(text: str) -> list[str]:
     words = _words(text)
-    return [" ".join(w.text for w in words[h.first : h.last + 1]) for h in spoken_date_hits(words)]
+    return _texts(words, spoken_date_hits(words))
 
 
 @pytest.mark.parametrize(
@@ -272,7 +278,7 @@ def test_spoken_date_hits_hold_a_month_and_stay_in_range(words: list[str]) -> No
 )
 def test_a_day_and_a_year_hold_the_misheard_month_between_them(text: str, dates: list[str]) -> None:
     words = _words(text)
-    assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in misheard_month_date_hits(words)] == dates
+    assert _texts(words, misheard_month_date_hits(words)) == dates
 
 
 @given(cased_transcripts())
@@ -302,7 +308,7 @@ def test_misheard_month_dates_hold_a_year_and_stay_in_range(words: list[str]) ->
 )
 def test_a_month_and_a_year_hold_the_misheard_day_between_them(text: str, dates: list[str]) -> None:
     words = _words(text)
-    assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in month_year_hits(words)] == dates
+    assert _texts(words, month_year_hits(words)) == dates
 
 
 def test_a_month_and_a_year_too_far_apart_in_time_are_two_things() -> None:
@@ -325,7 +331,7 @@ def test_month_year_hits_run_from_a_month_to_a_year_in_one_sentence(words: list[
 
 def _found(fn: Any, text: str) -> list[str]:
     words = _words(text)
-    return [" ".join(w.text for w in words[h.first : h.last + 1]) for h in fn(words)]
+    return _texts(words, fn(words))
 
 
 @pytest.mark.parametrize(
@@ -370,7 +376,7 @@ def test_capitalised_words_after_a_place_preposition_are_places(text: str, place
 def test_a_cue_phrase_after_a_preposition_is_not_a_place() -> None:
     """ "from Social Work" says that a name comes before it; it is no place (the cue rules name the phrase)."""
     words = _words("The plan was discussed with Emily Lucoso from Social Work. She moved from Social Circle.")
-    found = [" ".join(w.text for w in words[h.first : h.last + 1]) for h in place_hits(words, default_cues())]
+    found = _texts(words, place_hits(words, default_cues()))
     assert found == ["Social Circle."]
     assert "Social Work." in _found(place_hits, "discussed with Emily Lucoso from Social Work.")
 
@@ -475,7 +481,7 @@ def test_a_house_number_before_a_street_name_is_an_address(text: str, names: lis
         n = len(name.split())
         first = next(k for k in range(len(words)) if " ".join(w.text for w in words[k : k + n]) == name)
         hits.append(WordHit(first, first + n - 1, "PERSON", "phi", "rules:test"))
-    found = [" ".join(w.text for w in words[h.first : h.last + 1]) for h in house_number_hits(words, hits)]
+    found = _texts(words, house_number_hits(words, hits))
     assert found == addresses
 
 
@@ -520,7 +526,7 @@ def test_number_bridge_joins_two_numbers_over_a_misheard_digit(
     words = _words(text)
     given_hits = [WordHit(a, b, "OTHER_ID", "phi", "rules:test") for a, b in hits]
     found = number_bridge_hits(words, given_hits)
-    assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in found] == bridged
+    assert _texts(words, found) == bridged
 
 
 @given(cased_transcripts())
@@ -587,7 +593,7 @@ def test_digit_list_hits_end_on_a_number_within_a_sentence(words: list[str]) -> 
 def test_number_edges_take_digits_misheard_as_words(text: str, hit: tuple[int, int], edge: str | None) -> None:
     words = _words(text)
     found = number_edge_hits(words, [WordHit(hit[0], hit[1], "OTHER_ID", "phi", "rules:test")])
-    assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in found] == ([edge] if edge else [])
+    assert _texts(words, found) == ([edge] if edge else [])
 
 
 @given(st.lists(st.sampled_from(("one", "two,", "three.", "for", "it", "to", "at", "Maria", "and", "twelve.")),
@@ -719,7 +725,7 @@ def test_capitalised_words_after_a_pause_start_a_sentence_not_a_name() -> None:
 )
 def test_the_words_opening_a_sentence_before_an_age_are_the_name(text: str, names: list[str]) -> None:
     words = _words(text)
-    assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in subject_hits(words)] == names
+    assert _texts(words, subject_hits(words)) == names
 
 
 @given(cased_transcripts())
@@ -752,13 +758,13 @@ def test_age_subject_hits_end_before_the_age_within_one_sentence(words: list[str
 def test_digits_run_into_a_word_at_a_long_numbers_edge(text: str, hit: tuple[int, int], edge: str | None) -> None:
     words = _words(text)
     found = number_edge_hits(words, [WordHit(hit[0], hit[1], "OTHER_ID", "phi", "rules:test")])
-    assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in found] == ([edge] if edge else [])
+    assert _texts(words, found) == ([edge] if edge else [])
 
 
 def test_a_house_number_before_an_address_crosses_an_unpaused_full_stop() -> None:
     words = _words("Police found him outside, 682. A waka drive, apartment 21d, last night.")
     hit = WordHit(5, 9, "ADDRESS", "phi", "rules:test")
-    found = [" ".join(w.text for w in words[h.first : h.last + 1]) for h in house_number_hits(words, [hit])]
+    found = _texts(words, house_number_hits(words, [hit]))
     assert found and all(f.startswith("682. A") for f in found)
     paused = [*words[:5], Word(words[5].text, 3.2, 3.6), *(Word(w.text, w.start + 1.0, w.end + 1.0) for w in words[6:])]
     assert house_number_hits(paused, [hit]) == []
@@ -787,7 +793,7 @@ def test_a_house_number_holds_the_digits_heard_as_words(text: str, name: str, ad
     n = len(name.split())
     first = next(k for k in range(len(words)) if " ".join(w.text for w in words[k : k + n]) == name)
     hits = house_number_hits(words, [WordHit(first, first + n - 1, "PERSON", "phi", "rules:test")])
-    assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in hits] == ([address] if address else [])
+    assert _texts(words, hits) == ([address] if address else [])
 
 
 def test_a_compass_word_and_a_first_syllable_open_a_street_or_place() -> None:
@@ -842,7 +848,7 @@ def test_a_day_right_before_a_year_is_a_date(text: str, dates: list[str]) -> Non
     from anonpsy.audio.detect import day_year_hits
 
     words = _words(text)
-    found = [" ".join(w.text for w in words[h.first : h.last + 1]) for h in day_year_hits(words)]
+    found = _texts(words, day_year_hits(words))
     assert found == dates
     paused = [Word(w.text, w.start + (1.0 if k > 1 else 0.0), w.end + (1.0 if k > 1 else 0.0))
               for k, w in enumerate(_words("Daytonburg, four. 1933 Effect"))]
@@ -851,7 +857,7 @@ def test_a_day_right_before_a_year_is_a_date(text: str, dates: list[str]) -> Non
 
 def test_a_day_written_with_its_misheard_month_before_a_year_is_a_date() -> None:
     words = _words("Kate Hoggworth, ten-thoregist, nineteen fifty six, referred by")
-    found = [" ".join(w.text for w in words[h.first : h.last + 1]) for h in misheard_month_date_hits(words)]
+    found = _texts(words, misheard_month_date_hits(words))
     assert found == ["ten-thoregist, nineteen fifty six,"]
     words = _words("a well-known, nineteen fifty six")
     assert misheard_month_date_hits(words) == []
@@ -880,7 +886,7 @@ def test_the_town_after_an_address(text: str, towns: list[str]) -> None:
     words = _words(text)
     street = next(k for k, w in enumerate(words) if w.text.strip(",") in ("Oscarlaine", "Street"))
     address = WordHit(street - 2, street, "ADDRESS", "phi", "rules:test")
-    found = [" ".join(w.text for w in words[h.first : h.last + 1]) for h in address_town_hits(words, [address])]
+    found = _texts(words, address_town_hits(words, [address]))
     assert found == towns
     assert all(h.type == "LOCATION" for h in address_town_hits(words, [address]))
 
@@ -996,7 +1002,7 @@ def test_a_phone_number_one_digit_short_takes_the_word_after_it(text: str, edge:
     first = next(k for k, w in enumerate(words) if w.text == "six,")
     last = max(k for k, w in enumerate(words) if w.text in ("two,", "seven,"))
     found = number_edge_hits(words, [WordHit(first, last, "OTHER_ID", "phi", "rules:test")])
-    assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in found] == ([edge] if edge else [])
+    assert _texts(words, found) == ([edge] if edge else [])
 
 
 @pytest.mark.parametrize(
@@ -1012,7 +1018,7 @@ def test_an_unsure_word_beside_a_misheard_digit_of_a_phone_number_is_a_digit(pro
                                                                            edge: str) -> None:
     words = _scored("Their sales vary to 723-8112 and", probs)
     found = number_edge_hits(words, [WordHit(4, 4, "OTHER_ID", "phi", "rules:test")])
-    assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in found] == [edge]
+    assert _texts(words, found) == [edge]
     # a number of fewer digits, or no misheard digit taken at that edge: the unsure word stays audible
     short = _scored("Their sales vary to 723-81 and", probs)
     assert [" ".join(w.text for w in short[h.first : h.last + 1])
@@ -1107,7 +1113,7 @@ def test_an_unsure_stop_word_beside_a_cue_is_the_name(text: str, probs: list[flo
 )
 def test_an_unsure_subject_before_a_persons_verb_is_a_name(text: str, probs: list[float], subject: str | None) -> None:
     words = _scored(text, probs)
-    got = [" ".join(w.text for w in words[h.first : h.last + 1]) for h in unsure_subject_hits(words)]
+    got = _texts(words, unsure_subject_hits(words))
     assert got == ([subject] if subject else [])
 
 
@@ -1122,7 +1128,7 @@ def test_an_unsure_subject_before_a_persons_verb_is_a_name(text: str, probs: lis
 )
 def test_a_year_heard_as_an_ordinal_and_a_word_is_part_of_the_date(text: str, date: str) -> None:
     words = _words(text)
-    assert [" ".join(w.text for w in words[h.first : h.last + 1]) for h in spoken_date_hits(words)] == [date]
+    assert _texts(words, spoken_date_hits(words)) == [date]
 
 
 @pytest.mark.parametrize(
