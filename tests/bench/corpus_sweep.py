@@ -83,6 +83,8 @@ RESERVED_LATER = frozenset({
     "4440", "4541", "2877", "4523", "4448", "4271", "4246", "3878", "2958", "4423", "4321", "4459", "2934", "4457",
     # Drawn 2026-11-29 with tests/bench/draw_held_out.py --seed 20261205, before any was read: held-k1, held-k2.
     "4522", "1969", "1377", "2463", "4130", "4552", "4292", "4133", "4083", "4181", "2793", "1378", "3872", "4324",
+    # Drawn 2026-11-29 with tests/bench/draw_held_out.py --seed 20261206, before any was read: held-l1, held-l2.
+    "3089", "3317", "3379", "3272", "3985", "1324", "4582", "3409", "4493", "2778", "3368", "4352", "2464", "1296",
 })
 # Specialties whose notes read most like the narratives the tool is for: drawn with this extra weight.
 PRIORITY = {
