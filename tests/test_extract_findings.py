@@ -193,3 +193,37 @@ def test_a_drug_taken_told_in_a_results_section_is_a_treatment() -> None:
     g = extract("LABORATORY DATA: Lithium level 0.8. Urine drug screen positive for cocaine and benzodiazepines.",
                 case_id="lab")
     assert g.treatments == []
+
+
+# -- results told in clauses and lists ---------------------------------------------------------------------------
+
+
+def _named(text: str) -> dict[str, tuple[str | None, str | None, str]]:
+    values, _ = parse_results(text, "labs")
+    return {v.name: (v.value, v.result, v.flag.value) for v in values}
+
+
+def test_a_value_told_in_a_clause_is_named_by_its_subject() -> None:
+    got = _named("LDH was elevated to 1925 units/L (upper normal 670), and total protein and albumin were both low "
+                 "at 6.2 and 3.4 g/dL respectively.  Calcium was also slightly low at 8.8 mg/dL.")
+    assert got["total protein"] == ("6.2", None, "low")
+    assert got["albumin"] == ("3.4", None, "low")
+    assert got["Calcium"] == ("8.8", None, "low")
+    # neither the flag words nor the reference range name a test
+    assert not any(n.lower().startswith(("both", "also", "units", "upper")) for n in got)
+    assert all(v != "670" for v, _, _ in got.values())
+
+
+def test_a_list_with_one_verdict_gives_it_to_every_item() -> None:
+    got = _named("Electrolytes, BUN, creatinine, uric acid, and magnesium were all normal.")
+    assert set(got) == {"Electrolytes", "BUN", "creatinine", "uric acid", "magnesium"}
+    assert {r for _, r, _ in got.values()} == {"normal"}
+    # boundary: a clause about something else ends the list
+    got = _named("He is anxious, cooperative, and his mood is normal.")
+    assert "anxious" not in got and "cooperative" not in got
+
+
+def test_a_reference_range_is_no_result() -> None:
+    values, omitted = parse_results("WBC 12.1 (normal range 4-10), ULN 40.", "labs")
+    assert [v.value for v in values] == ["12.1"]
+    assert "REFERENCE_RANGE" in {o.reason for o in omitted}

@@ -87,7 +87,8 @@ _SEGMENT = re.compile(r"[^;\n]+")
 _ITEM_BREAK = re.compile(r",(?!\d{3})|\.(?:\s|$)")
 _NAME_WORDS = re.compile(r"[A-Za-z][A-Za-z0-9'/+-]*")
 _QUALITATIVE = re.compile(
-    r"^(?P<name>[A-Za-z][\w /+-]{0,40}?)\s*(?::|\bwas\b|\bwere\b|\bis\b|\bare\b)?\s*"
+    r"^(?:(?:and|or)\s+)?(?P<name>[A-Za-z][\w /+-]{0,40}?)\s*(?::|\bwas\b|\bwere\b|\bis\b|\bare\b)?\s*"
+    r"(?:(?:all|both|each|also|otherwise)\s+)?"
     r"(?P<result>(?:positive|negative)(?:\s+for\s+[\w ,/-]{2,60})?|undetectable|not detected|unremarkable|"
     r"within normal limits|wnl|normal|abnormal|elevated|low|high|pending)\s*$", re.I)
 _IMAGING = re.compile(r"^(?P<name>(?:CT|MRI|EEG|ECG|EKG|CXR|X-ray|ultrasound|chest x-ray|chest film|PET|SPECT|"
@@ -150,6 +151,11 @@ _FILLER = frozenset({"about", "approximately", "around", "nearly", "over", "unde
 #: ADHD was over 58 percent that ...") names nothing.
 _PROSE_NAME = re.compile(r"\b(?:is|are|was|were|has|have|had|as follows|showed|shows|reported|indicated)\b", re.I)
 _PROSE_WORDS = 14
+#: An item of a list that only names a test ("Electrolytes", "uric acid", "alkaline phosphatase"), and the last
+#: item that gives the verdict of the whole list ("and magnesium were all normal").
+_BARE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9'/+-]*(?:\s+[A-Za-z0-9'/+-]+){0,3}")
+_LIST_VERDICT = re.compile(r"(?:and|or)\s+.*\b(?:were|are)\s+(?:all|both|each)?", re.I)
+_RESPECTIVELY = re.compile(r"\brespectively\b", re.I)
 #: A blood pressure taken in a posture or on a limb ("Sitting BP 112/84, standing after two minutes 130/90",
 #: "151/102 in the right arm and 152/104 in the left arm"): the words before the reading name the posture or the
 #: limb, not a test, and the reading is a vital sign, never a laboratory result.
@@ -162,6 +168,36 @@ _PAIR_AFTER = re.compile(r"\s*/\s*\d{2,3}\b")
 #: :data:`_POSTURE`).
 _DATE_PART = re.compile(r"\d[/-]$")
 _DATE_REST = re.compile(r"[/-]\d{1,2}[/-]\d{2,4}\b")
+
+
+#: A value told in a clause ("LDH was elevated to 1925", "Calcium was also slightly low at 8.8", "total protein and
+#: albumin were both low at 6.2 and 3.4 g/dL respectively"): the test is the subject before the verb, and the words
+#: after it are a flag, never part of the name.
+_TOLD_VALUE = re.compile(
+    r"(?P<name>[A-Za-z][\w'/+ -]*?)\s+(?:was|were|is|are)\s+(?:(?:also|both|all|still|now|only|slightly|mildly|"
+    r"minimally|moderately|markedly|significantly|severely|very|quite|somewhat|again)\s+)*"
+    r"(?P<flag>elevated|high|raised|increased|low|decreased|reduced|normal|abnormal)\s+(?:at|to|of|with)?\s*$", re.I)
+#: The words before a number that give a reference range, not a test ("(upper normal 670)", "normal range 4-10",
+#: "upper limit of normal 40", "reference 12"): the number is no result.
+_REFERENCE = re.compile(r"\b(?:(?:upper|lower)\s+(?:limits?\s+of\s+)?normal|normal\s+(?:range|limits?|is|up\s+to)|"
+                        r"reference(?:\s+range)?|ULN|LLN|range)\s*(?:is|of|:)?\s*$", re.I)
+_SUBJECT_LEAD = frozenset({"and", "or", "the", "a", "an", "his", "her", "their", "also", "then"})
+_TOLD_FLAG = {"elevated": "high", "high": "high", "raised": "high", "increased": "high", "low": "low",
+               "decreased": "low", "reduced": "low", "normal": "normal", "abnormal": "abnormal"}
+
+
+def _told_value(item: str, pos: int, lo: int = 0) -> tuple[str, ReferenceFlag] | None:
+    """The test named as the subject of a clause that tells the value at ``pos`` (:data:`_TOLD_VALUE`), with the
+    flag the clause gives it."""
+    m = _TOLD_VALUE.search(item, lo, pos)
+    if m is None:
+        return None
+    words = _NAME_WORDS.findall(m.group("name"))
+    while words and words[0].lower() in _SUBJECT_LEAD:
+        words.pop(0)
+    if not words or len(words) > 6 or _PROSE_NAME.search(" ".join(words)):
+        return None
+    return " ".join(words), _written_flag(_TOLD_FLAG[m.group("flag").lower()])
 
 
 def _name_before(item: str, pos: int, lo: int = 0) -> str | None:
@@ -220,6 +256,8 @@ def parse_results(
             omitted.append(Omission(field=field, words=words, reason=reason, **span))
 
     for seg in _SEGMENT.finditer(text):
+        # the bare names of a list whose verdict comes with its last item (start, end, name, omission index)
+        listed: list[tuple[int, int, str, int]] = []
         items: list[tuple[int, int]] = []
         pos = seg.start()
         for brk in _ITEM_BREAK.finditer(text, seg.start(), seg.end()):
@@ -231,7 +269,10 @@ def parse_results(
             if not item.strip():
                 continue
             inside = [m for m in mentions if a <= m.start < b]
+            pending_names: list[str] = []
+            pending_flag = ReferenceFlag.unknown
             if inside:
+                listed.clear()
                 for k, m in enumerate(inside):
                     if m.mapped:
                         values.append(_mapped_value(m, field, evidence(a, b)))
@@ -239,9 +280,27 @@ def parse_results(
                     if _DATE_PART.search(text, max(0, m.start - 3), m.start) or _DATE_REST.match(text, m.end):
                         omit(m.start, m.end, "UNNAMED_VALUE")  # a part of a date ("labs from 11/07"), no result
                         continue
+                    lo = inside[k - 1].end - a if k else 0
+                    if _REFERENCE.search(item, lo, m.start - a):
+                        omit(m.start, m.end, "REFERENCE_RANGE")  # "(upper normal 670)": the range, not a result
+                        continue
                     counted = counted_noun(text, m.end)  # "82 neutrophils"; "3 cells" is named before
-                    name = counted if counted and counted.lower() not in ("cell", "cells") else _name_before(
-                        item, m.start - a, inside[k - 1].end - a if k else 0)
+                    told = None if counted else _told_value(item, m.start - a, lo)
+                    if told is not None and len(inside) > 1 and _RESPECTIVELY.search(item):
+                        # "total protein and albumin were both low at 6.2 and 3.4 g/dL respectively": one name each
+                        names = re.split(r"\s*,\s*|\s+and\s+", told[0])
+                        told = (names[0], told[1]) if len(names) == len(inside) else None
+                        pending_names = names[1:] if told else []
+                        pending_flag = told[1] if told else ReferenceFlag.unknown
+                    elif told is None and k and pending_names:
+                        told = (pending_names.pop(0), pending_flag)
+                    name: str | None
+                    told_flag: ReferenceFlag | None = None
+                    if told is not None:
+                        name, told_flag = told
+                    else:
+                        name = counted if counted and counted.lower() not in ("cell", "cells") else _name_before(
+                            item, m.start - a, lo)
                     if name is None or anchored(name):
                         omit(m.start, m.end, "UNNAMED_VALUE" if name is None else "ANCHOR")
                         continue
@@ -256,7 +315,7 @@ def parse_results(
                     if unit is not None:
                         rest = rest[rest.find(unit) + len(unit):]
                     written = _WRITTEN_FLAG.match(rest)
-                    flag = _written_flag(written.group("f")) if written else ReferenceFlag.unknown
+                    flag = _written_flag(written.group("f")) if written else told_flag or ReferenceFlag.unknown
                     values.append(TestValue(id="tv", kind=_kind(field, None), name=name,
                                             value=m.text.replace(",", ""), unit=unit, flag=flag,
                                             evidence=evidence(a, b)))
@@ -267,12 +326,24 @@ def parse_results(
             result = _short(q.group("result")) if q else None
             if q is None or result is None:
                 omit(a, b)
+                if _BARE_NAME.fullmatch(stripped) and not anchored(stripped):
+                    listed.append((a, b, " ".join(stripped.split()), len(omitted) - 1))
+                else:
+                    listed.clear()
                 continue
             if anchored(q.group("name"), q.group("result")):
                 omit(a, b, "ANCHOR")
                 continue
             name = " ".join(q.group("name").split())[:60]
             kind = TestKind.imaging if (field == "imaging" or _IMAGING.match(stripped)) else _kind(field, None)
+            if listed and _LIST_VERDICT.match(stripped):
+                # "Electrolytes, BUN, creatinine, and magnesium were all normal": the verdict is every item's
+                for la, lb, lname, _ in listed:
+                    values.append(TestValue(id="tv", kind=kind, name=lname, result=result,
+                                            flag=_result_flag(result), evidence=evidence(la, lb)))
+                dropped = {k for *_, k in listed}
+                omitted[:] = [o for k, o in enumerate(omitted) if k not in dropped]
+            listed.clear()
             values.append(TestValue(id="tv", kind=kind, name=name, result=result, flag=_result_flag(result),
                                     evidence=evidence(a, b)))
     return values, omitted
