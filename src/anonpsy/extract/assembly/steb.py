@@ -114,6 +114,23 @@ def _thought_at(sentence: str, m: re.Match[str]) -> tuple[int, str] | None:
     return (body_start, prop) if len(prop.split()) >= 2 else None
 
 
+#: Verbs of beginning or ending: with a symptom as their subject they tell its course, not an act of the patient.
+_ASPECTUAL = re.compile(r"(?:started|began|stopped)\b", re.I)
+#: What may stand between a symptom and such a verb: another noun of the same subject ("night sweats and cough
+#: began"), never a person ("night sweats and she began"), and adverbs ("the headaches have gradually started").
+_SUBJECT_GAP = re.compile(r"(?:\s+(?:and|or)\s+(?!(?:he|she|they|we|i|the patient|patient)\b)(?:[a-z-]+\s+){0,2}"
+                          r"[a-z-]+)?\s*(?:(?:also|then|first|initially|both|all|have|has|had|later|gradually|"
+                          r"suddenly|abruptly|again)\s+)*", re.I)
+
+
+def _symptom_onset(sentence: str, verb_start: int, mentions: Sequence[tuple[int, int]]) -> bool:
+    """Whether the verb at ``verb_start`` begins or ends a symptom named right before it ("Night sweats and cough
+    began in December", "the panic attacks stopped"): the symptom is the subject, so no behaviour is told."""
+    if not _ASPECTUAL.match(sentence, verb_start):
+        return False
+    return any(end <= verb_start and _SUBJECT_GAP.fullmatch(sentence, end, verb_start) for _, end in mentions)
+
+
 def _patients_belief(sentence: str, verb_start: int) -> bool:
     """Whether the verb at ``verb_start`` states the patient's own, affirmed belief or act: its clause names no
     other subject and no negation before the verb."""
@@ -205,8 +222,10 @@ def _frame(sentence: str, span: tuple[int, int], others: tuple[tuple[int, int], 
 
     behavior = None
     m = _BEHAVIOR_SEARCH.search(sentence, a, b)
-    while m and (_NOUN_BEFORE.search(sentence, 0, m.start(1)) or _OTHER_SUBJECT.search(sentence, 0, m.start(1))):
-        # "2 drinks per day": a noun, not the verb; "they began as soon as she arrived": someone else's act
+    while m and (_NOUN_BEFORE.search(sentence, 0, m.start(1)) or _OTHER_SUBJECT.search(sentence, 0, m.start(1))
+                 or _symptom_onset(sentence, m.start(1), (span, *others))):
+        # "2 drinks per day": a noun, not the verb; "they began as soon as she arrived": someone else's act;
+        # "night sweats and cough began in December": the symptoms' onset
         m = _BEHAVIOR_SEARCH.search(sentence, m.end(1), b)
     if m and _patients_belief(sentence, m.start(1)):
         phrase = re.split(r"\s+and\s+(?=\w+s\b|\w+ed\b)|\s+(?:but|although|though|whereas|yet)\s+", m.group(1),
