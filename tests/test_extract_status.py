@@ -1304,3 +1304,63 @@ def test_a_specimen_positive_for_the_diagnosis_confirms_it(text: str, certainty:
     positive for something else confirms nothing."""
     [dx] = extract(text).diagnoses
     assert dx.certainty == certainty
+
+
+# -- vaccines, procedures, asides and long denial lists ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "status", "rule"), [
+    ("His immunizations are up to date. His last tetanus booster was in 07/03.", TreatmentStatus.past,
+     "cue.vaccination_told"),
+    ("Flu shot given today.", TreatmentStatus.prn, "cue.vaccine_dose"),
+    ("She thinks she got a tetanus vaccine in childhood.\nPLAN: We will give a tetanus diphtheria booster.",
+     TreatmentStatus.prn, "cue.vaccine_dose"),
+])
+def test_a_vaccine_is_a_dose_given_never_a_drug_taken(text: str, status: TreatmentStatus, rule: str) -> None:
+    t = next(t for t in extract(text).treatments if t.name.endswith("vaccine"))
+    assert (t.status, t.status_evidence.rule_id if t.status_evidence else None) == (status, rule)
+
+
+def test_anesthesia_drugs_are_single_doses_of_the_procedure() -> None:
+    g = extract("PROCEDURE: Stellate ganglion block.\nANESTHESIA: IV Sedation with Versed and Fentanyl.\n"
+                "SUMMARY OF PROCEDURE: The neck was prepped and draped in sterile fashion with Betadine. 5 cc of "
+                "0.5% Marcaine was then injected.")
+    assert {t.name: (t.status, t.frequency) for t in g.treatments} == {
+        n: (TreatmentStatus.prn, "once") for n in ("midazolam", "fentanyl", "povidone iodine", "bupivacaine")}
+    assert not g.past_history and not [s for s in g.symptoms if s.assertion == Assertion.present]
+
+
+def test_a_bracketed_note_that_refers_back_stops_the_drug() -> None:
+    """"(this agent was stopped on ...)" is a note on the drug of its clause, not an aside to blank out."""
+    text = "He also began taking Accutane for persistent acne in December (this agent was stopped on 02/19/2007)."
+    assert _tx_status(text, "isotretinoin") == TreatmentStatus.past
+    # boundary: a bracket that refers back but tells no stop leaves the drug as it was
+    assert _tx_status("She takes Zoloft 50 mg daily (which she says has helped her mood a lot).",
+                      "sertraline") == TreatmentStatus.current
+
+
+def test_a_long_item_does_not_end_a_denied_list() -> None:
+    g = extract("She denies a history of stroke, cancer, vomiting up blood, bright red blood per rectum, bleeding "
+                "stomach ulcers, cholelithiasis, asthma, emphysema or pneumonia.")
+    assert {p.condition for p in g.past_history if p.status != HistoryStatus.denied} == set()
+
+
+def test_a_symptom_that_begins_is_not_a_behaviour() -> None:
+    g = extract("Night sweats and cough began in December, for which he was treated with a course of Augmentin.")
+    assert all(c.behavior is None for s in g.symptoms for c in s.contexts)
+
+
+def test_ideation_denied_at_present_after_the_attempt_is_historical() -> None:
+    g = extract("The patient states she had been thinking about suicide for a couple of weeks. She says she is "
+                "currently not suicidal. She does not clearly explain how this has made her suicidality subside.\n"
+                "PLAN: She will be placed on every 15-minute checks with suicidal precautions.")
+    si = next(s for s in g.symptoms if s.headword == "suicidal ideation")
+    assert si.assertion == Assertion.historical
+
+
+def test_the_indication_of_an_as_needed_order_is_no_symptom_of_the_patient() -> None:
+    g = extract("PLAN: Continue lorazepam 0.5 mg p.o. q.6h. p.r.n. anxiety and agitation.")
+    assert not [s for s in g.symptoms if s.assertion == Assertion.present]
+    # boundary: a symptom the note tells as present stays present
+    g = extract("He has had headaches for a week. He takes Tylenol as needed for headache.")
+    assert [s.assertion for s in g.symptoms if s.headword == "headache"] == [Assertion.present]

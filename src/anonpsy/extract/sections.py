@@ -36,7 +36,7 @@ from anonpsy.caseless import Caseless
 from anonpsy.lexicon import _FileHeader, _Strict, load_doc
 
 Answer = Literal["negative", "unknown", "positive"]
-MedicationList = Literal["current", "home", "past"]
+MedicationList = Literal["current", "home", "past", "once"]
 
 
 class SectionRule(_Strict):

@@ -81,7 +81,7 @@ _REPORTED_NOW = Caseless(re.compile(r"\b(?:reports?|reporting|endorses?|endorsin
 
 
 #: Rules that decide a single dose given ("was given", "in the emergency room, treated with").
-_ONE_DOSE = ("context.hist.once", "cue.given_at_presentation")
+_ONE_DOSE = ("context.hist.once", "cue.given_at_presentation", "cue.vaccine_dose", "section.anesthesia")
 #: The medication class of contrast products, and the rule that makes one a single dose given at its study.
 CONTRAST_AGENT = "contrast_agent"
 CONTRAST_RULE = "class.contrast_agent"
@@ -811,6 +811,24 @@ _GIVEN_IN_STUDY = re.compile(r"\b(?:inject(?:ed|ion|ions)?|infus(?:ed|ion)|admin
                              r"increase|decrease|start|continue))\b", re.I)
 
 
+def _is_vaccine(class_id: str | None, name: str) -> bool:
+    return class_id == "vaccine" or name.lower().endswith(("vaccine", "toxoid", "toxoids"))
+
+
+#: A vaccine given or ordered at this visit.
+_GIVEN_NOW = re.compile(r"\b(?:(?:will|to|shall)\s+(?:be\s+)?giv(?:e|en)|given|administered|today|this\s+visit|"
+                        r"updated|update|was\s+ordered|ordered|recommended\s+today)\b", re.I)
+
+
+def _vaccination(d: Decision[TreatmentStatus], sentence: str) -> Decision[TreatmentStatus]:
+    """A vaccine is a dose given, never a drug taken: one told with nothing that gives it now ("His last tetanus
+    booster was in 07/03", "immunizations: flu shot") was given before (past); one given or ordered at this visit
+    ("We will give a tetanus booster", "Tdap given today") is one dose (prn)."""
+    if d.evidence.rule_id == "default" and not _GIVEN_NOW.search(sentence):
+        return Decision(TreatmentStatus.past, d.evidence.model_copy(update={"rule_id": "cue.vaccination_told"}))
+    return Decision(TreatmentStatus.prn, d.evidence.model_copy(update={"rule_id": "cue.vaccine_dose"}))
+
+
 def add_treatments(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) -> None:
     """Treatment nodes of one sentence; each mention's status is recorded (``acc.tx_votes``) and resolved by
     :func:`finalize_treatments`."""
@@ -821,6 +839,8 @@ def add_treatments(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
         decision = treatment_status(_mention(s, m.start, m.end, times, acc), med.frequency, "medication")
         if decision is None:
             continue
+        if decision.value == TreatmentStatus.current and _is_vaccine(med.class_id, med.name):
+            decision = _vaccination(decision, s.text)
         tid = f"tx_{slug(med.name)}"
         route = med.route
         acc.med_class.setdefault(tid, med.class_id)

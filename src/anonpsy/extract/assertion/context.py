@@ -498,6 +498,20 @@ _ITEM_SLASHED = re.compile(r"[^,;:.!?()/]*")
 _ITEM = re.compile(r"[^,;:.!?()]*")
 
 
+#: The most words of a list item that is longer than the usual few (:func:`_noun_item`).
+_NOUN_ITEM_WORDS = 6
+#: A word that makes a list item a clause, not a noun phrase.
+_CLAUSE_WORD = re.compile(r"\b(?:is|are|was|were|be|been|has|have|had|do|does|did|that|which|who|he|she|they|we|I|"
+                          r"it|his|her|their|denies|denied|reports?|reported|states?|stated|but|although|though|"
+                          r"because|since|when|while|if|not|no|without|except)\b", re.I)
+
+
+def _noun_item(item: str, dose_blind: bool) -> bool:
+    """A list item of a few more words than the usual that is a noun phrase ("bright red blood per rectum"): one
+    more item of a list of short ones, never a clause."""
+    return _item_words(item, dose_blind) <= _NOUN_ITEM_WORDS and _CLAUSE_WORD.search(item) is None
+
+
 def _list_span(sentence: str, start: int, end: int, dose_blind: bool = False) -> tuple[int, int]:
     """Where the list the concept at ``[start, end)`` belongs to begins and ends: the first and last of the
     short items joined to it by commas or "and"/"or" (the concept's own span when it is in no list); with
@@ -521,6 +535,7 @@ def _list_span(sentence: str, start: int, end: int, dose_blind: bool = False) ->
         rest = prefix[lead.end() if lead else 0:]
         if 0 < len(rest.split()) <= 3 and not _STOP_OR_COLON.search(rest):
             first = cut + 1 + (lead.end() if lead else 0)
+    passed = 0
     for _ in range(16):
         m = _LIST_SEP.search(sentence, 0, first)
         if m is None and slashes and first > 0 and _SLASH_SEP.match(sentence, first - 1):
@@ -539,13 +554,20 @@ def _list_span(sentence: str, start: int, end: int, dose_blind: bool = False) ->
             # alternatives joined by "or" is as many items of the list
             first = cut + 1 + len(item) - len(item.lstrip())
             continue
+        if passed >= 2 and _noun_item(item, dose_blind):
+            # "..., bright red blood per rectum, bleeding stomach ulcers, renal calculi, asthma": a longer item
+            # inside a list of short ones, with no word of a clause, is one more item
+            first = cut + 1 + len(item) - len(item.lstrip())
+            passed += 1
+            continue
         if _item_words(item, dose_blind) > _LIST_ITEM_WORDS:
             # the first item hangs on the words before it ("include Haldol and lithium"): its last word
             first = m.start() - len(item.rstrip()) + item.rstrip().rfind(words[-1]) if item.rstrip() else first
             break
         first = cut + 1 + len(item) - len(item.lstrip())
+        passed += 1
     last = end
-    for _ in range(16):
+    for passed in range(16):
         m = _ITEM_JOIN.match(sentence[last:])
         if (m is None or not m.group(0).strip()) and slashes and _SLASH_SEP.match(sentence, last):
             m = re.match("/", sentence[last:])
@@ -554,7 +576,8 @@ def _list_span(sentence: str, start: int, end: int, dose_blind: bool = False) ->
         rest = sentence[last + m.end():]
         nxt = (_ITEM_SLASHED if slashes else _ITEM).match(rest)
         item = nxt.group(0) if nxt else ""
-        if not item.split() or _item_words(item, dose_blind) > _LIST_ITEM_WORDS:
+        if not item.split() or (_item_words(item, dose_blind) > _LIST_ITEM_WORDS
+                                and not (passed >= 2 and _noun_item(item, dose_blind))):
             break
         last = last + m.end() + len(item.rstrip())
     return first, last

@@ -20,6 +20,11 @@ _NOTE_WORDS = 4
 #: ConText trigger, and stays.
 _ASIDE = re.compile(r"\((?!\s*(?:[-+]|neg|pos|negative|positive)\s*\))[^()]*\)|\"[^\"]*\"|“[^”]*”", re.I)
 
+#: A bracket after a concept that refers back to it as its subject ("(this agent was stopped on ...)", "(which was
+#: later discontinued)", "(it was held)"): a note on the concept of its clause, however long, not an aside.
+_BACK_REFERENCE = re.compile(r"\(\s*(?:(?:this|that|the)\s+(?:agent|medication|medicine|drug|treatment)|this|which|"
+                             r"it)\s+(?:was|were|is|has|had|have)\b", re.I)
+
 
 def classify_in_sentence(sentence: str, start: int, end: int, kind: ConceptKind | None = None) -> ContextResult:
     """ConText classification of ``sentence[start:end]`` with parenthetical remarks and quotations that do not
@@ -33,6 +38,8 @@ def classify_in_sentence(sentence: str, start: int, end: int, kind: ConceptKind 
         if (note.startswith("(") and m.start() >= end and not sentence[end:m.start()].strip()
                 and len(note.split()) <= _NOTE_WORDS and not re.search(r"[\"“'‘]", note)):
             return note
+        if m.start() >= end and _BACK_REFERENCE.match(note):
+            return note  # "Accutane for acne in December (this agent was stopped on ...)": a note on the concept
         return " " * len(m.group(0))
 
     # an aside opens with a bracket or a quotation mark: a sentence without one has nothing to blank

@@ -483,6 +483,8 @@ def treatment_status(m: Mention, frequency: str | None = None,
         return Decision(TreatmentStatus.past, m.evidence(rule))
     if listed == "past":
         return Decision(TreatmentStatus.past, m.evidence(f"section.{s.section}"))
+    if listed == "once":
+        return Decision(TreatmentStatus.prn, m.evidence(f"section.{s.section}"))
     if listed is not None:
         return _taken_now(m, frequency, f"section.{s.section}", prn_rule="cue.prn")
     if m.time is not None and is_past(m.time.spec):
