@@ -1364,3 +1364,14 @@ def test_the_indication_of_an_as_needed_order_is_no_symptom_of_the_patient() -> 
     # boundary: a symptom the note tells as present stays present
     g = extract("He has had headaches for a week. He takes Tylenol as needed for headache.")
     assert [s.assertion for s in g.symptoms if s.headword == "headache"] == [Assertion.present]
+
+
+@pytest.mark.parametrize(("text", "headword", "assertion"), [
+    ("No changes in hair texture, change in skin color, excessive or decreased appetite.", "decreased appetite",
+     Assertion.absent),
+    ("No change in sleep or decreased appetite.", "decreased appetite", Assertion.absent),
+    # boundary: "no change" in a condition that goes on leaves it present
+    ("There has been no change in his depression.", "depressed mood", Assertion.present),
+])
+def test_no_change_denies_a_symptom_that_is_a_change(text: str, headword: str, assertion: Assertion) -> None:
+    assert [s.assertion for s in extract(text).symptoms if s.headword == headword] == [assertion]

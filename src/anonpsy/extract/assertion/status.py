@@ -310,6 +310,14 @@ def diagnosis_status(m: Mention, *, event: bool = False) -> DiagnosisStatus:
     return DiagnosisStatus(owner, certainty, temporality, history=history, remitted=bool(_REMISSION.search(s.text)))
 
 
+#: A symptom that is itself a change ("decreased appetite", "weight loss", "increased thirst"), and a list of
+#: changes the note says did not happen, open up to the symptom ("no changes in hair texture, ... or ").
+_CHANGE_SYMPTOM = re.compile(r"(?:decreased?|increased?|excessive|reduced|poor|loss\s+of|weight\s+(?:loss|gain)|"
+                             r"changes?\s+in)\b", re.I)
+_NO_CHANGE_BEFORE = re.compile(r"\bno\s+(?:significant\s+|recent\s+|new\s+)?changes?\s+(?:in|of)\b[^.;:!?]{0,120}?"
+                               r"(?:,|\bor|\band)\s*(?:(?:excessive|increased|decreased)\s+or\s+)?$", re.I)
+
+
 def symptom_status(m: Mention) -> SymptomStatus:
     """Assertion of a symptom mention.
 
@@ -337,6 +345,10 @@ def symptom_status(m: Mention) -> SymptomStatus:
     if owner.experiencer != "patient":
         family = _family_decision(m, ctx) if owner.experiencer == "family" else None
         return SymptomStatus(owner, None, family=family)
+    if _CHANGE_SYMPTOM.match(s.text, m.start) and _NO_CHANGE_BEFORE.search(s.text, 0, m.start):
+        # "No changes in hair texture, change in skin color, excessive or decreased appetite": "no change" is no
+        # negation of a condition that goes on ("no change in his depression"), but a change is what it denies
+        return SymptomStatus(owner, Decision(Assertion.absent, m.evidence("cue.no_change_of_change")))
     rule = _historical(m, ctx, time_words=True)
     ongoing = False
     if m.time is not None and is_past(m.time.spec):
