@@ -85,10 +85,50 @@ def _excludes_matcher() -> tuple[Caseless, dict[str, str]] | None:
     return Caseless(re.compile(r"(?<![\w-])(" + _trie_regex(blocks) + r")(?![\w-])", re.I)), blocks
 
 
+_FIRST_WORD = re.compile(r"[^\W_]+")
+
+
+def _first_words(keys: Iterable[str]) -> frozenset[str] | None:
+    """The first word of every key of a name trie (:func:`_trie_regex`): the token of
+    :func:`anonpsy.lexicon.token_keys` every match of the trie begins with. None when a key does not open with an
+    ASCII letter or digit (no such word to test)."""
+    out: set[str] = set()
+    for key in keys:
+        m = _FIRST_WORD.match(key)
+        if m is None or not m.group().isascii():
+            return None
+        out.add(m.group())
+    return frozenset(out)
+
+
+@lru_cache(maxsize=2)
+def _dx_first_words(listed: bool) -> frozenset[str] | None:
+    return _first_words(_dx_matcher(listed)[1])
+
+
+@lru_cache(maxsize=1)
+def _excludes_first_words() -> frozenset[str] | None:
+    matcher = _excludes_matcher()
+    return None if matcher is None else _first_words(matcher[1])
+
+
+def _may_name(text: str, first_words: frozenset[str] | None) -> bool:
+    """False only when ``text`` cannot match a name trie whose keys open with ``first_words``.
+
+    A match starts where no word character or hyphen is before it, with the key's first word (a run of letters
+    and digits) followed by a separator, another non-letter or the end of the match, so in ASCII text the run
+    of letters and digits there is a token of :func:`anonpsy.lexicon.token_keys` equal to that first word (the
+    tokens are cached per sentence: every term index reads them). A sentence holding no such token is not
+    searched; text outside ASCII always is (the case-insensitive pattern matches some letters outside ASCII)."""
+    from anonpsy import lexicon
+
+    return first_words is None or not text.isascii() or not first_words.isdisjoint(lexicon.token_keys(text))
+
+
 def _excluded_spans(text: str) -> list[tuple[int, int, str]]:
     """(start, end, rule id) of every look-alike phrase in ``text`` (see :func:`_excludes_matcher`)."""
     matcher = _excludes_matcher()
-    if matcher is None:
+    if matcher is None or not _may_name(text, _excludes_first_words()):
         return []
     pattern, blocks = matcher
     out = []
@@ -218,6 +258,9 @@ def prepare_tables() -> None:
     """Build the tables read only on some notes (the cues of an abbreviation's other senses are first needed on
     the first diagnosis abbreviation in capitals), so that a long-running process builds them once, up front."""
     _abbreviation_senses()
+    _dx_first_words(False)
+    _dx_first_words(True)
+    _excludes_first_words()
 
 
 def _shouting(text: str) -> bool:
@@ -321,7 +364,10 @@ def _find_diagnoses(text: str, listed: bool) -> tuple[tuple[int, int, str], ...]
     out: list[tuple[int, int, str]] = []
     seen: set[tuple[int, int]] = set()
     blocked = _excluded_spans(text)
-    for source in (text, _blank_parentheticals(text)) if "(" in text else (text,):
+    # blanking a parenthesis makes no new word, so the words of the text are those of both sources
+    sources = () if not _may_name(text, _dx_first_words(listed)) else (
+        (text, _blank_parentheticals(text)) if "(" in text else (text,))
+    for source in sources:
         for m in pattern.finditer(source):
             surface = m.group(1)
             key = _dx_key(surface)
