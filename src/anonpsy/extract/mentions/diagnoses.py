@@ -85,44 +85,27 @@ def _excludes_matcher() -> tuple[Caseless, dict[str, str]] | None:
     return Caseless(re.compile(r"(?<![\w-])(" + _trie_regex(blocks) + r")(?![\w-])", re.I)), blocks
 
 
-_FIRST_WORD = re.compile(r"[^\W_]+")
-
-
-def _first_words(keys: Iterable[str]) -> frozenset[str] | None:
-    """The first word of every key of a name trie (:func:`_trie_regex`): the token of
-    :func:`anonpsy.lexicon.token_keys` every match of the trie begins with. None when a key does not open with an
-    ASCII letter or digit (no such word to test)."""
-    out: set[str] = set()
-    for key in keys:
-        m = _FIRST_WORD.match(key)
-        if m is None or not m.group().isascii():
-            return None
-        out.add(m.group())
-    return frozenset(out)
-
-
 @lru_cache(maxsize=2)
 def _dx_first_words(listed: bool) -> frozenset[str] | None:
-    return _first_words(_dx_matcher(listed)[1])
+    """The first words of the name trie (see :func:`anonpsy.lexicon.first_words`): a sentence holding none of them
+    names no diagnosis and is not searched."""
+    from anonpsy import lexicon
+
+    return lexicon.first_words(_dx_matcher(listed)[1])
 
 
 @lru_cache(maxsize=1)
 def _excludes_first_words() -> frozenset[str] | None:
+    from anonpsy import lexicon
+
     matcher = _excludes_matcher()
-    return None if matcher is None else _first_words(matcher[1])
+    return None if matcher is None else lexicon.first_words(matcher[1])
 
 
 def _may_name(text: str, first_words: frozenset[str] | None) -> bool:
-    """False only when ``text`` cannot match a name trie whose keys open with ``first_words``.
-
-    A match starts where no word character or hyphen is before it, with the key's first word (a run of letters
-    and digits) followed by a separator, another non-letter or the end of the match, so in ASCII text the run
-    of letters and digits there is a token of :func:`anonpsy.lexicon.token_keys` equal to that first word (the
-    tokens are cached per sentence: every term index reads them). A sentence holding no such token is not
-    searched; text outside ASCII always is (the case-insensitive pattern matches some letters outside ASCII)."""
     from anonpsy import lexicon
 
-    return first_words is None or not text.isascii() or not first_words.isdisjoint(lexicon.token_keys(text))
+    return lexicon.may_open_with(text, first_words)
 
 
 def _excluded_spans(text: str) -> list[tuple[int, int, str]]:
