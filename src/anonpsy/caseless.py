@@ -233,6 +233,23 @@ def _never_empty(pattern: re.Pattern[str]) -> bool:
     return bool(_parser.parse(pattern.pattern, pattern.flags).getwidth()[0] > 0)
 
 
+#: The text lower-cased last, as (text, lower-cased text): three searches in four read the very text the search
+#: before read (each step asks several patterns about one sentence), which is then lower-cased once. One tuple,
+#: replaced whole, so a reader always gets a text with its own lower-cased form.
+_last_lowered: tuple[str, str] = ("", "")
+
+
+def _lower(string: str) -> str:
+    """``string.lower()``, remembered for the last text (see :data:`_last_lowered`)."""
+    global _last_lowered
+    last = _last_lowered
+    if last[0] is string:
+        return last[1]
+    low = string.lower()
+    _last_lowered = (string, low)
+    return low
+
+
 class Caseless:
     """A case-insensitive pattern with the faster search on ASCII text (see the module). Offers ``search``,
     ``match``, ``finditer`` and ``findall`` with the arguments and results of :class:`re.Pattern`'s."""
@@ -261,7 +278,7 @@ class Caseless:
     def search(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
         if self.fast is None or not string.isascii():
             return self.slow.search(string, pos, endpos)
-        low = string.lower()
+        low = _lower(string)
         if not self._may_match(low):
             return None
         m = self.fast.search(low, pos, endpos)
@@ -269,7 +286,7 @@ class Caseless:
         return None if m is None else self.slow.match(string, m.start(), endpos)
 
     def match(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
-        if self.fast is None or not string.isascii() or self.fast.match(string.lower(), pos, endpos):
+        if self.fast is None or not string.isascii() or self.fast.match(_lower(string), pos, endpos):
             return self.slow.match(string, pos, endpos)
         return None
 
@@ -299,7 +316,7 @@ class Caseless:
 
     def _finditer(self, string: str, pos: int, endpos: int) -> Iterator[re.Match[str]]:
         assert self.fast is not None
-        low = string.lower()
+        low = _lower(string)
         if not self._may_match(low):
             return
         search, match = self.fast.search, self.slow.match

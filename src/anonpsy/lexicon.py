@@ -526,6 +526,34 @@ def token_spans(text: str) -> Sequence[tuple[int, int]]:
     return _spans(text)
 
 
+_FIRST_WORD = re.compile(r"[^\W_]+")
+
+
+def first_words(phrases: Iterable[str]) -> frozenset[str] | None:
+    """The first word of every phrase of a pattern ``(?<![\\w-])(phrase|...)(?![\\w-])`` (lower case, written with
+    its letters and digits): what a gate of :func:`may_open_with` reads. None when a phrase does not open with
+    an ASCII letter or digit (no such word to test)."""
+    out: set[str] = set()
+    for phrase in phrases:
+        m = _FIRST_WORD.match(phrase)
+        if m is None or not m.group().isascii() or m.group() != m.group().lower():
+            return None
+        out.add(m.group())
+    return frozenset(out)
+
+
+def may_open_with(text: str, words: frozenset[str] | None) -> bool:
+    """False only when ``text`` cannot match a pattern of phrases whose first words (:func:`first_words`) are
+    ``words``, searched case-insensitively.
+
+    A match starts where no word character or hyphen is before it, with the phrase's first word followed by a
+    separator, another character that is no letter or digit, or the end of the match; so in ASCII text the run
+    of letters and digits there is one of the tokens of :func:`token_keys`, equal to that first word (the tokens
+    are remembered per sentence: every term index reads them). Text outside ASCII is always searched (a
+    case-insensitive pattern matches some letters outside ASCII)."""
+    return words is None or not text.isascii() or not words.isdisjoint(token_keys(text))
+
+
 def _keys(phrase: str) -> tuple[str, ...]:
     return tuple(t.casefold() for t in _TOKEN_RE.findall(phrase.translate(_APOSTROPHES)))
 

@@ -114,7 +114,7 @@ def structural_violations(graph: CaseGraph) -> list[Violation]:
 
 def unknown_diagnoses(graph: CaseGraph) -> list[Violation]:
     """Diagnoses whose rule id is unknown or whose label matches no rules/dsm entry."""
-    rules = dsm_rules.load_dsm()
+    rules = dsm_rules.rules_by_id()  # looked up only: no copy
     out = []
     for dx in graph.diagnoses:
         if dx.rule_id is not None and dx.rule_id not in rules:
@@ -131,7 +131,7 @@ def unknown_diagnoses(graph: CaseGraph) -> list[Violation]:
 
 
 def rule_for(dx: Diagnosis) -> dsm_rules.DsmRule | None:
-    rules = dsm_rules.load_dsm()
+    rules = dsm_rules.rules_by_id()  # looked up only: no copy
     if dx.rule_id is not None:
         return rules.get(dx.rule_id)
     return dsm_rules.match_label(dx.label)
@@ -222,7 +222,7 @@ def dsm_violations(
     timed: list[TimedFacts] | None = None,
 ) -> list[Violation]:
     """Check every diagnosis' DSM rule against the case demographics (or the given age/sex)."""
-    rules = dsm_rules.load_dsm()
+    rules = dsm_rules.rules_by_id()  # looked up only: no copy
     present = graph.demographics.age if age is None else age
     sex_value = graph.demographics.sex.value if sex is None else sex
     out = []

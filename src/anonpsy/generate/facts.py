@@ -85,9 +85,9 @@ def _norm(s: str) -> str:
 @lru_cache(maxsize=4096)
 def dx_key(label: str, rule_id: str | None = None) -> str:
     """A diagnosis' key: ``dsm:<rule id>`` when it has or matches a DSM rule, else ``label:<normalised label>``."""
-    from anonpsy.rules.dsm import load_dsm, match_label
+    from anonpsy.rules.dsm import match_label, rules_by_id
 
-    if rule_id and rule_id in load_dsm():
+    if rule_id and rule_id in rules_by_id():
         return f"dsm:{rule_id}"
     rule = match_label(label)
     return f"dsm:{rule.id}" if rule is not None else f"label:{_norm(label)}"

@@ -46,6 +46,9 @@ _AGE_PHRASES = [
 ]
 _AGE_RE = re.compile("|".join(f"(?:{p})" for p in _AGE_PHRASES), re.I)
 _DECADE_GROUP = len(_AGE_PHRASES)
+#: Every age phrase holds a digit: a text without one (most evidence sentences and STEB fields) has none to find,
+#: which one scan for a digit tells sooner than the six phrases tried at every word.
+_DIGIT = re.compile(r"\d")
 
 
 def shift_age_mentions(text: str, present_age: int, delta: int) -> str:
@@ -71,6 +74,8 @@ def shift_age_mentions(text: str, present_age: int, delta: int) -> str:
             new = str(max(0, n + delta))
         return whole[:rel_s] + new + whole[rel_e:]
 
+    if not _DIGIT.search(text):
+        return text
     return _AGE_RE.sub(repl, text)
 
 
@@ -81,6 +86,8 @@ def patient_age_mentions(text: str, present_age: int) -> list[int]:
     patient; a decade ("in her 30s") names no event age.
     """
     out: list[int] = []
+    if not _DIGIT.search(text):
+        return out
     for m in _AGE_RE.finditer(text):
         idx = next(i for i in range(1, _DECADE_GROUP + 1) if m.group(i) is not None)
         n = int(m.group(idx))

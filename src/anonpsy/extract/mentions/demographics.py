@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from anonpsy import caseless, kinship, lexicon
 from anonpsy.extract.mentions.family import MEMBER
@@ -60,19 +61,39 @@ def extract_age(sents: list[Sentence]) -> int | None:
     17
     """
     for s in sents[:12]:
-        for pat in _AGE_PATTERNS:
-            for hit in pat.finditer(s.text):
-                if 0 <= int(hit.group(1)) <= 120 and not _AT_EVENT.search(s.text, 0, hit.start()) \
-                        and not _others_age(s.text, hit.start(1), hit.end()):
-                    return int(hit.group(1))
+        age = _stated_age(s.text)
+        if age is not None:
+            return age
     for s in sents[:12]:
-        m = _DECADE.search(s.text)
-        if m:
-            word = m.group(2).lower()
-            base = _DECADES.get(word) or int(word[:2]) + 5
-            mod = (m.group(1) or "").strip().lower()
-            return base - 3 if mod == "early" else base + 3 if mod == "late" else base
+        age = _decade_age(s.text)
+        if age is not None:
+            return age
     return None
+
+
+@lru_cache(maxsize=4096)
+def _stated_age(text: str) -> int | None:
+    """The patient's age one sentence states in years ("34-year-old", "34 yo", "aged 7", "33 F"), else None
+    (remembered per sentence: every read of a text asks about its opening sentences, the lead of every round-trip
+    probe among them)."""
+    for pat in _AGE_PATTERNS:
+        for hit in pat.finditer(text):
+            if 0 <= int(hit.group(1)) <= 120 and not _AT_EVENT.search(text, 0, hit.start()) \
+                    and not _others_age(text, hit.start(1), hit.end()):
+                return int(hit.group(1))
+    return None
+
+
+@lru_cache(maxsize=4096)
+def _decade_age(text: str) -> int | None:
+    """The age one sentence gives as a decade of life ("in her late thirties"), else None."""
+    m = _DECADE.search(text)
+    if not m:
+        return None
+    word = m.group(2).lower()
+    base = _DECADES.get(word) or int(word[:2]) + 5
+    mod = (m.group(1) or "").strip().lower()
+    return base - 3 if mod == "early" else base + 3 if mod == "late" else base
 
 
 def extract_sex(text: str) -> Sex:

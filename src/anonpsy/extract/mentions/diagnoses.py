@@ -85,10 +85,33 @@ def _excludes_matcher() -> tuple[Caseless, dict[str, str]] | None:
     return Caseless(re.compile(r"(?<![\w-])(" + _trie_regex(blocks) + r")(?![\w-])", re.I)), blocks
 
 
+@lru_cache(maxsize=2)
+def _dx_first_words(listed: bool) -> frozenset[str] | None:
+    """The first words of the name trie (see :func:`anonpsy.lexicon.first_words`): a sentence holding none of them
+    names no diagnosis and is not searched."""
+    from anonpsy import lexicon
+
+    return lexicon.first_words(_dx_matcher(listed)[1])
+
+
+@lru_cache(maxsize=1)
+def _excludes_first_words() -> frozenset[str] | None:
+    from anonpsy import lexicon
+
+    matcher = _excludes_matcher()
+    return None if matcher is None else lexicon.first_words(matcher[1])
+
+
+def _may_name(text: str, first_words: frozenset[str] | None) -> bool:
+    from anonpsy import lexicon
+
+    return lexicon.may_open_with(text, first_words)
+
+
 def _excluded_spans(text: str) -> list[tuple[int, int, str]]:
     """(start, end, rule id) of every look-alike phrase in ``text`` (see :func:`_excludes_matcher`)."""
     matcher = _excludes_matcher()
-    if matcher is None:
+    if matcher is None or not _may_name(text, _excludes_first_words()):
         return []
     pattern, blocks = matcher
     out = []
@@ -218,6 +241,9 @@ def prepare_tables() -> None:
     """Build the tables read only on some notes (the cues of an abbreviation's other senses are first needed on
     the first diagnosis abbreviation in capitals), so that a long-running process builds them once, up front."""
     _abbreviation_senses()
+    _dx_first_words(False)
+    _dx_first_words(True)
+    _excludes_first_words()
 
 
 def _shouting(text: str) -> bool:
@@ -321,7 +347,10 @@ def _find_diagnoses(text: str, listed: bool) -> tuple[tuple[int, int, str], ...]
     out: list[tuple[int, int, str]] = []
     seen: set[tuple[int, int]] = set()
     blocked = _excluded_spans(text)
-    for source in (text, _blank_parentheticals(text)) if "(" in text else (text,):
+    # blanking a parenthesis makes no new word, so the words of the text are those of both sources
+    sources = () if not _may_name(text, _dx_first_words(listed)) else (
+        (text, _blank_parentheticals(text)) if "(" in text else (text,))
+    for source in sources:
         for m in pattern.finditer(source):
             surface = m.group(1)
             key = _dx_key(surface)

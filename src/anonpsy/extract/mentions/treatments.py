@@ -96,6 +96,13 @@ def _groups() -> tuple[Caseless | None, dict[str, frozenset[str]]]:
     return Caseless(re.compile(rf"(?<![\w-])({alts})(?![\w-])", re.I)), {k: frozenset(v) for k, v in names.items()}
 
 
+@lru_cache(maxsize=1)
+def _group_first_words() -> frozenset[str] | None:
+    """The first words of the group names: a sentence holding none of them ("antidepressants", "mood", "sleep")
+    names no group and is not searched."""
+    return lexicon.first_words(_groups()[1])
+
+
 def group_mentions(sentence: str) -> list[GroupMention]:
     """Words for a group of drugs ("since discontinuing antidepressants", "off all antipsychotics") with the
     classes each covers (``group_names`` in ``rules/treatments/medication_classes.yaml``)."""
@@ -106,7 +113,7 @@ def group_mentions(sentence: str) -> list[GroupMention]:
 def _group_mentions(sentence: str) -> tuple[GroupMention, ...]:
     """:func:`group_mentions`, remembered per sentence (every reading of a sentence asks again)."""
     rx, names = _groups()
-    if rx is None:
+    if rx is None or not lexicon.may_open_with(sentence, _group_first_words()):
         return ()
     return tuple(GroupMention(m.start(1), m.end(1), names[m.group(1).lower()]) for m in rx.finditer(sentence))
 
