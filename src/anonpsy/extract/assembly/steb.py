@@ -44,7 +44,9 @@ _OTHER_SUBJECT = re.compile(r"\b(?:they|it|these|those|which|we|I|you|that)\s+(?
 #: A count or a determiner right before a behaviour word makes it a noun ("2 drinks per day", "a few drinks", "the
 #: cuts on her arm"): no act of the patient to tell, and rendered without its count it reads "drinks per day".
 _NOUN_BEFORE = re.compile(r"(?:\b(?:\d+(?:[.,/-]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|a|an|the|"
-                          r"few|several|many|some|more|any|no|of|her|his|their|my|these|those|daily|nightly)|\d)"
+                          r"few|several|many|some|more|any|no|of|her|his|their|my|these|those|daily|nightly|"
+                          # a linking verb makes the word after it a state, not an act ("tired of feeling ran down")
+                          r"feeling|feel|feels|felt|being|get|gets|got|getting|looks?|looked|looking|seems?|seemed)|\d)"
                           r"[\s-]*$", re.I)
 #: Where the holder of a thought verb's clause begins: the last clause break or reporting verb before the verb
 #: ("Her mother says | she believes", "… and that | his partner feels").
