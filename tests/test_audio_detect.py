@@ -25,6 +25,7 @@ from anonpsy.audio.detect import (
     number_bridge_hits,
     number_edge_hits,
     place_hits,
+    possessive_unsure_hits,
     proper_noun_hits,
     spoken_date_hits,
     street_address_hits,
@@ -1115,6 +1116,30 @@ def test_an_unsure_subject_before_a_persons_verb_is_a_name(text: str, probs: lis
     words = _scored(text, probs)
     got = _texts(words, unsure_subject_hits(words))
     assert got == ([subject] if subject else [])
+
+
+@pytest.mark.parametrize(
+    ("text", "probs", "name"),
+    [
+        # "his partner, Lajos, who" heard as ordinary words the recogniser was unsure of
+        ("lives with his parlor, large of who is", [0.8, 0.5, 0.99, 0.32, 0.44, 0.48, 0.59, 0.31],
+         "parlor, large of"),
+        # heard with confidence: a belonging or a body part
+        ("lives with his parlor, large of who is", [0.8, 0.5, 0.99, 0.9, 0.9, 0.9, 0.9, 0.9], None),
+        # two unsure words are as often clipped ordinary words
+        ("took her pills, and slept", [0.9, 0.9, 0.3, 0.3, 0.9], None),
+        # the possessive closes its phrase: the run is not what it owns
+        ("we saw her. Quetiapine ariprazole five", [0.9, 0.9, 0.9, 0.3, 0.3, 0.3], None),
+        # no possessive before the run
+        ("was started on quetiapine ariprazole five", [0.9, 0.9, 0.9, 0.3, 0.3, 0.3], None),
+        # the run ends at the sentence end
+        ("with my nught, or memorella. In the", [0.9, 0.96, 0.14, 0.47, 0.29, 0.3, 0.9], "nught, or memorella."),
+    ],
+)
+def test_an_unsure_run_after_a_possessive_is_a_name(text: str, probs: list[float], name: str | None) -> None:
+    words = _scored(text, probs)
+    got = _texts(words, possessive_unsure_hits(words))
+    assert got == ([name] if name else [])
 
 
 @pytest.mark.parametrize(

@@ -304,20 +304,10 @@ def _apart(words: Sequence[Word], k: int, nxt: int) -> bool:
     return nxt == k + 1 and (_ends(words[k].text, _SENTENCE_END) or words[nxt].start - words[k].end >= SENTENCE_PAUSE_S)
 
 
-def unsure_extensions(words: Sequence[Word], hits: Sequence[WordHit], below: float = UNSURE_BELOW) -> list[WordHit]:
-    """Runs of words the recogniser was unsure of, joined to the name, place or address hit they touch.
-
-    A name, place or street the recogniser did not know is written as the closest ordinary words it knows, so
-    what it heard of the rest of it beside the part a rule placed reads as dictionary words, not capitalised,
-    often clause words ("nine hundred five what kings part"): no rule on the words themselves can take them
-    without taking ordinary speech too. What sets them apart is the recogniser's own confidence, which does not
-    depend on which words it chose. A run is at least :data:`_UNSURE_MIN` words in a row each under ``below``,
-    within a sentence and with no pause between them; a run that overlaps or touches a PERSON, LOCATION or
-    ADDRESS hit joins it. A recogniser that reports no confidences (PocketSphinx, the moonshine-cpp library)
-    adds nothing.
-    """
+def _unsure_runs(words: Sequence[Word], below: float = UNSURE_BELOW) -> list[tuple[int, int]]:
+    """Runs of at least :data:`_UNSURE_MIN` words in a row each under ``below``, within a sentence and with no
+    pause between them (first and last word)."""
     n = len(words)
-    out: list[WordHit] = []
     runs: list[tuple[int, int]] = []
     k = 0
     while k < n:
@@ -331,7 +321,46 @@ def unsure_extensions(words: Sequence[Word], hits: Sequence[WordHit], below: flo
         if j - k + 1 >= _UNSURE_MIN:
             runs.append((k, j))
         k = j + 1
-    for first, last in runs:
+    return runs
+
+
+#: Possessive determiners: a relative or carer is named after one ("his partner, Lajos", "my doctor, Zabarella").
+_POSSESSIVES = frozenset({"his", "her", "my", "their", "your", "our"})
+
+
+def possessive_unsure_hits(words: Sequence[Word], below: float = UNSURE_BELOW) -> list[WordHit]:
+    """A run of words the recogniser was unsure of right after a possessive determiner: a relative or carer and
+    their name, both heard as ordinary words ("his parlor, large of, who is supportive" for "his partner, Lajos,
+    who is supportive"; "my nught, or memorella, in" for "... Doctor Zabarella in").
+
+    What follows "his", "her" or "my" in a dictation is a person, a body part or a belonging; the words for
+    those are common, and the recogniser is sure of them. A run of at least :data:`_UNSURE_MIN` words each under
+    ``below`` (:func:`_unsure_runs`) that starts right after the possessive, in its phrase, is the relation
+    misheard and the name after it: no rule on the words themselves can place it, since the recogniser wrote
+    the closest words it knows. A recogniser that reports no confidences adds nothing.
+    """
+    out: list[WordHit] = []
+    for first, last in _unsure_runs(words, below):
+        if first >= 1 and _core(words[first - 1].text) in _POSSESSIVES and not _ends(words[first - 1].text,
+                                                                                      _PHRASE_END):
+            out.append(WordHit(first, last, "PERSON", "phi", "rules:audio.possessive-unsure"))
+    return out
+
+
+def unsure_extensions(words: Sequence[Word], hits: Sequence[WordHit], below: float = UNSURE_BELOW) -> list[WordHit]:
+    """Runs of words the recogniser was unsure of, joined to the name, place or address hit they touch.
+
+    A name, place or street the recogniser did not know is written as the closest ordinary words it knows, so
+    what it heard of the rest of it beside the part a rule placed reads as dictionary words, not capitalised,
+    often clause words ("nine hundred five what kings part"): no rule on the words themselves can take them
+    without taking ordinary speech too. What sets them apart is the recogniser's own confidence, which does not
+    depend on which words it chose. A run is at least :data:`_UNSURE_MIN` words in a row each under ``below``,
+    within a sentence and with no pause between them; a run that overlaps or touches a PERSON, LOCATION or
+    ADDRESS hit joins it. A recogniser that reports no confidences (PocketSphinx, the moonshine-cpp library)
+    adds nothing.
+    """
+    out: list[WordHit] = []
+    for first, last in _unsure_runs(words, below):
         for h in hits:
             if h.type in _UNSURE_TYPES and h.first - 1 <= last and first <= h.last + 1 and not (
                 _apart(words, h.last, first) or _apart(words, last, h.first)
@@ -1612,6 +1641,7 @@ def detect_words(
     hits += proper_noun_hits(words)
     hits += subject_hits(words)
     hits += unsure_subject_hits(words)
+    hits += possessive_unsure_hits(words)
     hits += spoken_date_hits(words)
     hits += misheard_month_date_hits(words)
     hits += month_year_hits(words)
@@ -1651,6 +1681,7 @@ __all__ = [
     "number_bridge_hits",
     "number_edge_hits",
     "place_hits",
+    "possessive_unsure_hits",
     "proper_noun_hits",
     "spoken_date_hits",
     "street_address_hits",
