@@ -27,6 +27,7 @@ from anonpsy.audio.detect import (
     place_hits,
     possessive_unsure_hits,
     proper_noun_hits,
+    scattered_digit_hits,
     spoken_date_hits,
     street_address_hits,
     subject_hits,
@@ -1175,3 +1176,38 @@ def test_unsure_words_inside_a_cued_number_are_misheard_digits(text: str, probs:
     got = [" ".join(w.text for w in words[m.first : m.last + 1]) for m in default_cues().spans(words)
            if m.rule.numbers_only]
     assert got == [number]
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [
+        # a phone number with misheard digits between the heard ones, some joined with hyphens
+        ("Horse-a-leaves, seven o'er thine, five-four thine, two-five breeded, extension two-six seven, and cheaper",
+         "seven o'er thine, five-four thine, two-five breeded, extension two-six seven,"),
+        # digits written in digits count too, up to three at a time
+        ("call her on six, that 258 so oh two nine fine today", "six, that 258 so oh two nine"),
+        # a preposition of time or amount parts the number from what follows
+        ("call her on six five eight two, nine one oh, after five.", "six five eight two, nine one oh,"),
+        # six digits: a dose, a score and a count in one sentence
+        ("seven days of five milligrams, two or three times, four to one", None),
+        # tens, teens and hundreds are no single digits
+        ("one twenty eight over eighty four, two hundred, five hundred, nine ninety nine", None),
+        # a sentence end parts two numbers
+        ("one two three four. Five six seven", None),
+        # more than two words between digits parts them
+        ("one two three, and then we saw, four five six seven", None),
+    ],
+)
+def test_scattered_digits_are_a_number(text: str, number: str | None) -> None:
+    words = _words(text)
+    got = _texts(words, scattered_digit_hits(words))
+    assert got == ([number] if number else [])
+
+
+def test_scattered_digits_part_at_a_pause() -> None:
+    words = [Word(w, i * 0.3, i * 0.3 + 0.28) for i, w in enumerate(["one", "two", "three", "four", "five", "six"])]
+    assert _texts(words, scattered_digit_hits(words)) == []  # six digits
+    words += [Word("seven", 3.0, 3.2)]
+    assert _texts(words, scattered_digit_hits(words)) == []
+    words[-1] = Word("seven", 1.9, 2.1)
+    assert _texts(words, scattered_digit_hits(words)) == ["one two three four five six seven"]

@@ -1602,6 +1602,74 @@ def digit_list_hits(words: Sequence[Word]) -> list[WordHit]:
     return out
 
 
+#: Digits said one at a time that make a phone number without its area code; a number of fewer digits with
+#: misheard words between is as often a dose, a score and a count said in one sentence.
+_SCATTERED_DIGITS = 7
+#: At most this many words between two words that say digits, in a number whose digits were misheard.
+_SCATTERED_GAP_WORDS = 2
+#: A pause this long between two words that say digits parts two numbers.
+_SCATTERED_PAUSE_S = 1.0
+
+
+def _single_digits(cores: Sequence[str], k: int) -> int:
+    """How many digits word ``k`` says one at a time: a digit word ("seven", "oh") not read as part of a larger
+    number ("twenty eight", "five hundred"), digit words the recogniser joined with hyphens ("five-four",
+    "two-six-seven"), or a number of up to three digits it wrote in digits ("258-"); else 0."""
+    from anonpsy.audio.spoken import SCALES, TENS, UNITS
+
+    c = cores[k]
+    parts = [p for p in c.split("-") if p]
+    if len(parts) > 1:
+        return len(parts) if all(p in UNITS for p in parts) else 0
+    if c.isdigit():
+        return len(c) if len(c) <= 3 else 0
+    if c not in UNITS:
+        return 0
+    if (k > 0 and cores[k - 1] in TENS) or (k + 1 < len(cores) and cores[k + 1] in SCALES):
+        return 0
+    return 1
+
+
+def scattered_digit_hits(words: Sequence[Word]) -> list[WordHit]:
+    """Digits said one at a time with misheard digits between them: a phone number the number rules cannot read.
+
+    A number said digit by digit, fast or in an accent the recogniser knows badly, comes out as digit words and
+    ordinary words mixed ("seven o'er thine, five-four thine, two-five breeded, extension two-six seven" for
+    "seven oh nine, five four nine, two five three eight, extension two six seven"), the digits it did hear
+    sometimes joined with hyphens; no run of number words is long enough for the number rules, and the words
+    between are too varied to list. Within a sentence, words that say digits one at a time
+    (:func:`_single_digits`) at most :data:`_SCATTERED_GAP_WORDS` words apart, with no pause of
+    :data:`_SCATTERED_PAUSE_S` and no preposition of time or amount between them ("... after five"), saying at
+    least :data:`_SCATTERED_DIGITS` digits in all, are one number, from the first of them to the last. Tens,
+    teens and hundreds do not count, so a blood pressure or a dose said with them ("one twenty eight over eighty
+    four") is no such number.
+    """
+    cores = [_core(w.text) for w in words]
+    out: list[WordHit] = []
+    chain: list[int] = []
+    said = 0
+
+    def close() -> None:
+        if said >= _SCATTERED_DIGITS:
+            out.append(WordHit(chain[0], chain[-1], "OTHER_ID", "phi", "rules:audio.scattered-digits"))
+
+    for k in range(len(words)):
+        d = _single_digits(cores, k)
+        if not d:
+            continue
+        if chain and (k - chain[-1] - 1 > _SCATTERED_GAP_WORDS
+                      or any(words[m + 1].start - words[m].end >= _SCATTERED_PAUSE_S for m in range(chain[-1], k))
+                      or any(_ends(words[m].text, _SENTENCE_END) for m in range(chain[-1], k))
+                      or any(cores[m] in _TIME_PREPOSITIONS for m in range(chain[-1] + 1, k))):
+            close()
+            chain, said = [], 0
+        chain.append(k)
+        said += d
+    if chain:
+        close()
+    return out
+
+
 def llm_hits(
     norm: Normalized, rule_hits: Sequence[WordHit], detector: Any, on_failure: OnLLMFailure
 ) -> list[WordHit]:
@@ -1649,6 +1717,7 @@ def detect_words(
     hits += place_hits(words, cues)
     hits += street_address_hits(words)
     hits += digit_list_hits(words)
+    hits += scattered_digit_hits(words)
     hits += number_bridge_hits(words, hits)
     hits += number_edge_hits(words, hits)
     hits += name_extensions(words, hits, cues)
@@ -1683,6 +1752,7 @@ __all__ = [
     "place_hits",
     "possessive_unsure_hits",
     "proper_noun_hits",
+    "scattered_digit_hits",
     "spoken_date_hits",
     "street_address_hits",
     "subject_hits",
