@@ -1111,6 +1111,11 @@ def test_an_unsure_stop_word_beside_a_cue_is_the_name(text: str, probs: list[flo
         ("Intact. She then rang and called the clinic", [0.9, 0.95, 0.3, 0.3, 0.3, 0.9, 0.95, 0.94], None),
         # no sentence start within five words
         ("and we saw one two three four five called", [0.9] * 3 + [0.3] * 5 + [0.9], None),
+        # a relative named in apposition, the relation misheard too: the subject starts at the earlier comma
+        ("for sleep, persistor, catering, called the clinic", [0.99, 0.99, 0.57, 0.32, 0.68, 0.68, 0.9],
+         "persistor, catering,"),
+        # the relation heard right: only the name between the commas, one unsure word, is no misheard subject
+        ("therapy. The sister, Amber, called the clinic", [1.0, 0.45, 0.95, 0.49, 0.99, 0.74, 0.37], None),
     ],
 )
 def test_an_unsure_subject_before_a_persons_verb_is_a_name(text: str, probs: list[float], subject: str | None) -> None:

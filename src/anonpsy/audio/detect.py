@@ -386,25 +386,34 @@ def unsure_subject_hits(words: Sequence[Word], below: float = _SUBJECT_UNSURE_BE
     ordinary words ("Posse sat hand or called the clinic" for "Her sister Thando called the clinic").
 
     The subject starts after a sentence end or a comma at most :data:`_SUBJECT_MOST_WORDS` words before the
-    verb, with no pause between its words; a pronoun or a noun that names no one that the recogniser was sure of
-    ("She", "The patient") leaves it alone. A recogniser that reports no confidences adds nothing.
+    verb, with no pause or sentence end between its words; a pronoun or a noun that names no one that the
+    recogniser was sure of ("She", "The patient") leaves it alone. Where the words after the nearest comma hold
+    fewer than two unsure words, the subject may start after an earlier comma, where the recogniser was unsure of
+    every word before the nearest one: a relative named in apposition is written between commas, and the
+    relation misheard with the name ("persistor, catering, called the clinic" for "Her sister, Katelyn, called
+    ..."); a relation heard right ("The sister, Amber, called") stays audible. A recogniser that reports no
+    confidences adds nothing.
     """
     cores = [_core(w.text) for w in words]
     out: list[WordHit] = []
     for v in range(1, len(words)):
         if cores[v] not in _PERSON_VERBS:
             continue
-        s = v
-        while s > 0 and v - s < _SUBJECT_MOST_WORDS and not _ends(words[s - 1].text, _PHRASE_END) \
-                and words[s].start - words[s - 1].end < SENTENCE_PAUSE_S:
-            s -= 1
-        if s == v or (s > 0 and not _ends(words[s - 1].text, _PHRASE_END)
-                      and words[s].start - words[s - 1].end < SENTENCE_PAUSE_S):
-            continue  # no sentence, phrase or pause opens the subject within reach
-        if any(cores[k] in _UNNAMED_SUBJECTS and not is_unsure(words[k], UNSURE_BELOW) for k in range(s, v)):
-            continue
-        if sum(is_unsure(words[k], below) for k in range(s, v)) >= _SUBJECT_UNSURE_MIN:
-            out.append(WordHit(s, v - 1, "PERSON", "phi", "rules:audio.unsure-subject"))
+        nearest = v  # where the subject starts after the nearest comma
+        for s in range(v - 1, max(-1, v - 1 - _SUBJECT_MOST_WORDS), -1):
+            if _ends(words[s].text, _SENTENCE_END) or words[s + 1].start - words[s].end >= SENTENCE_PAUSE_S:
+                break  # a sentence end or a pause inside: the words before it are another sentence's
+            if nearest < v and not is_unsure(words[s], below):
+                break  # a relation heard right before the comma ("The sister, Amber, called") is no name
+            if s > 0 and not _ends(words[s - 1].text, _PHRASE_END) \
+                    and words[s].start - words[s - 1].end < SENTENCE_PAUSE_S:
+                continue  # no sentence, phrase or pause opens the subject here
+            nearest = min(nearest, s)
+            if any(cores[k] in _UNNAMED_SUBJECTS and not is_unsure(words[k], UNSURE_BELOW) for k in range(s, v)):
+                break
+            if sum(is_unsure(words[k], below) for k in range(s, v)) >= _SUBJECT_UNSURE_MIN:
+                out.append(WordHit(s, v - 1, "PERSON", "phi", "rules:audio.unsure-subject"))
+                break
     return out
 
 
