@@ -198,6 +198,30 @@ def test_a_phrase_opener_left_dangling_after_an_identifier_is_part_of_it(
     assert _texts(words, found) == joined
 
 
+@pytest.mark.parametrize(
+    ("text", "hit", "joined"),
+    [
+        # a place's last syllables heard as "where he", then a pause: part of the place
+        ("a hospital in Sofo, Burning, where he | He has been drinking", (3, 4), ["Sofo, Burning, where he"]),
+        ("a hospital in Sofo, Burning, where he", (3, 4), ["Sofo, Burning, where he"]),
+        # the clause goes on: a relative clause, not the place
+        ("a hospital in Sofo, Burning, where he worked | for years", (3, 4), []),
+        # a comma between the two words parts them
+        ("a hospital in Sofo, Burning, where, he | He has", (3, 4), []),
+        # a word that can end a phrase is not taken
+        ("a hospital in Sofo, Burning, near here | He has", (3, 4), []),
+    ],
+)
+def test_a_clause_opener_left_dangling_after_an_identifier_is_part_of_it(
+    text: str, hit: tuple[int, int], joined: list[str]
+) -> None:
+    words = _paused(text)
+    given = [WordHit(hit[0], hit[1], "LOCATION", "phi", "rules:test")]
+    found = [h for h in name_extensions(words, given, default_cues(), KNOWN | {"sofo", "burning"})
+             if h.detector == "rules:audio.dangling-clause-opener"]
+    assert _texts(words, found) == joined
+
+
 @given(cased_transcripts(), st.data())
 @example(["Perlin", "and"], None)
 def test_dangling_extension_adds_one_phrase_opener_before_a_pause(words: list[str], data: Any) -> None:

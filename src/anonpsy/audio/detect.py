@@ -258,6 +258,26 @@ def _dangling(words: Sequence[Word], k: int) -> bool:
     return k + 1 >= len(words) or words[k + 1].start - words[k].end >= SENTENCE_PAUSE_S
 
 
+#: Words a clause cannot end on: subject pronouns and the words that open a relative clause.
+_CLAUSE_OPENERS = frozenset({"he", "she", "they", "we", "who", "whom", "whose", "where", "which"})
+
+
+def _dangling_pair(words: Sequence[Word], k: int) -> bool:
+    """Words ``k`` and ``k + 1`` open a phrase or a clause with nothing after them: the last words, or two followed
+    by a pause, with no punctuation or pause between them.
+
+    "hospital in Sofo, Burning, where he | He has been drinking": the recogniser wrote the place's last syllables
+    as "where he", which cannot end a sentence; right after an identifier they are part of it.
+    """
+    if not 0 < k < len(words) - 1 or _ends(words[k].text, _PHRASE_END):
+        return False
+    if words[k + 1].start - words[k].end >= SENTENCE_PAUSE_S:
+        return False
+    if not all(_core(words[m].text) in _PHRASE_OPENERS | _CLAUSE_OPENERS for m in (k, k + 1)):
+        return False
+    return k + 2 >= len(words) or words[k + 2].start - words[k + 1].end >= SENTENCE_PAUSE_S
+
+
 def _fragment(text: str) -> bool:
     c = _core(text)
     return c.isalpha() and len(c) <= 5 and c not in _CLAUSE_WORDS
@@ -453,7 +473,9 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
     * An address hit followed by a street type ("Cedar | Court") takes it; a place hit not followed by one takes
       the rest of the place spelled as made-up words, as a name does ("in bysoder, agba").
     * Any hit followed by a conjunction, article or preposition that ends the transcript or a pause
-      ("name is Jane Perlin, and | Concentration ...") takes it (:func:`_dangling`).
+      ("name is Jane Perlin, and | Concentration ...") takes it (:func:`_dangling`), and so does one followed
+      by two such words, or a pronoun or relative word, that end it ("in Sofo, Burning, where he | He has ...":
+      :func:`_dangling_pair`).
     """
     known = lexicon() if known is None else known
     n = len(words)
@@ -513,6 +535,8 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
             out.append(WordHit(first, last, h.type, h.reason, "rules:audio.name-extension"))
         if _dangling(words, last + 1):
             out.append(WordHit(first, last + 1, h.type, h.reason, "rules:audio.dangling-function-word"))
+        elif _dangling_pair(words, last + 1):
+            out.append(WordHit(first, last + 2, h.type, h.reason, "rules:audio.dangling-clause-opener"))
     cores = [_core(w.text) for w in words]
     for p in range(1, n):
         hit = cues.before_match(cores, p, with_gap_rules=False)
