@@ -954,6 +954,26 @@ def test_unsure_run_away_from_identifiers_or_past_a_sentence_is_not_joined() -> 
     ]
 
 
+@pytest.mark.parametrize(
+    ("text", "probs", "span"),
+    [
+        # one word the recogniser was surer of between the name and the rest of it heard as unsure words
+        ("with her, Christie, I'm more an ex, oop, my phone.", [0.74, 0.91, 0.48, 0.93, 0.27, 0.33, 0.16, 0.2,
+                                                               0.83, 0.8], "Christie, I'm more an ex, oop,"),
+        # two words between: ordinary speech after the name
+        ("with her, Christie, I'm very more an ex, oop, my phone.", [0.74, 0.91, 0.48, 0.93, 0.9, 0.27, 0.33,
+                                                                    0.16, 0.2, 0.83, 0.8], None),
+        # a full stop between: the next sentence
+        ("with her, Christie. I'm more an ex, oop, my phone.", [0.74, 0.91, 0.48, 0.93, 0.27, 0.33, 0.16, 0.2,
+                                                               0.83, 0.8], None),
+    ],
+)
+def test_unsure_run_one_word_from_a_name_joins_it(text: str, probs: list[float], span: str | None) -> None:
+    words = _scored(text, probs)
+    got = _texts(words, unsure_extensions(words, [WordHit(2, 2, "PERSON", "phi", "rules:x")]))
+    assert got == ([span] if span else [])
+
+
 def _timed(*parts: tuple[str, float]) -> list[Word]:
     """Words of 0.25 s each, each after the pause given with it."""
     out, t = [], 0.0

@@ -317,6 +317,8 @@ def _misheard_tail(words: Sequence[Word], last: int, known: frozenset[str]) -> i
 #: speech the recogniser misheard (a fast or clipped word) as the rest of the identifier.
 _UNSURE_MIN = 3
 _UNSURE_TYPES = frozenset({"PERSON", "LOCATION", "ADDRESS"})
+#: A run of unsure words this many words away from an identifier, in its sentence, still joins it.
+_UNSURE_BRIDGE_WORDS = 1
 
 
 def _apart(words: Sequence[Word], k: int, nxt: int) -> bool:
@@ -376,14 +378,18 @@ def unsure_extensions(words: Sequence[Word], hits: Sequence[WordHit], below: flo
     without taking ordinary speech too. What sets them apart is the recogniser's own confidence, which does not
     depend on which words it chose. A run is at least :data:`_UNSURE_MIN` words in a row each under ``below``,
     within a sentence and with no pause between them; a run that overlaps or touches a PERSON, LOCATION or
-    ADDRESS hit joins it. A recogniser that reports no confidences (PocketSphinx, the moonshine-cpp library)
-    adds nothing.
+    ADDRESS hit joins it, and so does one at most :data:`_UNSURE_BRIDGE_WORDS` word away from it in its sentence
+    with no pause between: the word between is a syllable of the name heard as a word the recogniser was surer
+    of ("Christie, I'm more an ex, oop, my phone" for "Krystyna Aybora Aksu, by phone"). A recogniser that
+    reports no confidences (PocketSphinx, the moonshine-cpp library) adds nothing.
     """
+    reach = 1 + _UNSURE_BRIDGE_WORDS
     out: list[WordHit] = []
     for first, last in _unsure_runs(words, below):
         for h in hits:
-            if h.type in _UNSURE_TYPES and h.first - 1 <= last and first <= h.last + 1 and not (
-                _apart(words, h.last, first) or _apart(words, last, h.first)
+            if h.type in _UNSURE_TYPES and h.first - reach <= last and first <= h.last + reach and not (
+                any(_apart(words, m, m + 1) for m in range(h.last, first))
+                or any(_apart(words, m, m + 1) for m in range(last, h.first))
             ):
                 out.append(WordHit(min(first, h.first), max(last, h.last), h.type, h.reason,
                                    "rules:audio.unsure-continuation"))
