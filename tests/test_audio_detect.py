@@ -917,6 +917,31 @@ def test_the_town_after_an_address(text: str, towns: list[str]) -> None:
     assert all(h.type == "LOCATION" for h in address_town_hits(words, [address]))
 
 
+@pytest.mark.parametrize(
+    ("text", "probs", "towns"),
+    [
+        # a town the recogniser did not know, every word of it unsure: four words and clause words are taken
+        ("six waist, John Ramp, it's a bit tilinger. He was", [0.98, 0.4, 0.84, 0.61, 0.51, 0.51, 0.51, 0.51,
+                                                             1.0, 1.0], ["it's a bit tilinger."]),
+        # heard with confidence: an ordinary clause after the address
+        ("six waist, John Ramp, it's a bit tighter. He was", [0.98, 0.4, 0.84, 0.61, 0.9, 0.9, 0.9, 0.9, 1.0,
+                                                            1.0], []),
+        # one word heard with confidence among them: not all of them unsure
+        ("six waist, John Ramp, it's a bit tilinger. He was", [0.98, 0.4, 0.84, 0.61, 0.51, 0.51, 0.9, 0.51,
+                                                             1.0, 1.0], []),
+        # five words: a sentence, not a town
+        ("six waist, John Ramp, it's a bit tilinger here. He", [0.98, 0.4, 0.84, 0.61, 0.5, 0.5, 0.5, 0.5, 0.5,
+                                                              1.0], []),
+    ],
+)
+def test_a_town_heard_as_unsure_words_after_an_address(text: str, probs: list[float], towns: list[str]) -> None:
+    from anonpsy.audio.detect import address_town_hits
+
+    words = _scored(text, probs)
+    address = WordHit(0, 3, "ADDRESS", "phi", "rules:test")
+    assert _texts(words, address_town_hits(words, [address])) == towns
+
+
 def _scored(text: str, probs: list[float | None]) -> list[Word]:
     return [Word(w, i * 0.3, i * 0.3 + 0.28, p) for i, (w, p) in enumerate(zip(text.split(), probs, strict=True))]
 

@@ -1026,6 +1026,9 @@ def unsure_street_hits(words: Sequence[Word], below: float = UNSURE_BELOW) -> li
 _NOT_TOWN_OPENERS = _CLAUSE_WORDS | _ARTICLES | frozenset({"their", "its", "this", "that", "there", "then"})
 #: Words a town after an address may run to: a town's name heard as ordinary words ("in our heavy.").
 _TOWN_WORDS = 3
+#: A town heard as words the recogniser was unsure of (each under this confidence) may run to this many words.
+_TOWN_UNSURE_WORDS = 4
+_TOWN_UNSURE_BELOW = 0.6
 
 
 def address_town_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[WordHit]:
@@ -1034,7 +1037,10 @@ def address_town_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[Wo
     :data:`_TOWN_WORDS` words that close the sentence, none of them a clause word, an article or a number. Where
     the recogniser missed the full stop after the town ("Kathleen Lord, Rickson, the plan was ..." for "...
     Kathleen Road, Wrexham. The plan was ..."), up to two capitalised words that a comma closes are the town
-    all the same, but not "I", a month, a weekday or a short abbreviation (:func:`_name_word_after`)."""
+    all the same, but not "I", a month, a weekday or a short abbreviation (:func:`_name_word_after`). A town
+    the recogniser did not know, heard as words it was unsure of (each under :data:`_TOWN_UNSURE_BELOW`) up to
+    the sentence's end, may run to :data:`_TOWN_UNSURE_WORDS` words, clause words among them ("John Ramp, it's a
+    bit tilinger." for "... Ramp, Itapetininga.")."""
     from anonpsy.audio.cues import is_numberish
 
     n = len(words)
@@ -1050,16 +1056,22 @@ def address_town_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[Wo
             start = e + 2
         else:
             continue
-        end = next((m for m in range(start, min(n, start + _TOWN_WORDS)) if _ends(words[m].text, _PHRASE_END)), None)
+        end = next((m for m in range(start, min(n, start + _TOWN_UNSURE_WORDS)) if _ends(words[m].text, _PHRASE_END)),
+                   None)
         if end is None:
             continue
         span = range(start, end + 1)
+        # A town the recogniser did not know, heard as ordinary words it was unsure of, every one of them ("it's
+        # a bit tilinger." for "Itapetininga."), may take a word more and clause words.
+        unsure = _ends(words[end].text, _SENTENCE_END) and all(is_unsure(words[m], _TOWN_UNSURE_BELOW) for m in span)
+        if end - start >= _TOWN_WORDS and not unsure:
+            continue
         if not _ends(words[end].text, _SENTENCE_END) and not (
             _ends(words[end].text, (",",)) and end - start < 2 and all(_name_word_after(words, m) for m in span)
         ):
             continue
-        if cores[start] in _NOT_TOWN_OPENERS or any(cores[m] in _CLAUSE_WORDS or is_numberish(cores[m])
-                                                    for m in span):
+        if not unsure and (cores[start] in _NOT_TOWN_OPENERS
+                           or any(cores[m] in _CLAUSE_WORDS or is_numberish(cores[m]) for m in span)):
             continue
         if not _safelisted(words, start, end):
             out.append(WordHit(start, end, "LOCATION", "phi", "rules:audio.address-town"))
