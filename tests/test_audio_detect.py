@@ -210,6 +210,8 @@ def test_a_phrase_opener_left_dangling_after_an_identifier_is_part_of_it(
         ("a hospital in Sofo, Burning, where, he | He has", (3, 4), []),
         # a word that can end a phrase is not taken
         ("a hospital in Sofo, Burning, near here | He has", (3, 4), []),
+        # a conjunction and its subject: a speaker pauses after them
+        ("a hospital in Sofo, Burning, and he | was there", (3, 4), []),
     ],
 )
 def test_a_clause_opener_left_dangling_after_an_identifier_is_part_of_it(

@@ -260,11 +260,13 @@ def _dangling(words: Sequence[Word], k: int) -> bool:
 
 #: Words a clause cannot end on: subject pronouns and the words that open a relative clause.
 _CLAUSE_OPENERS = frozenset({"he", "she", "they", "we", "who", "whom", "whose", "where", "which"})
+_CONJUNCTIONS = frozenset({"and", "or", "but", "nor"})
 
 
 def _dangling_pair(words: Sequence[Word], k: int) -> bool:
     """Words ``k`` and ``k + 1`` open a phrase or a clause with nothing after them: the last words, or two followed
-    by a pause, with no punctuation or pause between them.
+    by a pause, with no punctuation or pause between them; not a conjunction and its subject, which a speaker
+    pauses after as often.
 
     "hospital in Sofo, Burning, where he | He has been drinking": the recogniser wrote the place's last syllables
     as "where he", which cannot end a sentence; right after an identifier they are part of it.
@@ -273,8 +275,10 @@ def _dangling_pair(words: Sequence[Word], k: int) -> bool:
         return False
     if words[k + 1].start - words[k].end >= SENTENCE_PAUSE_S:
         return False
-    if not all(_core(words[m].text) in _PHRASE_OPENERS | _CLAUSE_OPENERS for m in (k, k + 1)):
-        return False
+    if _core(words[k].text) in _CONJUNCTIONS or not all(
+        _core(words[m].text) in _PHRASE_OPENERS | _CLAUSE_OPENERS for m in (k, k + 1)
+    ):
+        return False  # "..., and she | was tired": a speaker pauses after a conjunction and its subject
     return k + 2 >= len(words) or words[k + 2].start - words[k + 1].end >= SENTENCE_PAUSE_S
 
 
