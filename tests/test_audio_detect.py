@@ -1135,6 +1135,24 @@ def test_an_unsure_clause_word_does_not_stop_the_name_before_an_age() -> None:
     assert [(h.first, h.last) for h in subject_hits(unsure)] == [(1, 3)]
 
 
+@pytest.mark.parametrize(
+    ("text", "probs", "name"),
+    [
+        # "Einari Novais is a" heard as "I are in ovaries in a": "I" before an unsure word is the name's sound
+        ("four. I are in ovaries in a forty year old man", [1.0, 0.69, 0.28, 0.89, 0.81, 0.47, 0.8, 0.99, 0.74,
+                                                           0.99, 0.88], "I are in ovaries"),
+        # "I am a forty year old man": the speaker
+        ("four. I am a forty year old man", [1.0, 0.69, 0.28, 0.8, 0.99, 0.74, 0.99, 0.88], None),
+        # "I" before a word the recogniser was sure of is the speaker
+        ("four. I saw him in a forty year old man", [1.0, 0.9, 0.95, 0.9, 0.9, 0.8, 0.99, 0.74, 0.99, 0.88], None),
+    ],
+)
+def test_i_before_an_unsure_word_opening_the_name_before_an_age(text: str, probs: list[float], name: str | None
+                                                                ) -> None:
+    words = _scored(text, probs)
+    assert _texts(words, subject_hits(words)) == ([name] if name else [])
+
+
 def test_a_conjunction_opening_the_sentence_does_not_stop_the_name_before_an_age() -> None:
     words = _scored("Intact. And the land-crown in a seventy three year old man",
                     [1.0, 0.86, 0.41, 0.42, 0.49, 0.82, 1.0, 0.56, 0.57, 0.95, 0.98])

@@ -1158,6 +1158,16 @@ def _comma_opened_name(words: Sequence[Word], v: int) -> int:
     return -1
 
 
+def _misheard_i(words: Sequence[Word], cores: Sequence[str], k: int, v: int) -> bool:
+    """Is word ``k``, "I" before the short word ``v`` that stands for "is" before an age, a name's first syllable?
+
+    One says "I am a forty year old man"; "I" before any other word there, with the word after it one the
+    recogniser was unsure of, is a name that starts with the sound ("I are in ovaries in a forty year old man"
+    for "Einari Novais is a forty year old man").
+    """
+    return cores[k] == "i" and cores[v] not in ("am", "was") and k + 1 < v and is_unsure(words[k + 1], UNSURE_BELOW)
+
+
 def subject_hits(words: Sequence[Word]) -> list[WordHit]:
     """The words that open a sentence before "is a forty two year old": the patient's name.
 
@@ -1193,7 +1203,7 @@ def subject_hits(words: Sequence[Word]) -> list[WordHit]:
         while c < v - 1 and cores[c] in _OPENING_CONJUNCTIONS:
             c += 1
         if any((cores[k] in _UNNAMED_SUBJECTS or cores[k] in _CLAUSE_VERBS) and not is_unsure(words[k], UNSURE_BELOW)
-               for k in range(c, v)):
+               and not _misheard_i(words, cores, k, v) for k in range(c, v)):
             continue
         while s < v and cores[s] in _TITLES | {"doctor", "mister", "missus", "miss"}:
             s += 1
