@@ -25,7 +25,9 @@ from anonpsy.audio.detect import (
     number_bridge_hits,
     number_edge_hits,
     place_hits,
+    possessive_unsure_hits,
     proper_noun_hits,
+    scattered_digit_hits,
     spoken_date_hits,
     street_address_hits,
     subject_hits,
@@ -193,6 +195,32 @@ def test_a_phrase_opener_left_dangling_after_an_identifier_is_part_of_it(
     given = [WordHit(hit[0], hit[1], "PERSON", "phi", "rules:test")]
     found = [h for h in name_extensions(words, given, default_cues(), KNOWN | {"jane", "perlin"})
              if h.detector == "rules:audio.dangling-function-word"]
+    assert _texts(words, found) == joined
+
+
+@pytest.mark.parametrize(
+    ("text", "hit", "joined"),
+    [
+        # a place's last syllables heard as "where he", then a pause: part of the place
+        ("a hospital in Sofo, Burning, where he | He has been drinking", (3, 4), ["Sofo, Burning, where he"]),
+        ("a hospital in Sofo, Burning, where he", (3, 4), ["Sofo, Burning, where he"]),
+        # the clause goes on: a relative clause, not the place
+        ("a hospital in Sofo, Burning, where he worked | for years", (3, 4), []),
+        # a comma between the two words parts them
+        ("a hospital in Sofo, Burning, where, he | He has", (3, 4), []),
+        # a word that can end a phrase is not taken
+        ("a hospital in Sofo, Burning, near here | He has", (3, 4), []),
+        # a conjunction and its subject: a speaker pauses after them
+        ("a hospital in Sofo, Burning, and he | was there", (3, 4), []),
+    ],
+)
+def test_a_clause_opener_left_dangling_after_an_identifier_is_part_of_it(
+    text: str, hit: tuple[int, int], joined: list[str]
+) -> None:
+    words = _paused(text)
+    given = [WordHit(hit[0], hit[1], "LOCATION", "phi", "rules:test")]
+    found = [h for h in name_extensions(words, given, default_cues(), KNOWN | {"sofo", "burning"})
+             if h.detector == "rules:audio.dangling-clause-opener"]
     assert _texts(words, found) == joined
 
 
@@ -891,6 +919,31 @@ def test_the_town_after_an_address(text: str, towns: list[str]) -> None:
     assert all(h.type == "LOCATION" for h in address_town_hits(words, [address]))
 
 
+@pytest.mark.parametrize(
+    ("text", "probs", "towns"),
+    [
+        # a town the recogniser did not know, every word of it unsure: four words and clause words are taken
+        ("six waist, John Ramp, it's a bit tilinger. He was", [0.98, 0.4, 0.84, 0.61, 0.51, 0.51, 0.51, 0.51,
+                                                             1.0, 1.0], ["it's a bit tilinger."]),
+        # heard with confidence: an ordinary clause after the address
+        ("six waist, John Ramp, it's a bit tighter. He was", [0.98, 0.4, 0.84, 0.61, 0.9, 0.9, 0.9, 0.9, 1.0,
+                                                            1.0], []),
+        # one word heard with confidence among them: not all of them unsure
+        ("six waist, John Ramp, it's a bit tilinger. He was", [0.98, 0.4, 0.84, 0.61, 0.51, 0.51, 0.9, 0.51,
+                                                             1.0, 1.0], []),
+        # five words: a sentence, not a town
+        ("six waist, John Ramp, it's a bit tilinger here. He", [0.98, 0.4, 0.84, 0.61, 0.5, 0.5, 0.5, 0.5, 0.5,
+                                                              1.0], []),
+    ],
+)
+def test_a_town_heard_as_unsure_words_after_an_address(text: str, probs: list[float], towns: list[str]) -> None:
+    from anonpsy.audio.detect import address_town_hits
+
+    words = _scored(text, probs)
+    address = WordHit(0, 3, "ADDRESS", "phi", "rules:test")
+    assert _texts(words, address_town_hits(words, [address])) == towns
+
+
 def _scored(text: str, probs: list[float | None]) -> list[Word]:
     return [Word(w, i * 0.3, i * 0.3 + 0.28, p) for i, (w, p) in enumerate(zip(text.split(), probs, strict=True))]
 
@@ -926,6 +979,26 @@ def test_unsure_run_away_from_identifiers_or_past_a_sentence_is_not_joined() -> 
     assert [(h.first, h.last) for h in unsure_extensions(words, [WordHit(3, 3, "PERSON", "phi", "rules:x")])] == [
         (3, 6)
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "probs", "span"),
+    [
+        # one word the recogniser was surer of between the name and the rest of it heard as unsure words
+        ("with her, Christie, I'm more an ex, oop, my phone.", [0.74, 0.91, 0.48, 0.93, 0.27, 0.33, 0.16, 0.2,
+                                                               0.83, 0.8], "Christie, I'm more an ex, oop,"),
+        # two words between: ordinary speech after the name
+        ("with her, Christie, I'm very more an ex, oop, my phone.", [0.74, 0.91, 0.48, 0.93, 0.9, 0.27, 0.33,
+                                                                    0.16, 0.2, 0.83, 0.8], None),
+        # a full stop between: the next sentence
+        ("with her, Christie. I'm more an ex, oop, my phone.", [0.74, 0.91, 0.48, 0.93, 0.27, 0.33, 0.16, 0.2,
+                                                               0.83, 0.8], None),
+    ],
+)
+def test_unsure_run_one_word_from_a_name_joins_it(text: str, probs: list[float], span: str | None) -> None:
+    words = _scored(text, probs)
+    got = _texts(words, unsure_extensions(words, [WordHit(2, 2, "PERSON", "phi", "rules:x")]))
+    assert got == ([span] if span else [])
 
 
 def _timed(*parts: tuple[str, float]) -> list[Word]:
@@ -1062,6 +1135,24 @@ def test_an_unsure_clause_word_does_not_stop_the_name_before_an_age() -> None:
     assert [(h.first, h.last) for h in subject_hits(unsure)] == [(1, 3)]
 
 
+@pytest.mark.parametrize(
+    ("text", "probs", "name"),
+    [
+        # "Einari Novais is a" heard as "I are in ovaries in a": "I" before an unsure word is the name's sound
+        ("four. I are in ovaries in a forty year old man", [1.0, 0.69, 0.28, 0.89, 0.81, 0.47, 0.8, 0.99, 0.74,
+                                                           0.99, 0.88], "I are in ovaries"),
+        # "I am a forty year old man": the speaker
+        ("four. I am a forty year old man", [1.0, 0.69, 0.28, 0.8, 0.99, 0.74, 0.99, 0.88], None),
+        # "I" before a word the recogniser was sure of is the speaker
+        ("four. I saw him in a forty year old man", [1.0, 0.9, 0.95, 0.9, 0.9, 0.8, 0.99, 0.74, 0.99, 0.88], None),
+    ],
+)
+def test_i_before_an_unsure_word_opening_the_name_before_an_age(text: str, probs: list[float], name: str | None
+                                                                ) -> None:
+    words = _scored(text, probs)
+    assert _texts(words, subject_hits(words)) == ([name] if name else [])
+
+
 def test_a_conjunction_opening_the_sentence_does_not_stop_the_name_before_an_age() -> None:
     words = _scored("Intact. And the land-crown in a seventy three year old man",
                     [1.0, 0.86, 0.41, 0.42, 0.49, 0.82, 1.0, 0.56, 0.57, 0.95, 0.98])
@@ -1109,12 +1200,41 @@ def test_an_unsure_stop_word_beside_a_cue_is_the_name(text: str, probs: list[flo
         ("Intact. She then rang and called the clinic", [0.9, 0.95, 0.3, 0.3, 0.3, 0.9, 0.95, 0.94], None),
         # no sentence start within five words
         ("and we saw one two three four five called", [0.9] * 3 + [0.3] * 5 + [0.9], None),
+        # a relative named in apposition, the relation misheard too: the subject starts at the earlier comma
+        ("for sleep, persistor, catering, called the clinic", [0.99, 0.99, 0.57, 0.32, 0.68, 0.68, 0.9],
+         "persistor, catering,"),
+        # the relation heard right: only the name between the commas, one unsure word, is no misheard subject
+        ("therapy. The sister, Amber, called the clinic", [1.0, 0.45, 0.95, 0.49, 0.99, 0.74, 0.37], None),
     ],
 )
 def test_an_unsure_subject_before_a_persons_verb_is_a_name(text: str, probs: list[float], subject: str | None) -> None:
     words = _scored(text, probs)
     got = _texts(words, unsure_subject_hits(words))
     assert got == ([subject] if subject else [])
+
+
+@pytest.mark.parametrize(
+    ("text", "probs", "name"),
+    [
+        # "his partner, Lajos, who" heard as ordinary words the recogniser was unsure of
+        ("lives with his parlor, large of who is", [0.8, 0.5, 0.99, 0.32, 0.44, 0.48, 0.59, 0.31],
+         "parlor, large of"),
+        # heard with confidence: a belonging or a body part
+        ("lives with his parlor, large of who is", [0.8, 0.5, 0.99, 0.9, 0.9, 0.9, 0.9, 0.9], None),
+        # two unsure words are as often clipped ordinary words
+        ("took her pills, and slept", [0.9, 0.9, 0.3, 0.3, 0.9], None),
+        # the possessive closes its phrase: the run is not what it owns
+        ("we saw her. Quetiapine ariprazole five", [0.9, 0.9, 0.9, 0.3, 0.3, 0.3], None),
+        # no possessive before the run
+        ("was started on quetiapine ariprazole five", [0.9, 0.9, 0.9, 0.3, 0.3, 0.3], None),
+        # the run ends at the sentence end
+        ("with my nught, or memorella. In the", [0.9, 0.96, 0.14, 0.47, 0.29, 0.3, 0.9], "nught, or memorella."),
+    ],
+)
+def test_an_unsure_run_after_a_possessive_is_a_name(text: str, probs: list[float], name: str | None) -> None:
+    words = _scored(text, probs)
+    got = _texts(words, possessive_unsure_hits(words))
+    assert got == ([name] if name else [])
 
 
 @pytest.mark.parametrize(
@@ -1150,3 +1270,38 @@ def test_unsure_words_inside_a_cued_number_are_misheard_digits(text: str, probs:
     got = [" ".join(w.text for w in words[m.first : m.last + 1]) for m in default_cues().spans(words)
            if m.rule.numbers_only]
     assert got == [number]
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [
+        # a phone number with misheard digits between the heard ones, some joined with hyphens
+        ("Horse-a-leaves, seven o'er thine, five-four thine, two-five breeded, extension two-six seven, and cheaper",
+         "seven o'er thine, five-four thine, two-five breeded, extension two-six seven,"),
+        # digits written in digits count too, up to three at a time
+        ("call her on six, that 258 so oh two nine fine today", "six, that 258 so oh two nine"),
+        # a preposition of time or amount parts the number from what follows
+        ("call her on six five eight two, nine one oh, after five.", "six five eight two, nine one oh,"),
+        # six digits: a dose, a score and a count in one sentence
+        ("seven days of five milligrams, two or three times, four to one", None),
+        # tens, teens and hundreds are no single digits
+        ("one twenty eight over eighty four, two hundred, five hundred, nine ninety nine", None),
+        # a sentence end parts two numbers
+        ("one two three four. Five six seven", None),
+        # more than two words between digits parts them
+        ("one two three, and then we saw, four five six seven", None),
+    ],
+)
+def test_scattered_digits_are_a_number(text: str, number: str | None) -> None:
+    words = _words(text)
+    got = _texts(words, scattered_digit_hits(words))
+    assert got == ([number] if number else [])
+
+
+def test_scattered_digits_part_at_a_pause() -> None:
+    words = [Word(w, i * 0.3, i * 0.3 + 0.28) for i, w in enumerate(["one", "two", "three", "four", "five", "six"])]
+    assert _texts(words, scattered_digit_hits(words)) == []  # six digits
+    words += [Word("seven", 3.0, 3.2)]
+    assert _texts(words, scattered_digit_hits(words)) == []
+    words[-1] = Word("seven", 1.9, 2.1)
+    assert _texts(words, scattered_digit_hits(words)) == ["one two three four five six seven"]

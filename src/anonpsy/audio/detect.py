@@ -258,6 +258,30 @@ def _dangling(words: Sequence[Word], k: int) -> bool:
     return k + 1 >= len(words) or words[k + 1].start - words[k].end >= SENTENCE_PAUSE_S
 
 
+#: Words a clause cannot end on: subject pronouns and the words that open a relative clause.
+_CLAUSE_OPENERS = frozenset({"he", "she", "they", "we", "who", "whom", "whose", "where", "which"})
+_CONJUNCTIONS = frozenset({"and", "or", "but", "nor"})
+
+
+def _dangling_pair(words: Sequence[Word], k: int) -> bool:
+    """Words ``k`` and ``k + 1`` open a phrase or a clause with nothing after them: the last words, or two followed
+    by a pause, with no punctuation or pause between them; not a conjunction and its subject, which a speaker
+    pauses after as often.
+
+    "hospital in Sofo, Burning, where he | He has been drinking": the recogniser wrote the place's last syllables
+    as "where he", which cannot end a sentence; right after an identifier they are part of it.
+    """
+    if not 0 < k < len(words) - 1 or _ends(words[k].text, _PHRASE_END):
+        return False
+    if words[k + 1].start - words[k].end >= SENTENCE_PAUSE_S:
+        return False
+    if _core(words[k].text) in _CONJUNCTIONS or not all(
+        _core(words[m].text) in _PHRASE_OPENERS | _CLAUSE_OPENERS for m in (k, k + 1)
+    ):
+        return False  # "..., and she | was tired": a speaker pauses after a conjunction and its subject
+    return k + 2 >= len(words) or words[k + 2].start - words[k + 1].end >= SENTENCE_PAUSE_S
+
+
 def _fragment(text: str) -> bool:
     c = _core(text)
     return c.isalpha() and len(c) <= 5 and c not in _CLAUSE_WORDS
@@ -297,6 +321,8 @@ def _misheard_tail(words: Sequence[Word], last: int, known: frozenset[str]) -> i
 #: speech the recogniser misheard (a fast or clipped word) as the rest of the identifier.
 _UNSURE_MIN = 3
 _UNSURE_TYPES = frozenset({"PERSON", "LOCATION", "ADDRESS"})
+#: A run of unsure words this many words away from an identifier, in its sentence, still joins it.
+_UNSURE_BRIDGE_WORDS = 1
 
 
 def _apart(words: Sequence[Word], k: int, nxt: int) -> bool:
@@ -304,20 +330,10 @@ def _apart(words: Sequence[Word], k: int, nxt: int) -> bool:
     return nxt == k + 1 and (_ends(words[k].text, _SENTENCE_END) or words[nxt].start - words[k].end >= SENTENCE_PAUSE_S)
 
 
-def unsure_extensions(words: Sequence[Word], hits: Sequence[WordHit], below: float = UNSURE_BELOW) -> list[WordHit]:
-    """Runs of words the recogniser was unsure of, joined to the name, place or address hit they touch.
-
-    A name, place or street the recogniser did not know is written as the closest ordinary words it knows, so
-    what it heard of the rest of it beside the part a rule placed reads as dictionary words, not capitalised,
-    often clause words ("nine hundred five what kings part"): no rule on the words themselves can take them
-    without taking ordinary speech too. What sets them apart is the recogniser's own confidence, which does not
-    depend on which words it chose. A run is at least :data:`_UNSURE_MIN` words in a row each under ``below``,
-    within a sentence and with no pause between them; a run that overlaps or touches a PERSON, LOCATION or
-    ADDRESS hit joins it. A recogniser that reports no confidences (PocketSphinx, the moonshine-cpp library)
-    adds nothing.
-    """
+def _unsure_runs(words: Sequence[Word], below: float = UNSURE_BELOW) -> list[tuple[int, int]]:
+    """Runs of at least :data:`_UNSURE_MIN` words in a row each under ``below``, within a sentence and with no
+    pause between them (first and last word)."""
     n = len(words)
-    out: list[WordHit] = []
     runs: list[tuple[int, int]] = []
     k = 0
     while k < n:
@@ -331,10 +347,53 @@ def unsure_extensions(words: Sequence[Word], hits: Sequence[WordHit], below: flo
         if j - k + 1 >= _UNSURE_MIN:
             runs.append((k, j))
         k = j + 1
-    for first, last in runs:
+    return runs
+
+
+#: Possessive determiners: a relative or carer is named after one ("his partner, Lajos", "my doctor, Zabarella").
+_POSSESSIVES = frozenset({"his", "her", "my", "their", "your", "our"})
+
+
+def possessive_unsure_hits(words: Sequence[Word], below: float = UNSURE_BELOW) -> list[WordHit]:
+    """A run of words the recogniser was unsure of right after a possessive determiner: a relative or carer and
+    their name, both heard as ordinary words ("his parlor, large of, who is supportive" for "his partner, Lajos,
+    who is supportive"; "my nught, or memorella, in" for "... Doctor Zabarella in").
+
+    What follows "his", "her" or "my" in a dictation is a person, a body part or a belonging; the words for
+    those are common, and the recogniser is sure of them. A run of at least :data:`_UNSURE_MIN` words each under
+    ``below`` (:func:`_unsure_runs`) that starts right after the possessive, in its phrase, is the relation
+    misheard and the name after it: no rule on the words themselves can place it, since the recogniser wrote
+    the closest words it knows. A recogniser that reports no confidences adds nothing.
+    """
+    out: list[WordHit] = []
+    for first, last in _unsure_runs(words, below):
+        if first >= 1 and _core(words[first - 1].text) in _POSSESSIVES and not _ends(words[first - 1].text,
+                                                                                      _PHRASE_END):
+            out.append(WordHit(first, last, "PERSON", "phi", "rules:audio.possessive-unsure"))
+    return out
+
+
+def unsure_extensions(words: Sequence[Word], hits: Sequence[WordHit], below: float = UNSURE_BELOW) -> list[WordHit]:
+    """Runs of words the recogniser was unsure of, joined to the name, place or address hit they touch.
+
+    A name, place or street the recogniser did not know is written as the closest ordinary words it knows, so
+    what it heard of the rest of it beside the part a rule placed reads as dictionary words, not capitalised,
+    often clause words ("nine hundred five what kings part"): no rule on the words themselves can take them
+    without taking ordinary speech too. What sets them apart is the recogniser's own confidence, which does not
+    depend on which words it chose. A run is at least :data:`_UNSURE_MIN` words in a row each under ``below``,
+    within a sentence and with no pause between them; a run that overlaps or touches a PERSON, LOCATION or
+    ADDRESS hit joins it, and so does one at most :data:`_UNSURE_BRIDGE_WORDS` word away from it in its sentence
+    with no pause between: the word between is a syllable of the name heard as a word the recogniser was surer
+    of ("Christie, I'm more an ex, oop, my phone" for "Krystyna Aybora Aksu, by phone"). A recogniser that
+    reports no confidences (PocketSphinx, the moonshine-cpp library) adds nothing.
+    """
+    reach = 1 + _UNSURE_BRIDGE_WORDS
+    out: list[WordHit] = []
+    for first, last in _unsure_runs(words, below):
         for h in hits:
-            if h.type in _UNSURE_TYPES and h.first - 1 <= last and first <= h.last + 1 and not (
-                _apart(words, h.last, first) or _apart(words, last, h.first)
+            if h.type in _UNSURE_TYPES and h.first - reach <= last and first <= h.last + reach and not (
+                any(_apart(words, m, m + 1) for m in range(h.last, first))
+                or any(_apart(words, m, m + 1) for m in range(last, h.first))
             ):
                 out.append(WordHit(min(first, h.first), max(last, h.last), h.type, h.reason,
                                    "rules:audio.unsure-continuation"))
@@ -357,25 +416,34 @@ def unsure_subject_hits(words: Sequence[Word], below: float = _SUBJECT_UNSURE_BE
     ordinary words ("Posse sat hand or called the clinic" for "Her sister Thando called the clinic").
 
     The subject starts after a sentence end or a comma at most :data:`_SUBJECT_MOST_WORDS` words before the
-    verb, with no pause between its words; a pronoun or a noun that names no one that the recogniser was sure of
-    ("She", "The patient") leaves it alone. A recogniser that reports no confidences adds nothing.
+    verb, with no pause or sentence end between its words; a pronoun or a noun that names no one that the
+    recogniser was sure of ("She", "The patient") leaves it alone. Where the words after the nearest comma hold
+    fewer than two unsure words, the subject may start after an earlier comma, where the recogniser was unsure of
+    every word before the nearest one: a relative named in apposition is written between commas, and the
+    relation misheard with the name ("persistor, catering, called the clinic" for "Her sister, Katelyn, called
+    ..."); a relation heard right ("The sister, Amber, called") stays audible. A recogniser that reports no
+    confidences adds nothing.
     """
     cores = [_core(w.text) for w in words]
     out: list[WordHit] = []
     for v in range(1, len(words)):
         if cores[v] not in _PERSON_VERBS:
             continue
-        s = v
-        while s > 0 and v - s < _SUBJECT_MOST_WORDS and not _ends(words[s - 1].text, _PHRASE_END) \
-                and words[s].start - words[s - 1].end < SENTENCE_PAUSE_S:
-            s -= 1
-        if s == v or (s > 0 and not _ends(words[s - 1].text, _PHRASE_END)
-                      and words[s].start - words[s - 1].end < SENTENCE_PAUSE_S):
-            continue  # no sentence, phrase or pause opens the subject within reach
-        if any(cores[k] in _UNNAMED_SUBJECTS and not is_unsure(words[k], UNSURE_BELOW) for k in range(s, v)):
-            continue
-        if sum(is_unsure(words[k], below) for k in range(s, v)) >= _SUBJECT_UNSURE_MIN:
-            out.append(WordHit(s, v - 1, "PERSON", "phi", "rules:audio.unsure-subject"))
+        nearest = v  # where the subject starts after the nearest comma
+        for s in range(v - 1, max(-1, v - 1 - _SUBJECT_MOST_WORDS), -1):
+            if _ends(words[s].text, _SENTENCE_END) or words[s + 1].start - words[s].end >= SENTENCE_PAUSE_S:
+                break  # a sentence end or a pause inside: the words before it are another sentence's
+            if nearest < v and not is_unsure(words[s], below):
+                break  # a relation heard right before the comma ("The sister, Amber, called") is no name
+            if s > 0 and not _ends(words[s - 1].text, _PHRASE_END) \
+                    and words[s].start - words[s - 1].end < SENTENCE_PAUSE_S:
+                continue  # no sentence, phrase or pause opens the subject here
+            nearest = min(nearest, s)
+            if any(cores[k] in _UNNAMED_SUBJECTS and not is_unsure(words[k], UNSURE_BELOW) for k in range(s, v)):
+                break
+            if sum(is_unsure(words[k], below) for k in range(s, v)) >= _SUBJECT_UNSURE_MIN:
+                out.append(WordHit(s, v - 1, "PERSON", "phi", "rules:audio.unsure-subject"))
+                break
     return out
 
 
@@ -415,7 +483,9 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
     * An address hit followed by a street type ("Cedar | Court") takes it; a place hit not followed by one takes
       the rest of the place spelled as made-up words, as a name does ("in bysoder, agba").
     * Any hit followed by a conjunction, article or preposition that ends the transcript or a pause
-      ("name is Jane Perlin, and | Concentration ...") takes it (:func:`_dangling`).
+      ("name is Jane Perlin, and | Concentration ...") takes it (:func:`_dangling`), and so does one followed
+      by two such words, or a pronoun or relative word, that end it ("in Sofo, Burning, where he | He has ...":
+      :func:`_dangling_pair`).
     """
     known = lexicon() if known is None else known
     n = len(words)
@@ -475,6 +545,8 @@ def name_extensions(words: Sequence[Word], hits: Sequence[WordHit], cues: CueSet
             out.append(WordHit(first, last, h.type, h.reason, "rules:audio.name-extension"))
         if _dangling(words, last + 1):
             out.append(WordHit(first, last + 1, h.type, h.reason, "rules:audio.dangling-function-word"))
+        elif _dangling_pair(words, last + 1):
+            out.append(WordHit(first, last + 2, h.type, h.reason, "rules:audio.dangling-clause-opener"))
     cores = [_core(w.text) for w in words]
     for p in range(1, n):
         hit = cues.before_match(cores, p, with_gap_rules=False)
@@ -958,6 +1030,9 @@ def unsure_street_hits(words: Sequence[Word], below: float = UNSURE_BELOW) -> li
 _NOT_TOWN_OPENERS = _CLAUSE_WORDS | _ARTICLES | frozenset({"their", "its", "this", "that", "there", "then"})
 #: Words a town after an address may run to: a town's name heard as ordinary words ("in our heavy.").
 _TOWN_WORDS = 3
+#: A town heard as words the recogniser was unsure of (each under this confidence) may run to this many words.
+_TOWN_UNSURE_WORDS = 4
+_TOWN_UNSURE_BELOW = 0.6
 
 
 def address_town_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[WordHit]:
@@ -966,7 +1041,10 @@ def address_town_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[Wo
     :data:`_TOWN_WORDS` words that close the sentence, none of them a clause word, an article or a number. Where
     the recogniser missed the full stop after the town ("Kathleen Lord, Rickson, the plan was ..." for "...
     Kathleen Road, Wrexham. The plan was ..."), up to two capitalised words that a comma closes are the town
-    all the same, but not "I", a month, a weekday or a short abbreviation (:func:`_name_word_after`)."""
+    all the same, but not "I", a month, a weekday or a short abbreviation (:func:`_name_word_after`). A town
+    the recogniser did not know, heard as words it was unsure of (each under :data:`_TOWN_UNSURE_BELOW`) up to
+    the sentence's end, may run to :data:`_TOWN_UNSURE_WORDS` words, clause words among them ("John Ramp, it's a
+    bit tilinger." for "... Ramp, Itapetininga.")."""
     from anonpsy.audio.cues import is_numberish
 
     n = len(words)
@@ -982,16 +1060,22 @@ def address_town_hits(words: Sequence[Word], hits: Sequence[WordHit]) -> list[Wo
             start = e + 2
         else:
             continue
-        end = next((m for m in range(start, min(n, start + _TOWN_WORDS)) if _ends(words[m].text, _PHRASE_END)), None)
+        end = next((m for m in range(start, min(n, start + _TOWN_UNSURE_WORDS)) if _ends(words[m].text, _PHRASE_END)),
+                   None)
         if end is None:
             continue
         span = range(start, end + 1)
+        # A town the recogniser did not know, heard as ordinary words it was unsure of, every one of them ("it's
+        # a bit tilinger." for "Itapetininga."), may take a word more and clause words.
+        unsure = _ends(words[end].text, _SENTENCE_END) and all(is_unsure(words[m], _TOWN_UNSURE_BELOW) for m in span)
+        if end - start >= _TOWN_WORDS and not unsure:
+            continue
         if not _ends(words[end].text, _SENTENCE_END) and not (
             _ends(words[end].text, (",",)) and end - start < 2 and all(_name_word_after(words, m) for m in span)
         ):
             continue
-        if cores[start] in _NOT_TOWN_OPENERS or any(cores[m] in _CLAUSE_WORDS or is_numberish(cores[m])
-                                                    for m in span):
+        if not unsure and (cores[start] in _NOT_TOWN_OPENERS
+                           or any(cores[m] in _CLAUSE_WORDS or is_numberish(cores[m]) for m in span)):
             continue
         if not _safelisted(words, start, end):
             out.append(WordHit(start, end, "LOCATION", "phi", "rules:audio.address-town"))
@@ -1074,6 +1158,16 @@ def _comma_opened_name(words: Sequence[Word], v: int) -> int:
     return -1
 
 
+def _misheard_i(words: Sequence[Word], cores: Sequence[str], k: int, v: int) -> bool:
+    """Is word ``k``, "I" before the short word ``v`` that stands for "is" before an age, a name's first syllable?
+
+    One says "I am a forty year old man"; "I" before any other word there, with the word after it one the
+    recogniser was unsure of, is a name that starts with the sound ("I are in ovaries in a forty year old man"
+    for "Einari Novais is a forty year old man").
+    """
+    return cores[k] == "i" and cores[v] not in ("am", "was") and k + 1 < v and is_unsure(words[k + 1], UNSURE_BELOW)
+
+
 def subject_hits(words: Sequence[Word]) -> list[WordHit]:
     """The words that open a sentence before "is a forty two year old": the patient's name.
 
@@ -1109,7 +1203,7 @@ def subject_hits(words: Sequence[Word]) -> list[WordHit]:
         while c < v - 1 and cores[c] in _OPENING_CONJUNCTIONS:
             c += 1
         if any((cores[k] in _UNNAMED_SUBJECTS or cores[k] in _CLAUSE_VERBS) and not is_unsure(words[k], UNSURE_BELOW)
-               for k in range(c, v)):
+               and not _misheard_i(words, cores, k, v) for k in range(c, v)):
             continue
         while s < v and cores[s] in _TITLES | {"doctor", "mister", "missus", "miss"}:
             s += 1
@@ -1573,6 +1667,74 @@ def digit_list_hits(words: Sequence[Word]) -> list[WordHit]:
     return out
 
 
+#: Digits said one at a time that make a phone number without its area code; a number of fewer digits with
+#: misheard words between is as often a dose, a score and a count said in one sentence.
+_SCATTERED_DIGITS = 7
+#: At most this many words between two words that say digits, in a number whose digits were misheard.
+_SCATTERED_GAP_WORDS = 2
+#: A pause this long between two words that say digits parts two numbers.
+_SCATTERED_PAUSE_S = 1.0
+
+
+def _single_digits(cores: Sequence[str], k: int) -> int:
+    """How many digits word ``k`` says one at a time: a digit word ("seven", "oh") not read as part of a larger
+    number ("twenty eight", "five hundred"), digit words the recogniser joined with hyphens ("five-four",
+    "two-six-seven"), or a number of up to three digits it wrote in digits ("258-"); else 0."""
+    from anonpsy.audio.spoken import SCALES, TENS, UNITS
+
+    c = cores[k]
+    parts = [p for p in c.split("-") if p]
+    if len(parts) > 1:
+        return len(parts) if all(p in UNITS for p in parts) else 0
+    if c.isdigit():
+        return len(c) if len(c) <= 3 else 0
+    if c not in UNITS:
+        return 0
+    if (k > 0 and cores[k - 1] in TENS) or (k + 1 < len(cores) and cores[k + 1] in SCALES):
+        return 0
+    return 1
+
+
+def scattered_digit_hits(words: Sequence[Word]) -> list[WordHit]:
+    """Digits said one at a time with misheard digits between them: a phone number the number rules cannot read.
+
+    A number said digit by digit, fast or in an accent the recogniser knows badly, comes out as digit words and
+    ordinary words mixed ("seven o'er thine, five-four thine, two-five breeded, extension two-six seven" for
+    "seven oh nine, five four nine, two five three eight, extension two six seven"), the digits it did hear
+    sometimes joined with hyphens; no run of number words is long enough for the number rules, and the words
+    between are too varied to list. Within a sentence, words that say digits one at a time
+    (:func:`_single_digits`) at most :data:`_SCATTERED_GAP_WORDS` words apart, with no pause of
+    :data:`_SCATTERED_PAUSE_S` and no preposition of time or amount between them ("... after five"), saying at
+    least :data:`_SCATTERED_DIGITS` digits in all, are one number, from the first of them to the last. Tens,
+    teens and hundreds do not count, so a blood pressure or a dose said with them ("one twenty eight over eighty
+    four") is no such number.
+    """
+    cores = [_core(w.text) for w in words]
+    out: list[WordHit] = []
+    chain: list[int] = []
+    said = 0
+
+    def close() -> None:
+        if said >= _SCATTERED_DIGITS:
+            out.append(WordHit(chain[0], chain[-1], "OTHER_ID", "phi", "rules:audio.scattered-digits"))
+
+    for k in range(len(words)):
+        d = _single_digits(cores, k)
+        if not d:
+            continue
+        if chain and (k - chain[-1] - 1 > _SCATTERED_GAP_WORDS
+                      or any(words[m + 1].start - words[m].end >= _SCATTERED_PAUSE_S for m in range(chain[-1], k))
+                      or any(_ends(words[m].text, _SENTENCE_END) for m in range(chain[-1], k))
+                      or any(cores[m] in _TIME_PREPOSITIONS for m in range(chain[-1] + 1, k))):
+            close()
+            chain, said = [], 0
+        chain.append(k)
+        said += d
+    if chain:
+        close()
+    return out
+
+
 def llm_hits(
     norm: Normalized, rule_hits: Sequence[WordHit], detector: Any, on_failure: OnLLMFailure
 ) -> list[WordHit]:
@@ -1612,6 +1774,7 @@ def detect_words(
     hits += proper_noun_hits(words)
     hits += subject_hits(words)
     hits += unsure_subject_hits(words)
+    hits += possessive_unsure_hits(words)
     hits += spoken_date_hits(words)
     hits += misheard_month_date_hits(words)
     hits += month_year_hits(words)
@@ -1619,6 +1782,7 @@ def detect_words(
     hits += place_hits(words, cues)
     hits += street_address_hits(words)
     hits += digit_list_hits(words)
+    hits += scattered_digit_hits(words)
     hits += number_bridge_hits(words, hits)
     hits += number_edge_hits(words, hits)
     hits += name_extensions(words, hits, cues)
@@ -1651,7 +1815,9 @@ __all__ = [
     "number_bridge_hits",
     "number_edge_hits",
     "place_hits",
+    "possessive_unsure_hits",
     "proper_noun_hits",
+    "scattered_digit_hits",
     "spoken_date_hits",
     "street_address_hits",
     "subject_hits",
