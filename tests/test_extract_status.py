@@ -1375,3 +1375,10 @@ def test_the_indication_of_an_as_needed_order_is_no_symptom_of_the_patient() -> 
 ])
 def test_no_change_denies_a_symptom_that_is_a_change(text: str, headword: str, assertion: Assertion) -> None:
     assert [s.assertion for s in extract(text).symptoms if s.headword == headword] == [assertion]
+
+
+def test_a_vaccine_due_is_planned_and_one_given_later_in_the_note_is_a_dose() -> None:
+    t = next(t for t in extract("He does need a flu vaccine.").treatments)
+    assert t.status == TreatmentStatus.planned
+    g = extract("He does need a flu vaccine.\nPLAN: 1. Give flu vaccine 0.5 mg IM now, this was done.")
+    assert [t.status for t in g.treatments] == [TreatmentStatus.prn]

@@ -816,14 +816,20 @@ def _is_vaccine(class_id: str | None, name: str) -> bool:
 
 
 #: A vaccine given or ordered at this visit.
-_GIVEN_NOW = re.compile(r"\b(?:(?:will|to|shall)\s+(?:be\s+)?giv(?:e|en)|given|administered|today|this\s+visit|"
-                        r"updated|update|was\s+ordered|ordered|recommended\s+today)\b", re.I)
+_GIVEN_NOW = re.compile(r"\b(?:give|giving|given|administered|today|this\s+visit|now|was\s+done|updated|update|"
+                        r"ordered)\b", re.I)
+#: A vaccine the patient is due for, told without giving it ("He does need a flu vaccine"): planned.
+_DUE = re.compile(r"\b(?:needs?|needed|is\s+due|are\s+due|due\s+for|should\s+(?:get|receive|have)|"
+                  r"(?:we\s+)?recommend(?:ed)?|will\s+need)\b", re.I)
 
 
 def _vaccination(d: Decision[TreatmentStatus], sentence: str) -> Decision[TreatmentStatus]:
     """A vaccine is a dose given, never a drug taken: one told with nothing that gives it now ("His last tetanus
     booster was in 07/03", "immunizations: flu shot") was given before (past); one given or ordered at this visit
-    ("We will give a tetanus booster", "Tdap given today") is one dose (prn)."""
+    ("We will give a tetanus booster", "Tdap given today") is one dose (prn); one the patient is due for ("He
+    does need a flu vaccine") is planned."""
+    if _DUE.search(sentence) and not _GIVEN_NOW.search(sentence):
+        return Decision(TreatmentStatus.planned, d.evidence.model_copy(update={"rule_id": "cue.vaccine_due"}))
     if d.evidence.rule_id == "default" and not _GIVEN_NOW.search(sentence):
         return Decision(TreatmentStatus.past, d.evidence.model_copy(update={"rule_id": "cue.vaccination_told"}))
     return Decision(TreatmentStatus.prn, d.evidence.model_copy(update={"rule_id": "cue.vaccine_dose"}))
