@@ -227,3 +227,7 @@ def test_a_reference_range_is_no_result() -> None:
     values, omitted = parse_results("WBC 12.1 (normal range 4-10), ULN 40.", "labs")
     assert [v.value for v in values] == ["12.1"]
     assert "REFERENCE_RANGE" in {o.reason for o in omitted}
+
+
+def test_a_relative_clause_gives_the_value_of_the_name_before_it() -> None:
+    assert _named("INR, which is still 8.8.")["INR"] == ("8.8", None, "unknown")

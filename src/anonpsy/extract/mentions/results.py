@@ -155,6 +155,7 @@ _PROSE_WORDS = 14
 #: item that gives the verdict of the whole list ("and magnesium were all normal").
 _BARE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9'/+-]*(?:\s+[A-Za-z0-9'/+-]+){0,3}")
 _LIST_VERDICT = re.compile(r"(?:and|or)\s+.*\b(?:were|are)\s+(?:all|both|each)?", re.I)
+_RELATIVE_LEAD = re.compile(r"\s*(?:which|that)\s+(?:is|was|are|were|has\s+been|had\s+been|remains|remained)\b", re.I)
 _RESPECTIVELY = re.compile(r"\brespectively\b", re.I)
 #: A blood pressure taken in a posture or on a limb ("Sitting BP 112/84, standing after two minutes 130/90",
 #: "151/102 in the right arm and 152/104 in the left arm"): the words before the reading name the posture or the
@@ -272,6 +273,10 @@ def parse_results(
             pending_names: list[str] = []
             pending_flag = ReferenceFlag.unknown
             if inside:
+                # "INR, which is still 8.8": a relative clause gives the value of the bare name before it
+                relative = listed[-1] if listed and _RELATIVE_LEAD.match(item) else None
+                if relative is not None:
+                    del omitted[relative[3]]
                 listed.clear()
                 for k, m in enumerate(inside):
                     if m.mapped:
@@ -286,6 +291,8 @@ def parse_results(
                         continue
                     counted = counted_noun(text, m.end)  # "82 neutrophils"; "3 cells" is named before
                     told = None if counted else _told_value(item, m.start - a, lo)
+                    if told is None and k == 0 and relative is not None:
+                        told = (relative[2], ReferenceFlag.unknown)
                     if told is not None and len(inside) > 1 and _RESPECTIVELY.search(item):
                         # "total protein and albumin were both low at 6.2 and 3.4 g/dL respectively": one name each
                         names = re.split(r"\s*,\s*|\s+and\s+", told[0])
