@@ -1382,3 +1382,8 @@ def test_a_vaccine_due_is_planned_and_one_given_later_in_the_note_is_a_dose() ->
     assert t.status == TreatmentStatus.planned
     g = extract("He does need a flu vaccine.\nPLAN: 1. Give flu vaccine 0.5 mg IM now, this was done.")
     assert [t.status for t in g.treatments] == [TreatmentStatus.prn]
+
+
+def test_a_vaccine_given_in_past_years_is_past() -> None:
+    t = next(t for t in extract("PLAN: 5. Pneumovax has been given in the last five years.").treatments)
+    assert t.status == TreatmentStatus.past

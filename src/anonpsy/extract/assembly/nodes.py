@@ -818,6 +818,11 @@ def _is_vaccine(class_id: str | None, name: str) -> bool:
 #: A vaccine given or ordered at this visit.
 _GIVEN_NOW = re.compile(r"\b(?:give|giving|given|administered|today|this\s+visit|now|was\s+done|updated|update|"
                         r"ordered)\b", re.I)
+#: A vaccine given before this visit ("Pneumovax has been given in the last five years", "up to date").
+_GIVEN_BEFORE = re.compile(r"\b(?:(?:has|have|had)\s+(?:already\s+)?been\s+given|(?:has|have|had)\s+(?:already\s+)?"
+                           r"(?:received|had)|in\s+the\s+(?:last|past)|ago|previously|up\s+to\s+date|last\s+(?:year|"
+                           r"month|fall|spring|summer|winter|dose|booster|shot)|in\s+(?:19|20)\d\d|(?:was|were)\s+in\b)",
+                           re.I)
 #: A vaccine the patient is due for, told without giving it ("He does need a flu vaccine"): planned.
 _DUE = re.compile(r"\b(?:needs?|needed|is\s+due|are\s+due|due\s+for|should\s+(?:get|receive|have)|"
                   r"(?:we\s+)?recommend(?:ed)?|will\s+need)\b", re.I)
@@ -830,6 +835,8 @@ def _vaccination(d: Decision[TreatmentStatus], sentence: str) -> Decision[Treatm
     does need a flu vaccine") is planned."""
     if _DUE.search(sentence) and not _GIVEN_NOW.search(sentence):
         return Decision(TreatmentStatus.planned, d.evidence.model_copy(update={"rule_id": "cue.vaccine_due"}))
+    if _GIVEN_BEFORE.search(sentence):
+        return Decision(TreatmentStatus.past, d.evidence.model_copy(update={"rule_id": "cue.vaccination_told"}))
     if d.evidence.rule_id == "default" and not _GIVEN_NOW.search(sentence):
         return Decision(TreatmentStatus.past, d.evidence.model_copy(update={"rule_id": "cue.vaccination_told"}))
     return Decision(TreatmentStatus.prn, d.evidence.model_copy(update={"rule_id": "cue.vaccine_dose"}))
