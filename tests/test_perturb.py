@@ -319,3 +319,21 @@ def test_the_occupation_drawn_is_one_of_the_shared_candidates(age: int, occupati
         assert [c.rule_id for c in changes] == [rule_id]
     else:
         assert new.demographics.occupation == occupation and not changes
+
+
+_ORGAN_SENTENCES = [
+    "The patient is a 36-year-old white female with carcinoma of the cervix and pain in the pelvis.",
+    "The patient is a 53-year-old female with vaginal vault prolapse and urinary incontinence.",
+    "He is a 16-month-old boy, irritable and crying since his circumcision, with penile swelling.",
+]
+
+
+@given(st.sampled_from(_ORGAN_SENTENCES), st.integers(min_value=0, max_value=2**31 - 1))
+@example(_ORGAN_SENTENCES[0], 0)
+def test_property_sex_named_by_an_organ_in_the_patients_sentences_never_changes(text: str, seed: int) -> None:
+    """A sex-specific organ named in a sentence the patient's items were read from fixes the sex."""
+    from anonpsy.extract import extract
+
+    g = normalize(extract(text))
+    p, _ = perturb(g, seed)
+    assert p.demographics.sex == g.demographics.sex != Sex.unknown

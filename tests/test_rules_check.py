@@ -140,7 +140,7 @@ PINNED_COUNTS: dict[str, int] = {
     "routes": 13,
     "sections": 22,
     "sex_reassignment": 2,
-    "sex_specific": 48,
+    "sex_specific": 50,
     "stressors": 22,
     "test_values": 62,
     "twin_icd10cm": 397,

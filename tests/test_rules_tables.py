@@ -39,7 +39,7 @@ PINNED_ENTRIES = {
     "routes": 13,
     "medication_classes": 42,
     "edge_pairs": 28,
-    "sex_specific": 48,
+    "sex_specific": 50,
 }
 PINNED_CASES = {
     "age_offsets": 75,
@@ -50,7 +50,7 @@ PINNED_CASES = {
     "routes": 38,
     "medication_classes": 62,
     "edge_pairs": 49,
-    "sex_specific": 71,
+    "sex_specific": 75,
 }
 
 

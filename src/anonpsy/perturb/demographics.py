@@ -183,8 +183,9 @@ def _sex_fixed_by_terms(text: str, age: int | None) -> str | None:
 def required_sex(graph: CaseGraph) -> tuple[str | None, str | None]:
     """(sex, rule id) fixed by a sex-specific diagnosis, specifier or term about the patient; (None, None) if free.
 
-    Only the patient's own items are read (diagnoses, past history, symptoms, treatments, family situation), with
-    the age, so that a relative's condition or a child's birth history never fixes the patient's sex.
+    Only the patient's own items are read (diagnoses, past history, symptoms, treatments, family situation), then
+    the sentences they were read from, with the age, so that a relative's condition or a child's birth history
+    never fixes the patient's sex.
     """
     for dx in graph.diagnoses:
         rule = rule_for(dx)
@@ -206,6 +207,14 @@ def required_sex(graph: CaseGraph) -> tuple[str | None, str | None]:
         fixed = _sex_fixed_by_terms(text, age)
         if fixed:
             return fixed, tables.sex_terms_rule_id()
+    # the sentences those items were read from ("a 36-year-old with carcinoma of the cervix", "penile swelling
+    # after circumcision"): the organ that makes the item sex-specific is often named there, not in the item; a
+    # relative named in such a sentence can only keep the recorded sex, never change it
+    sentences = [*(d.evidence_text for d in graph.diagnoses), *(p.evidence_text for p in graph.past_history),
+                 *(s.evidence_text for s in graph.symptoms), *(t.evidence_text for t in graph.treatments)]
+    fixed_by_evidence = {f for t in sentences if t and (f := _sex_fixed_by_terms(t, age))}
+    if len(fixed_by_evidence) == 1:
+        return next(iter(fixed_by_evidence)), tables.sex_terms_rule_id()
     return None, None
 
 
