@@ -1387,3 +1387,12 @@ def test_a_vaccine_due_is_planned_and_one_given_later_in_the_note_is_a_dose() ->
 def test_a_vaccine_given_in_past_years_is_past() -> None:
     t = next(t for t in extract("PLAN: 5. Pneumovax has been given in the last five years.").treatments)
     assert t.status == TreatmentStatus.past
+
+
+def test_a_word_in_its_medical_sense_is_no_symptom() -> None:
+    """The look-alike rules of rules/twin/lookalikes.yaml hold for the de-identification's symptoms too."""
+    g = extract("The scope was then withdrawn. EKG showed a wandering atrial pacemaker. Abdomen is soft without "
+                "rebound, rigidity, or guarding. Aggressive medical management including dialysis was started.")
+    assert g.symptoms == []
+    g = extract("He has become withdrawn and aggressive, wandering at night.")
+    assert {s.headword for s in g.symptoms} == {"social withdrawal", "aggression", "wandering"}

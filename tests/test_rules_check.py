@@ -144,7 +144,7 @@ PINNED_COUNTS: dict[str, int] = {
     "stressors": 22,
     "test_values": 62,
     "twin_icd10cm": 397,
-    "twin_lookalikes": 9,
+    "twin_lookalikes": 13,
     "twin_medications": 274,
     "twin_procedures": 143,
     "twin_tests": 42,

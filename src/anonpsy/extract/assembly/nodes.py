@@ -65,6 +65,7 @@ from anonpsy.graph import (
 )
 from anonpsy.rules import dsm as dsm_rules
 from anonpsy.temporal import TimeSpec
+from anonpsy.twin.vocabulary import lookalikes
 
 _NON_CLINICAL_SECTIONS = {"medications", "home_medications", "discharge_medications", "past_medications",
                           "allergies", "labs"}
@@ -131,6 +132,8 @@ def add_symptoms(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) ->
             continue
         if in_screen_result(screened, m.start, m.end):
             continue  # "drug screen positive for cocaine": a test's result, not a use the patient tells
+        if lookalikes().other_sense(s.text, m.start, m.end, f"sx:{m.id}"):
+            continue  # "the scope was withdrawn", "wandering atrial pacemaker": the word's other, medical sense
         if status.family is not None:
             acc.add_family(status.owner.member, condition_words(m), s.text.strip(), status.family.value,
                            status.family.evidence)
