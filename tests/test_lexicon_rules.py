@@ -88,7 +88,7 @@ def test_counts_are_pinned() -> None:
         "lexicon_emotions": 35,
         "lexicon_demographic": 193 + 31 + 30 + 8,
         "lexicon_mse": 19 + 111,
-        "context_rules": 121,
+        "context_rules": 122,
         "stressors": 22,
     }
     demo = _doc("lexicon_demographic")

@@ -115,7 +115,7 @@ PINNED_COUNTS: dict[str, int] = {
     "age_offsets": 9,
     "audio_cues": 17,
     "canonical": 30,
-    "context_rules": 121,
+    "context_rules": 122,
     "discontinuation_reasons": 6,
     "dsm": 151,
     "edge_pairs": 28,
