@@ -1396,3 +1396,14 @@ def test_a_word_in_its_medical_sense_is_no_symptom() -> None:
     assert g.symptoms == []
     g = extract("He has become withdrawn and aggressive, wandering at night.")
     assert {s.headword for s in g.symptoms} == {"social withdrawal", "aggression", "wandering"}
+
+
+def test_what_the_patient_says_is_told_as_said_not_as_a_belief() -> None:
+    from anonpsy.extract.assembly.steb import extract_steb
+
+    text = "She states that she has mesothelioma and she feels anxious."
+    frame = extract_steb(text, (text.index("anxious"), text.index("anxious") + 7))
+    assert frame is not None and frame.thought is not None and frame.thought.startswith("said that ")
+    text = "He believes his neighbors implanted a microchip in his tooth."
+    frame = extract_steb(text, (0, 11))
+    assert frame is not None and frame.thought == "his neighbors implanted a microchip in his tooth"

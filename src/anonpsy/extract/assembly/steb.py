@@ -206,7 +206,10 @@ def _frame(sentence: str, span: tuple[int, int], others: tuple[tuple[int, int], 
         same_seg = segment_index(segs, m.start()) == i
         between = any(min(m.end(), span[0]) <= o[0] < max(m.start(), span[1]) for o in others if o != span)
         if inside or (same_seg and not between):
-            thought = prop
+            # "She states that she has mesothelioma": what the patient says is told as said, never as a belief
+            # the generator could phrase as a conviction
+            quoted = start > 0 and sentence[start - 1] in "\"“"
+            thought = f"said that {prop}" if _SAYING.match(m.group(0)) and not quoted else prop
             break
 
     emotion = None
