@@ -231,3 +231,13 @@ def test_a_reference_range_is_no_result() -> None:
 
 def test_a_relative_clause_gives_the_value_of_the_name_before_it() -> None:
     assert _named("INR, which is still 8.8.")["INR"] == ("8.8", None, "unknown")
+
+
+def test_a_childs_values_are_told_without_the_adult_meaning() -> None:
+    """The value pools' bands are adult reference ranges: a ten-year-old's heart rate of 123 is told as a value."""
+    child = deid_text("The patient is a 10-year-old boy with anxiety. VITAL SIGNS: Heart rate 123, respiratory rate "
+                      "24, blood pressure 96/60.", seed=0).text
+    adult = deid_text("The patient is a 40-year-old man with anxiety. VITAL SIGNS: Heart rate 123, respiratory rate "
+                      "24, blood pressure 96/60.", seed=0).text
+    assert "Heart rate" in child and "(" not in child.split("Vital signs:")[1]
+    assert "(" in adult.split("Vital signs:")[1]

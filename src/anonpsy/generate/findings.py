@@ -55,20 +55,26 @@ def mental_status_parts(ms: MentalStatus) -> list[str]:
     return parts
 
 
-def value_text(v: TestValue) -> str:
-    """One result: "Serum lithium concentration 0.9 mmol/L (therapeutic)", "Urine drug screen negative"."""
+#: The age from which the test-value pools' bands (adult reference ranges) give a value its meaning.
+ADULT_AGE = 18
+
+
+def value_text(v: TestValue, interpret: bool = True) -> str:
+    """One result: "Serum lithium concentration 0.9 mmol/L (therapeutic)", "Urine drug screen negative"; without
+    ``interpret`` the value's meaning is left out (the pools' bands are adult bands: a child's heart rate of 143 is
+    no "marked tachycardia")."""
     if v.value is not None:
         unit = f" {v.unit}" if v.unit and v.unit != "points" else ""
-        meaning = f" ({v.interpretation})" if v.interpretation else ""
+        meaning = f" ({v.interpretation})" if v.interpretation and interpret else ""
         return f"{v.name} {v.value}{unit}{meaning}"
     return f"{v.name} {v.result}" if v.result else v.name
 
 
-def value_sentence(v: TestValue) -> str:
+def value_sentence(v: TestValue, interpret: bool = True) -> str:
     """One result as a sentence: "Serum lithium concentration was 0.9 mmol/L (therapeutic)."."""
     if v.value is not None:
         unit = f" {v.unit}" if v.unit and v.unit != "points" else ""
-        meaning = f" ({v.interpretation})" if v.interpretation else ""
+        meaning = f" ({v.interpretation})" if v.interpretation and interpret else ""
         return f"{v.name[:1].upper()}{v.name[1:]} was {v.value}{unit}{meaning}."
     result = f" was {v.result}" if v.result else " was recorded"
     return f"{v.name[:1].upper()}{v.name[1:]}{result}."

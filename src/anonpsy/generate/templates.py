@@ -32,6 +32,7 @@ from anonpsy import kinship
 from anonpsy.caseless import Caseless
 from anonpsy.generate.facts import symptom_status
 from anonpsy.generate.findings import (
+    ADULT_AGE,
     TEST_GROUPS,
     mental_status_parts,
     mental_status_text,
@@ -922,14 +923,17 @@ class Renderer:
             return None
         level = self._start("tests")
         sent: list[str] = []
+        # the value pools' bands are adult bands: a child's values are told without their adult meaning
+        age = self.g.demographics.age
+        adult = age is None or age >= ADULT_AGE
         for heading, kinds in TEST_GROUPS:
             group = [x for x in values if x.kind in kinds]
             if not group:
                 continue
             if level >= PLAIN:
-                sent.append(f"{heading}: " + " ".join(value_sentence(x) for x in group))
+                sent.append(f"{heading}: " + " ".join(value_sentence(x, adult) for x in group))
             else:
-                sent.append(f"{heading}: {'; '.join(value_text(x) for x in group)}.")
+                sent.append(f"{heading}: {'; '.join(value_text(x, adult) for x in group)}.")
         return Piece("tests", "findings", " ".join(sent), (), level)
 
     def mental_status(self) -> Piece | None:
