@@ -1407,3 +1407,9 @@ def test_what_the_patient_says_is_told_as_said_not_as_a_belief() -> None:
     text = "He believes his neighbors implanted a microchip in his tooth."
     frame = extract_steb(text, (0, 11))
     assert frame is not None and frame.thought == "his neighbors implanted a microchip in his tooth"
+
+
+def test_a_measured_level_of_a_mineral_is_no_supplement_taken() -> None:
+    assert [t.name for t in extract("Her magnesium was 2 and potassium 3.9. Ferritin 20, iron 30.").treatments] == []
+    # boundary: a dose makes it a supplement
+    assert [t.name for t in extract("She takes iron 325 mg daily.").treatments] == ["ferrous sulfate"]

@@ -814,6 +814,13 @@ _GIVEN_IN_STUDY = re.compile(r"\b(?:inject(?:ed|ion|ions)?|infus(?:ed|ion)|admin
                              r"increase|decrease|start|continue))\b", re.I)
 
 
+#: A number right after a mineral or vitamin, with no dose unit: its measured level ("magnesium was 2", "iron 30",
+#: "vitamin D level of 12").
+_LEVEL_AFTER = re.compile(r"\s*(?:levels?\s*)?(?:(?:was|is|were|of|at|=|:)\s*)?(?:only\s+|low\s+at\s+|high\s+at\s+)?"
+                          r"\d+(?:\.\d+)?(?!\s*(?:mg|mcg|µg|g|gm|grams?|meq|mEq|units?|iu|IU|tabs?|tablets?|caps?|"
+                          r"capsules?|ml|mL|cc|%)\b)(?!\.?\d)")
+
+
 def _is_vaccine(class_id: str | None, name: str) -> bool:
     return class_id == "vaccine" or name.lower().endswith(("vaccine", "toxoid", "toxoids"))
 
@@ -852,6 +859,8 @@ def add_treatments(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
         return
     for m in medication_mentions(s.text):
         med = lexicon.parse_medication(s.text, m)
+        if med.class_id == "vitamin_supplement" and med.dose is None and _LEVEL_AFTER.match(s.text, m.end):
+            continue  # "her magnesium was 2", "iron 30": a level measured, not a supplement taken
         decision = treatment_status(_mention(s, m.start, m.end, times, acc), med.frequency, "medication")
         if decision is None:
             continue
