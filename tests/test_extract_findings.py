@@ -224,7 +224,7 @@ def test_a_list_with_one_verdict_gives_it_to_every_item() -> None:
 
 
 def test_a_reference_range_is_no_result() -> None:
-    values, omitted = parse_results("WBC 12.1 (normal range 4-10), ULN 40.", "labs")
+    values, omitted = parse_results("WBC 12.1 (normal range 4-10), ULN 40, normal being 0.34.", "labs")
     assert [v.value for v in values] == ["12.1"]
     assert "REFERENCE_RANGE" in {o.reason for o in omitted}
 

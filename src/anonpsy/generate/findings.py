@@ -55,14 +55,14 @@ def mental_status_parts(ms: MentalStatus) -> list[str]:
     return parts
 
 
-#: The age from which the test-value pools' bands (adult reference ranges) give a value its meaning.
+#: The age from which the vital-sign pools' bands (adult reference ranges) give a vital sign its meaning.
 ADULT_AGE = 18
 
 
 def value_text(v: TestValue, interpret: bool = True) -> str:
     """One result: "Serum lithium concentration 0.9 mmol/L (therapeutic)", "Urine drug screen negative"; without
-    ``interpret`` the value's meaning is left out (the pools' bands are adult bands: a child's heart rate of 143 is
-    no "marked tachycardia")."""
+    ``interpret`` the value's meaning is left out (the vital-sign pools' bands are adult bands: a child's heart rate
+    of 143 is no "marked tachycardia")."""
     if v.value is not None:
         unit = f" {v.unit}" if v.unit and v.unit != "points" else ""
         meaning = f" ({v.interpretation})" if v.interpretation and interpret else ""

@@ -90,6 +90,7 @@ from anonpsy.graph import (
     Setting,
     Symptom,
     Temporality,
+    TestKind,
     Treatment,
     TreatmentStatus,
     TreatmentType,
@@ -923,7 +924,7 @@ class Renderer:
             return None
         level = self._start("tests")
         sent: list[str] = []
-        # the value pools' bands are adult bands: a child's values are told without their adult meaning
+        # the vital-sign pools' bands are adult bands: a child's vital signs are told without their adult meaning
         age = self.g.demographics.age
         adult = age is None or age >= ADULT_AGE
         for heading, kinds in TEST_GROUPS:
@@ -931,9 +932,11 @@ class Renderer:
             if not group:
                 continue
             if level >= PLAIN:
-                sent.append(f"{heading}: " + " ".join(value_sentence(x, adult) for x in group))
+                sent.append(f"{heading}: " + " ".join(value_sentence(x, adult or x.kind != TestKind.vital)
+                                                      for x in group))
             else:
-                sent.append(f"{heading}: {'; '.join(value_text(x, adult) for x in group)}.")
+                told = "; ".join(value_text(x, adult or x.kind != TestKind.vital) for x in group)
+                sent.append(f"{heading}: {told}.")
         return Piece("tests", "findings", " ".join(sent), (), level)
 
     def mental_status(self) -> Piece | None:

@@ -180,7 +180,8 @@ _TOLD_VALUE = re.compile(
     r"(?P<flag>elevated|high|raised|increased|low|decreased|reduced|normal|abnormal)\s+(?:at|to|of|with)?\s*$", re.I)
 #: The words before a number that give a reference range, not a test ("(upper normal 670)", "normal range 4-10",
 #: "upper limit of normal 40", "reference 12"): the number is no result.
-_REFERENCE = re.compile(r"\b(?:(?:upper|lower)\s+(?:limits?\s+of\s+)?normal|normal\s+(?:range|limits?|is|up\s+to)|"
+_REFERENCE = re.compile(r"\b(?:(?:upper|lower)\s+(?:limits?\s+of\s+)?normal|"
+                        r"normal\s+(?:range|limits?|is|up\s+to|being)|"
                         r"reference(?:\s+range)?|ULN|LLN|range)\s*(?:is|of|:)?\s*$", re.I)
 _SUBJECT_LEAD = frozenset({"and", "or", "the", "a", "an", "his", "her", "their", "also", "then"})
 _TOLD_FLAG = {"elevated": "high", "high": "high", "raised": "high", "increased": "high", "low": "low",
