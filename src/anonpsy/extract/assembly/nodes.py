@@ -859,7 +859,8 @@ def add_treatments(s: Sentence, times: Sequence[TimeMention], acc: Accumulator) 
         return
     for m in medication_mentions(s.text):
         med = lexicon.parse_medication(s.text, m)
-        if med.class_id == "vitamin_supplement" and med.dose is None and _LEVEL_AFTER.match(s.text, m.end):
+        if med.class_id == "vitamin_supplement" and med.dose is None and med.frequency is None \
+                and _LEVEL_AFTER.match(s.text, m.end):
             continue  # "her magnesium was 2", "iron 30": a level measured, not a supplement taken
         decision = treatment_status(_mention(s, m.start, m.end, times, acc), med.frequency, "medication")
         if decision is None:
