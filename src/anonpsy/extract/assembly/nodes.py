@@ -47,7 +47,13 @@ from anonpsy.extract.mentions.treatments import (
     therapy_mentions,
     therapy_types,
 )
-from anonpsy.extract.sections import Sentence, decides_treatment, deciding_sections, section_tier
+from anonpsy.extract.sections import (
+    Sentence,
+    decides_treatment,
+    deciding_sections,
+    medication_list,
+    section_tier,
+)
 from anonpsy.graph import (
     Assertion,
     Certainty,
@@ -82,7 +88,15 @@ _REPORTED_NOW = Caseless(re.compile(r"\b(?:reports?|reporting|endorses?|endorsin
 
 
 #: Rules that decide a single dose given ("was given", "in the emergency room, treated with").
-_ONE_DOSE = ("context.hist.once", "cue.given_at_presentation", "cue.vaccine_dose", "section.anesthesia")
+_ONE_DOSE = ("context.hist.once", "cue.given_at_presentation", "cue.vaccine_dose")
+
+
+def _one_dose(d: Decision[TreatmentStatus]) -> bool:
+    """Was the drug one dose given: a single-dose rule, or a section whose drugs are given once (the section
+    table's ``medication_list: once``, e.g. an operative note's anaesthesia)?"""
+    section = d.evidence.section or ""
+    return d.evidence.rule_id in _ONE_DOSE or (
+        d.evidence.rule_id == f"section.{section}" and medication_list(section) == "once")
 #: The medication class of contrast products, and the rule that makes one a single dose given at its study.
 CONTRAST_AGENT = "contrast_agent"
 CONTRAST_RULE = "class.contrast_agent"
@@ -927,7 +941,7 @@ def finalize_treatments(acc: Accumulator, *, current_list: bool, sents: Sequence
         t = acc.treatments[tid]
         d = resolve_treatment(votes, current_list=current_list and t.type == TreatmentType.medication)
         t.status, t.status_evidence = d.value, d.evidence
-        if d.value == TreatmentStatus.prn and d.evidence.rule_id in _ONE_DOSE and not t.frequency:
+        if d.value == TreatmentStatus.prn and _one_dose(d) and not t.frequency:
             t.frequency = "once"  # "was given 2 mg of lorazepam": a single dose, not a drug taken as needed
         if acc.med_class.get(tid) == CONTRAST_AGENT and d.value in (TreatmentStatus.current, TreatmentStatus.prn):
             # "Omnipaque 300 1.5 mL was placed": a contrast product is a dose given at the study, never a drug taken
